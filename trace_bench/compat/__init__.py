@@ -1,0 +1,1 @@
+"""Compatibility with task modules written for the original Trace-Bench (on OpenTrace)."""

@@ -1,0 +1,188 @@
+"""The experiment config: pydantic models for the original Trace-Bench schema plus our keys.
+
+Every key and alias of the original is accepted (``runs_root``, ``n_concurrent``, ``seed``,
+``job-timeout``, trainer-entry ``name``/``trainer``/``key``, top-level trainer knobs such as
+``ps_steps``); unknown keys are errors, never silently ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# Trainer knobs the original accepts at the top level of a config; they join the global
+# trainer kwargs of every trainer entry.
+TOP_LEVEL_KNOBS = (
+    "threads", "num_threads", "optimizer_kwargs", "ps_steps", "ps_batches", "ps_candidates", "ps_proposals",
+    "ps_mem_update", "gepa_iters", "gepa_train_bs", "gepa_merge_every", "gepa_pareto_subset", "verbose",
+)
+
+SECRET_HINT = "secrets never go in a config: name an environment variable with llm.api_key_env"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class BudgetConfig(_Strict):
+    """Per-job limits; whichever is reached first stops the trainer (status budget_exhausted)."""
+
+    llm_calls: int | None = Field(default=None, ge=1)
+    tokens: int | None = Field(default=None, ge=1)
+    usd: float | None = Field(default=None, gt=0)
+    wall_s: float | None = Field(default=None, gt=0)
+
+
+class PriceConfig(_Strict):
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
+class RoleConfig(_Strict):
+    model: str | None = None
+    provider: str | None = None
+    base_url: str | None = Field(default=None, validation_alias=AliasChoices("base_url", "api_base"))
+    api_key_env: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+class LLMConfig(_Strict):
+    provider: str | None = None
+    base_url: str | None = Field(default=None, validation_alias=AliasChoices("base_url", "api_base"))
+    model: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    roles: dict[Literal["optimizer", "agent", "judge"], RoleConfig] = Field(default_factory=dict)
+    max_concurrency: int | None = Field(default=None, ge=1)
+    cache: Literal["off", "read_write", "replay"] = "off"
+    cache_path: str | None = None
+    max_retries: int = Field(default=4, ge=0)
+    timeout_s: float = Field(default=120.0, gt=0)
+    prices: dict[str, PriceConfig] = Field(default_factory=dict)
+    dspy_model: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_inline_secrets(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in ("api_key", "key", "openai_api_key", "token"):
+                if key in data:
+                    raise ValueError(f"llm.{key} is not allowed: {SECRET_HINT}")
+        return data
+
+
+class TaskEntry(_Strict):
+    id: str = Field(validation_alias=AliasChoices("id", "key", "task"))
+    eval_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _non_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("task id is empty")
+        return value.strip()
+
+
+class TrainerEntry(BaseModel):
+    """A trainer and its params variants; other keys beside ``id`` are trainer knobs."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    id: str = Field(validation_alias=AliasChoices("id", "name", "trainer", "key"))
+    params_variants: list[dict[str, Any]] | None = None
+    params: dict[str, Any] | None = Field(default=None, validation_alias=AliasChoices("params", "trainer_kwargs"))
+    optimizer: str | None = None
+    optimizer_kwargs: dict[str, Any] = Field(default_factory=dict)
+    guide: str | None = None
+    guide_kwargs: dict[str, Any] = Field(default_factory=dict)
+    logger: str | None = None
+    logger_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def knobs(self) -> dict[str, Any]:
+        return {k.replace("-", "_"): v for k, v in (self.model_extra or {}).items()}
+
+    def variants(self) -> list[dict[str, Any]]:
+        if self.params_variants:
+            return [dict(v) for v in self.params_variants]
+        return [dict(self.params or {})]
+
+
+class RayConfig(_Strict):
+    address: str | None = None
+    num_cpus: float = Field(default=1.0, gt=0)
+    num_gpus: float = Field(default=0.0, ge=0)
+    memory_mb: int | None = Field(default=None, ge=1)
+    max_retries: int = Field(default=1, ge=0)
+    gateway_host: str = "127.0.0.1"
+
+
+class RunConfig(_Strict):
+    """A whole experiment: tasks x trainers x params variants x seeds."""
+
+    run_id: str | None = None
+    runs_dir: str = Field(default="runs", validation_alias=AliasChoices("runs_dir", "runs_root"))
+    mode: Literal["stub", "real"] = "stub"
+    seeds: list[int] = Field(default_factory=lambda: [123])
+    max_workers: int = Field(default=1, ge=1, validation_alias=AliasChoices("max_workers", "n_concurrent"))
+    fail_fast: bool = False
+    resume: Literal["auto", "failed", "none"] = "auto"
+    job_timeout: float | None = Field(default=None, ge=0)
+    job_memory_mb: int | None = Field(default=None, ge=64)
+    tasks: list[TaskEntry] = Field(default_factory=list)
+    trainers: list[TrainerEntry] = Field(default_factory=list)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    tags: list[str] = Field(default_factory=list)
+    eval_kwargs: dict[str, Any] = Field(default_factory=dict)
+    trainer_kwargs: dict[str, Any] = Field(default_factory=dict)
+    executor: Literal["local", "ray"] = "local"
+    ray: RayConfig = Field(default_factory=RayConfig)
+    trackers: list[Literal["mlflow", "tensorboard"]] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = {str(k).replace("-", "_") if str(k) in _HYPHEN_KEYS else k: v for k, v in data.items()}
+        if "seed" in data:
+            if "seeds" in data:
+                raise ValueError("give either 'seed' or 'seeds', not both")
+            seed = data.pop("seed")
+            data["seeds"] = seed if isinstance(seed, list) else [seed]
+        knobs = {k: data.pop(k) for k in list(data) if k in TOP_LEVEL_KNOBS}
+        if knobs:
+            merged = dict(data.get("trainer_kwargs") or {})
+            for key, value in knobs.items():
+                merged.setdefault(key, value)
+            data["trainer_kwargs"] = merged
+        tasks = data.get("tasks")
+        if isinstance(tasks, list):
+            data["tasks"] = [{"id": t} if isinstance(t, str) else t for t in tasks]
+        trainers = data.get("trainers")
+        if isinstance(trainers, list):
+            data["trainers"] = [{"id": t} if isinstance(t, str) else t for t in trainers]
+        return data
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, value: list[int]) -> list[int]:
+        if not value:
+            raise ValueError("seeds is empty: give at least one seed")
+        if len(set(value)) != len(value):
+            raise ValueError("seeds has duplicates")
+        return value
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags(cls, value: Any) -> Any:
+        return [str(v) for v in value] if isinstance(value, list) else value
+
+
+_HYPHEN_KEYS = {"job-timeout", "n-concurrent", "max-workers", "runs-dir", "fail-fast", "job-memory-mb"}
+
+RUN_LOCAL_FIELDS = ("run_id", "runs_dir", "max_workers", "resume", "force", "executor", "ray", "trackers")

@@ -1,0 +1,181 @@
+"""One job's LLM session: accounting, budget and per-role clients in one place.
+
+Every call of every role of a job goes through :meth:`LLMSession.chat`, so the job's results
+carry exact call, token and cost figures (by role) and the budget is enforced at the next call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from trace_bench.llm.backend import Backend
+from trace_bench.llm.budget import Budget, Spent
+from trace_bench.llm.client import MeteredLLM
+from trace_bench.llm.errors import BudgetExhausted, LLMError
+from trace_bench.llm.types import ChatResponse, Completion
+
+EventSink = Callable[[dict[str, Any]], None]
+
+_SAMPLING_KEYS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "response_format", "n", "stop", "seed")
+
+
+@dataclass
+class RoleUsage:
+    llm_calls: int = 0
+    cache_hits: int = 0
+    errors: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cost_usd: float = 0.0
+    estimated: bool = False
+
+
+@dataclass
+class UsageTotals(RoleUsage):
+    by_role: dict[str, RoleUsage] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def request_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    """Content key of a request: model, messages and sampling parameters; never secrets or URLs."""
+    sampling = {k: params[k] for k in _SAMPLING_KEYS if k in params}
+    blob = json.dumps({"model": model, "messages": messages, "sampling": sampling}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class LLMSession:
+    """Routes calls to per-role backends and meters them; thread-safe."""
+
+    def __init__(
+        self,
+        backends: dict[str, Backend],
+        *,
+        budget: Budget | None = None,
+        events: EventSink | None = None,
+        default_role: str = "optimizer",
+        call_wrapper: Callable[..., Completion] | None = None,
+    ) -> None:
+        if default_role not in backends:
+            raise ValueError(f"no backend for default role {default_role!r}")
+        self.backends = backends
+        self.budget = budget or Budget()
+        self.events = events
+        self.default_role = default_role
+        self.call_wrapper = call_wrapper
+        self.totals = UsageTotals()
+        self._samples: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._clients: dict[str, MeteredLLM] = {}
+        self._measuring = 0
+        self.measure_totals = RoleUsage()
+
+    @contextmanager
+    def measuring(self) -> Iterator[None]:
+        """Calls made inside are the harness measuring a state (selection/test scoring): they are
+        metered (and reported separately) but do not count against the trainer's budget."""
+        with self._lock:
+            self._measuring += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._measuring -= 1
+
+    def backend_for(self, role: str) -> Backend:
+        return self.backends.get(role) or self.backends[self.default_role]
+
+    def client(self, role: str = "optimizer") -> MeteredLLM:
+        with self._lock:
+            if role not in self._clients:
+                self._clients[role] = MeteredLLM(self, role, self.backend_for(role).model)
+            return self._clients[role]
+
+    def spent(self) -> Spent:
+        """What counts against the budget: every call except the harness's own measurements."""
+        m = self.measure_totals
+        return Spent(
+            llm_calls=self.totals.llm_calls - m.llm_calls,
+            tokens=self.totals.total_tokens - m.total_tokens,
+            usd=self.totals.cost_usd - m.cost_usd,
+        )
+
+    def _next_sample_index(self, key: str, n: int) -> int:
+        with self._lock:
+            index = self._samples.get(key, 0)
+            self._samples[key] = index + n
+            return index
+
+    def chat(self, role: str, messages: list[dict[str, Any]], **params: Any) -> ChatResponse:
+        with self._lock:
+            measuring = self._measuring > 0
+            if not measuring:
+                self.budget.check(self.spent())
+        backend = self.backend_for(role)
+        n = int(params.pop("n", 1) or 1)
+        key = request_key(backend.model, messages, params)
+        sample_index = self._next_sample_index(key, n)
+        started = time.perf_counter()
+        try:
+            if self.call_wrapper is not None:
+                completion = self.call_wrapper(backend, messages, n=n, sample_index=sample_index, key=key, **params)
+            else:
+                completion = backend.complete(messages, n=n, sample_index=sample_index, **params)
+        except BudgetExhausted:
+            raise
+        except LLMError as exc:
+            self._record_error(role, backend.model, exc, time.perf_counter() - started)
+            raise
+        latency = time.perf_counter() - started
+        self._record(role, completion, latency, measuring)
+        return ChatResponse.from_texts(completion.texts, completion.usage, completion.model)
+
+    def _record(self, role: str, completion: Completion, latency: float, measuring: bool = False) -> None:
+        usage = completion.usage
+        cost = completion.cost_usd or 0.0
+        with self._lock:
+            buckets = [self.totals, self.totals.by_role.setdefault(role, RoleUsage())]
+            if measuring:
+                buckets.append(self.measure_totals)
+            for bucket in buckets:
+                if completion.cached:
+                    bucket.cache_hits += 1
+                else:
+                    bucket.llm_calls += 1
+                    bucket.prompt_tokens += usage.prompt_tokens
+                    bucket.completion_tokens += usage.completion_tokens
+                    bucket.total_tokens += usage.total_tokens
+                    bucket.cost_usd += cost
+                bucket.retries += completion.retries
+                bucket.estimated = bucket.estimated or completion.estimated
+        self._emit({
+            "type": "llm_call", "role": role, "model": completion.model,
+            "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens, "cost_usd": cost, "latency_s": round(latency, 6),
+            "cached": completion.cached, "retries": completion.retries, "estimated": completion.estimated,
+            "phase": "measure" if measuring else "train",
+        })
+
+    def _record_error(self, role: str, model: str, exc: LLMError, latency: float) -> None:
+        with self._lock:
+            for bucket in (self.totals, self.totals.by_role.setdefault(role, RoleUsage())):
+                bucket.errors += 1
+        self._emit({
+            "type": "llm_call", "role": role, "model": model, "error": f"{type(exc).__name__}: {exc}",
+            "status": exc.status, "latency_s": round(latency, 6), "prompt_tokens": 0, "completion_tokens": 0,
+            "total_tokens": 0, "cost_usd": 0.0, "cached": False, "retries": getattr(exc, "retries", 0),
+        })
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        if self.events is not None:
+            self.events(event)

@@ -1,0 +1,198 @@
+"""The stub policy: a deterministic, offline stand-in for an LLM that still optimizes.
+
+It answers in the format the caller asks for (OptoPrime/OPRO JSON suggestions, TextGrad
+``<IMPROVED_VARIABLE>`` tags and critiques, plain agent answers) and proposes *real* changes:
+numeric mutations and candidate solutions a task ships as ``stub_candidates``.  Stub runs
+therefore produce real, non-flat curves and exercise every code path, without a network or a key.
+Determinism: every answer is a function of (seed, request content, per-request sample index).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from trace_bench.llm.tokens import message_text
+
+_VARIABLE_LINE = re.compile(r"^\((?P<type>[A-Za-z_][\w\.]*)\) (?P<name>[A-Za-z_]\w*)=(?P<value>.*)$")
+_CODE_VARIABLE = re.compile(r"^\(code\) (?P<name>[A-Za-z_]\w*):", re.MULTILINE)
+_SECTION = re.compile(r"^#(Instruction|Code|Documentation|Variables|Constraints|Inputs|Others|Outputs|Feedback)\s*$", re.M)
+
+PROMPT_EDITS = (
+    "Think step by step before answering.",
+    "Answer with only the final answer.",
+    "Check the answer against the question before replying.",
+    "Be concise and precise.",
+    "Use the exact output format requested.",
+)
+
+
+@dataclass
+class Variable:
+    name: str
+    type: str
+    value: str
+
+
+def _base_name(py_name: str) -> str:
+    return re.sub(r"\d+$", "", py_name)
+
+
+def parse_variables(prompt: str) -> list[Variable]:
+    """The ``#Variables`` section of an OptoPrime/OPRO prompt as (name, type, current text)."""
+    block = _section(prompt, "Variables")
+    if block is None:
+        return []
+    variables: list[Variable] = []
+    lines = block.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        code = _CODE_VARIABLE.match(line)
+        if code:
+            body = [line[code.end():]]
+            i += 1
+            while i < len(lines) and not _VARIABLE_LINE.match(lines[i]) and not _CODE_VARIABLE.match(lines[i]):
+                body.append(lines[i])
+                i += 1
+            variables.append(Variable(code.group("name"), "code", "\n".join(body).strip("\n")))
+            continue
+        plain = _VARIABLE_LINE.match(line)
+        if plain:
+            body = [plain.group("value")]
+            i += 1
+            while i < len(lines) and not _VARIABLE_LINE.match(lines[i]) and not _CODE_VARIABLE.match(lines[i]):
+                body.append(lines[i])
+                i += 1
+            variables.append(Variable(plain.group("name"), plain.group("type"), "\n".join(body).rstrip("\n")))
+            continue
+        i += 1
+    return variables
+
+
+def _section(prompt: str, name: str) -> str | None:
+    matches = list(_SECTION.finditer(prompt))
+    for index, match in enumerate(matches):
+        if match.group(1) == name:
+            end = matches[index + 1].start() if index + 1 < len(matches) else len(prompt)
+            return prompt[match.end():end].strip("\n")
+    return None
+
+
+@dataclass
+class StubPolicy:
+    """Deterministic proposals; ``candidates`` come from the task's ``stub_candidates``."""
+
+    seed: int = 0
+    candidates: Sequence[Any] = field(default_factory=list)
+    mutation_scale: float = 0.5
+
+    def _rng(self, messages: list[dict[str, Any]], sample_index: int, salt: str = "") -> random.Random:
+        digest = hashlib.sha256(f"{self.seed}|{sample_index}|{salt}|{message_text(messages)}".encode()).digest()
+        return random.Random(int.from_bytes(digest[:8], "big"))
+
+    # -- entry point ----------------------------------------------------------------------
+    def respond(self, messages: list[dict[str, Any]], sample_index: int = 0, **params: Any) -> str:
+        text = "\n".join(str(m.get("content", "")) for m in messages)
+        rng = self._rng(messages, sample_index, str(params.get("temperature", "")))
+        if "<IMPROVED_VARIABLE>" in text:
+            return self._textgrad_update(text, rng)
+        if "#Variables" in text and "suggestion" in text:
+            return self._suggestion(text, rng)
+        if "<VARIABLE>" in text or "feedback" in text.lower() and "variable" in text.lower():
+            return self._critique(text, rng)
+        return self._answer(text, rng)
+
+    # -- OptoPrime / OPRO -----------------------------------------------------------------
+    def _suggestion(self, prompt: str, rng: random.Random) -> str:
+        variables = parse_variables(prompt)
+        suggestion: dict[str, Any] = {}
+        for variable in variables:
+            proposal = self._propose(variable, rng)
+            if proposal is not None:
+                suggestion[variable.name] = proposal
+        reasoning = (
+            "The feedback indicates the current values can be improved; "
+            f"proposing changes to {', '.join(suggestion) or 'no variable'}."
+        )
+        return json.dumps({"reasoning": reasoning, "answer": "", "suggestion": suggestion})
+
+    def _candidates_for(self, variable: Variable) -> list[Any]:
+        base = _base_name(variable.name)
+        found: list[Any] = []
+        for candidate in self.candidates:
+            if isinstance(candidate, dict):
+                for key in (variable.name, base):
+                    if key in candidate:
+                        found.append(candidate[key])
+                        break
+            elif self._kind_matches(variable, candidate):
+                found.append(candidate)
+        return [c for c in found if str(c).strip() != variable.value.strip()]
+
+    @staticmethod
+    def _kind_matches(variable: Variable, candidate: Any) -> bool:
+        if variable.type == "code":
+            return isinstance(candidate, str) and "def " in candidate
+        if variable.type in ("int", "float"):
+            return isinstance(candidate, (int, float)) and not isinstance(candidate, bool)
+        if variable.type == "str":
+            return isinstance(candidate, str) and "def " not in candidate
+        return type(candidate).__name__ == variable.type
+
+    def _propose(self, variable: Variable, rng: random.Random) -> Any:
+        candidates = self._candidates_for(variable)
+        if candidates and (rng.random() < 0.7 or variable.type not in ("int", "float")):
+            return rng.choice(candidates)
+        if variable.type in ("int", "float"):
+            try:
+                value = float(variable.value)
+            except ValueError:
+                return None
+            step = rng.gauss(0.0, max(1.0, abs(value) * self.mutation_scale))
+            new = value + step
+            return int(round(new)) if variable.type == "int" else round(new, 4)
+        if variable.type == "bool":
+            return variable.value.strip() != "True" if rng.random() < 0.3 else None
+        if variable.type == "str" and variable.value and rng.random() < 0.5:
+            edit = rng.choice(PROMPT_EDITS)
+            if edit not in variable.value:
+                return f"{variable.value.rstrip()} {edit}"
+        return None
+
+    # -- TextGrad -------------------------------------------------------------------------
+    def _textgrad_update(self, prompt: str, rng: random.Random) -> str:
+        match = re.search(r"<VARIABLE>\s*(.*?)\s*</VARIABLE>", prompt, re.S)
+        current = match.group(1) if match else ""
+        kind = "str"
+        if re.fullmatch(r"-?\d+", current.strip()):
+            kind = "int"
+        elif re.fullmatch(r"-?\d*\.\d+(e-?\d+)?", current.strip()):
+            kind = "float"
+        elif "def " in current:
+            kind = "code"
+        proposal = self._propose(Variable("value", kind, current), rng)
+        new = current if proposal is None else str(proposal)
+        return f"<IMPROVED_VARIABLE>{new}</IMPROVED_VARIABLE>"
+
+    @staticmethod
+    def _critique(prompt: str, rng: random.Random) -> str:
+        hints = (
+            "The variable should move the output closer to the target described in the feedback.",
+            "The current value produces an output that the feedback marks as incorrect; adjust it.",
+            "Make the variable more specific so the output satisfies the objective.",
+        )
+        return rng.choice(hints)
+
+    @staticmethod
+    def _answer(prompt: str, rng: random.Random) -> str:
+        numbers = re.findall(r"-?\d+(?:\.\d+)?", prompt[-2000:])
+        if numbers and rng.random() < 0.5:
+            return f"The answer is {rng.choice(numbers)}."
+        words = re.findall(r"[A-Za-z]{3,}", prompt[-500:])
+        return f"Answer: {rng.choice(words) if words else 'unknown'}"

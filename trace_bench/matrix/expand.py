@@ -1,0 +1,134 @@
+"""Matrix expansion: tasks -> trainers -> params variants -> seeds, each cell a :class:`JobSpec`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from trace_bench.config.errors import ConfigError, did_you_mean
+from trace_bench.config.models import RunConfig, TrainerEntry
+from trace_bench.matrix.identity import job_id, llm_identity
+from trace_bench.registry.tasks import TaskCatalog
+from trace_bench.registry.trainers import resolve_trainer
+
+# Keys that may appear among trainer knobs but configure the optimizer/harness, not the trainer.
+_PASS_THROUGH = ("optimizer", "optimizer_kwargs", "guide", "guide_kwargs", "logger", "logger_kwargs", "eval_kwargs")
+
+
+@dataclass
+class JobSpec:
+    """One cell of the matrix, everything a job process needs (picklable, JSON-able)."""
+
+    job_id: str
+    index: int
+    task: str
+    suite: str
+    eval_kwargs: dict[str, Any]
+    trainer: str
+    params: dict[str, Any]
+    params_label: str
+    trainer_kwargs: dict[str, Any]
+    optimizer: str | None
+    optimizer_kwargs: dict[str, Any]
+    seed: int
+    mode: str
+    llm: dict[str, Any] = field(default_factory=dict)
+    llm_identity: dict[str, Any] = field(default_factory=dict)
+    budget: dict[str, Any] = field(default_factory=dict)
+    logger: str | None = None
+    task_root: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def params_label(variant: dict[str, Any]) -> str:
+    if not variant:
+        return "default"
+    return ",".join(f"{k}={json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v}"
+                    for k, v in sorted(variant.items()))
+
+
+def resolve_variant(entry: TrainerEntry, variant: dict[str, Any], global_kwargs: dict[str, Any],
+                    where: str) -> tuple[str, dict[str, Any], str | None, dict[str, Any], str | None]:
+    """(trainer id, validated trainer kwargs, optimizer, optimizer kwargs, logger) for one variant."""
+    info = resolve_trainer(entry.id)
+    merged: dict[str, Any] = {**global_kwargs, **entry.knobs, **variant}
+    optimizer = merged.pop("optimizer", None) or entry.optimizer
+    optimizer_kwargs = {**(merged.pop("optimizer_kwargs", None) or {}), **entry.optimizer_kwargs}
+    logger = merged.pop("logger", None) or entry.logger
+    for key in ("guide", "guide_kwargs", "logger_kwargs", "eval_kwargs"):
+        merged.pop(key, None)
+    if info.cls is None:
+        raise ConfigError(f"trainer '{entry.id}' is unavailable: {info.reason}", key_path=where)
+    cls = info.cls
+    kwargs = cls.resolve_kwargs(merged)
+    allowed = cls.allowed_knobs()
+    for key in kwargs:
+        if key not in cls.Params.model_fields:
+            hint = did_you_mean(key, allowed)
+            raise ConfigError(f"unknown knob '{key}' for trainer {info.id}", key_path=where,
+                              hint=hint or f"allowed: {', '.join(allowed)}")
+    try:
+        params = cls.Params.model_validate(kwargs)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field_name = ".".join(str(p) for p in first.get("loc", ()))
+        raise ConfigError(f"invalid value for {field_name}: {first.get('msg')} (got {first.get('input')!r})",
+                          key_path=where) from None
+    if optimizer is not None and getattr(cls, "uses_optimizer", True):
+        from trace_bench.trainers.optimizers import canonical_optimizer
+
+        try:
+            optimizer = canonical_optimizer(optimizer)
+        except ValueError as exc:
+            raise ConfigError(str(exc), key_path=f"{where}.optimizer") from None
+    return info.id, params.model_dump(mode="json"), optimizer, optimizer_kwargs, logger
+
+
+def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: str | None = None) -> list[JobSpec]:
+    if not config.tasks:
+        raise ConfigError("no tasks: add a 'tasks:' list", key_path="tasks")
+    trainers = config.trainers or [TrainerEntry(id="PrioritySearch")]
+    identity = llm_identity(config)
+    llm = config.llm.model_dump(mode="json")
+    budget = config.budget.model_dump(mode="json")
+    task_cells: list[tuple[str, dict[str, Any]]] = []
+    seen: set[str] = set()
+    for t_index, entry in enumerate(config.tasks):
+        for task_id in catalog.expand(entry.id):
+            try:
+                spec = catalog.get(task_id)
+            except ConfigError as exc:
+                raise ConfigError(exc.reason, key_path=f"tasks[{t_index}].id", hint=exc.hint) from None
+            eval_kwargs = {**config.eval_kwargs, **entry.eval_kwargs}
+            key = f"{spec.id}|{json.dumps(eval_kwargs, sort_keys=True, default=str)}"
+            if key not in seen:
+                seen.add(key)
+                task_cells.append((spec.id, eval_kwargs))
+    resolved_trainers = []
+    for r_index, entry in enumerate(trainers):
+        for v_index, variant in enumerate(entry.variants()):
+            where = f"trainers[{r_index}]" + (f".params_variants[{v_index}]" if entry.params_variants else "")
+            resolved_trainers.append((variant, *resolve_variant(entry, variant, config.trainer_kwargs, where)))
+    jobs: list[JobSpec] = []
+    for task_id, eval_kwargs in task_cells:
+        suite = task_id.split(":", 1)[0]
+        for variant, trainer_id, kwargs, optimizer, optimizer_kwargs, logger in resolved_trainers:
+            for seed in config.seeds:
+                jid = job_id(task=task_id, eval_kwargs=eval_kwargs, trainer=trainer_id, trainer_kwargs=kwargs,
+                             optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, llm=identity)
+                jobs.append(JobSpec(
+                    job_id=jid, index=len(jobs), task=task_id, suite=suite, eval_kwargs=eval_kwargs,
+                    trainer=trainer_id, params=variant, params_label=params_label(variant), trainer_kwargs=kwargs,
+                    optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, mode=config.mode, llm=llm,
+                    llm_identity=identity, budget=budget, logger=logger_override or logger,
+                    task_root=str(catalog.root) if catalog.root else None,
+                ))
+    ids = [j.job_id for j in jobs]
+    if len(set(ids)) != len(ids):
+        raise ConfigError("the matrix has duplicate cells (same task, trainer, params and seed twice)")
+    return jobs

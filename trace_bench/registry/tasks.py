@@ -1,0 +1,160 @@
+"""The one registry of tasks: built-in suites, ``--root`` directories and entry-point suites.
+
+Listing reads static :class:`TaskSpec` records only; a task's module is imported when a job
+builds its problem.  A suite module exposes ``SUITE`` and ``discover()``; optionally
+``resolve(task_id)`` for ids it accepts without listing them (any Terminal-Bench slug),
+``expand(task_id)`` for ids that stand for several tasks (``hf:bbeh``, ``veribench:all``) and
+``build(spec, eval_kwargs)`` when a problem is not built by ``module.build_trace_problem``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from trace_bench.config.errors import ConfigError, did_you_mean
+from trace_bench.registry.specs import TaskSpec
+
+ENTRY_POINT_GROUP = "trace_bench.tasks"
+
+# Suite name -> module; listed in this order.  Suites whose module is absent are skipped.
+BUILTIN_SUITES: dict[str, str] = {
+    "llm4ad": "trace_bench.tasks.llm4ad",
+    "trace_examples": "trace_bench.tasks.trace_examples",
+    "internal": "trace_bench.tasks.internal",
+    "veribench": "trace_bench.tasks.veribench",
+    "hf": "trace_bench.tasks.hf",
+    "reasoning_gym": "trace_bench.tasks.reasoning_gym",
+    "humaneval": "trace_bench.tasks.humaneval",
+    "kernelbench": "trace_bench.tasks.kernelbench",
+    "terminal_bench": "trace_bench.tasks.terminal_bench",
+}
+# Suites that cost money or need infrastructure are listed only when asked for by --bench.
+OPT_IN_SUITES = frozenset({"terminal_bench"})
+
+
+def normalize_task_id(task_id: str) -> str:
+    """A bare name means ``llm4ad:<name>``; ``example:`` is an alias of ``trace_examples:``."""
+    task_id = task_id.strip()
+    if ":" not in task_id:
+        return f"llm4ad:{task_id}"
+    suite, _, name = task_id.partition(":")
+    if suite == "example":
+        suite = "trace_examples"
+    return f"{suite}:{name}"
+
+
+def parse_benches(value: str | None) -> list[str] | None:
+    if not value:
+        return None
+    names = [b.strip() for b in value.replace("+", ",").split(",") if b.strip()]
+    known = set(BUILTIN_SUITES) | set(_plugin_suites())
+    for name in names:
+        if name not in known:
+            raise ConfigError(f"unknown bench '{name}'", key_path="--bench",
+                              hint=did_you_mean(name, sorted(known)) or f"choose from {', '.join(sorted(known))}")
+    return names
+
+
+def _plugin_suites() -> dict[str, str]:
+    try:
+        return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    except Exception:
+        return {}
+
+
+def _suite_module(name: str) -> ModuleType | None:
+    target = BUILTIN_SUITES.get(name) or _plugin_suites().get(name)
+    if target is None:
+        return None
+    module_name = target.partition(":")[0]
+    try:
+        if importlib.util.find_spec(module_name) is None:
+            return None
+    except (ImportError, ValueError):
+        return None
+    return importlib.import_module(module_name)
+
+
+@dataclass
+class TaskCatalog:
+    """Tasks visible to one command: built-in suites plus an optional ``--root`` directory."""
+
+    root: Path | None = None
+    specs: dict[str, TaskSpec] = field(default_factory=dict)
+    loaded_suites: set[str] = field(default_factory=set)
+
+    @classmethod
+    def create(cls, root: str | Path | None = None) -> TaskCatalog:
+        catalog = cls(root=Path(root) if root else None)
+        if catalog.root is not None:
+            from trace_bench.tasks.user_root import discover_root
+
+            for spec in discover_root(catalog.root):
+                catalog.specs[spec.id] = spec
+        return catalog
+
+    def _load_suite(self, suite: str) -> ModuleType | None:
+        module = _suite_module(suite)
+        if suite not in self.loaded_suites:
+            self.loaded_suites.add(suite)
+            if module is not None:
+                for spec in module.discover():
+                    self.specs.setdefault(spec.id, spec)  # --root tasks shadow built-ins
+        return module
+
+    def list(self, benches: Iterable[str] | None = None) -> list[TaskSpec]:
+        names = list(benches) if benches else [s for s in [*BUILTIN_SUITES, *_plugin_suites()] if s not in OPT_IN_SUITES]
+        for name in names:
+            self._load_suite(name)
+        order = {name: i for i, name in enumerate(names)}
+        chosen = [s for s in self.specs.values() if s.suite in order]
+        return sorted(chosen, key=lambda s: order[s.suite])
+
+    def expand(self, task_id: str) -> list[str]:
+        task_id = normalize_task_id(task_id)
+        module = self._load_suite(task_id.split(":", 1)[0])
+        if task_id not in self.specs and module is not None and hasattr(module, "expand"):
+            expanded = module.expand(task_id)
+            if expanded:
+                return [normalize_task_id(t) for t in expanded]
+        return [task_id]
+
+    def get(self, task_id: str) -> TaskSpec:
+        task_id = normalize_task_id(task_id)
+        suite = task_id.split(":", 1)[0]
+        module = self._load_suite(suite)
+        if task_id in self.specs:
+            return self.specs[task_id]
+        if module is not None and hasattr(module, "resolve"):
+            spec = module.resolve(task_id)
+            if spec is not None:
+                self.specs[task_id] = spec
+                return spec
+        if module is None and suite not in BUILTIN_SUITES and suite not in _plugin_suites():
+            known = sorted(set(BUILTIN_SUITES) | set(_plugin_suites()))
+            raise ConfigError(f"unknown task suite '{suite}' in task id '{task_id}'", key_path="tasks",
+                              hint=did_you_mean(suite, known) or f"suites: {', '.join(known)}")
+        same_suite = [s for s in self.specs if s.startswith(f"{suite}:")]
+        hint = did_you_mean(task_id, same_suite) or did_you_mean(task_id, list(self.specs))
+        raise ConfigError(f"unknown task '{task_id}'", key_path="tasks", hint=hint or "see trace-bench list-tasks")
+
+    def build(self, task_id: str, eval_kwargs: dict[str, Any] | None = None) -> Any:
+        """Import the task's module and build its problem (returns the raw mapping)."""
+        spec = self.get(task_id)
+        kwargs = {**spec.default_eval_kwargs, **(eval_kwargs or {})}
+        if spec.module_path is not None:
+            from trace_bench.tasks.user_root import build_from_path
+
+            return build_from_path(spec, kwargs)
+        module = _suite_module(spec.suite)
+        if module is not None and hasattr(module, "build"):
+            return module.build(spec, kwargs)
+        task_module = importlib.import_module(spec.module)
+        return getattr(task_module, spec.builder)(**kwargs)

@@ -1,0 +1,122 @@
+"""The one registry of trainers: built-ins, external adapters and entry-point plugins.
+
+Trainer modules import ``opto`` and their libraries lazily, so importing a trainer class to
+read its knobs is cheap.  ``list-trainers`` lists only concrete trainers registered here, never
+base classes or templates.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.metadata import entry_points
+from typing import Any
+
+from trace_bench.config.errors import ConfigError, did_you_mean
+from trace_bench.registry.specs import missing_packages
+
+ENTRY_POINT_GROUP = "trace_bench.trainers"
+
+# id -> "module:Class".  Order is the listing order inside a source.
+BUILTIN: dict[str, str] = {
+    "NoOpTrainer": "trace_bench.trainers.noop:NoOpTrainer",
+    "PrioritySearch": "trace_bench.trainers.opto_search.priority_search:PrioritySearch",
+}
+
+# Optional modules: registered when the module exists in this checkout (added by later work).
+OPTIONAL_BUILTIN: dict[str, str] = {
+    "StreamingPrioritySearch": "trace_bench.trainers.opto_search.streaming:StreamingPrioritySearch",
+    "GEPA-Base": "trace_bench.trainers.opto_search.gepa:GEPABase",
+    "GEPA-UCB": "trace_bench.trainers.opto_search.gepa:GEPAUCB",
+    "GEPA-Beam": "trace_bench.trainers.opto_search.gepa:GEPABeam",
+    "BeamsearchAlgorithm": "trace_bench.trainers.opto_search.beam:BeamsearchAlgorithm",
+    "BeamsearchHistoryAlgorithm": "trace_bench.trainers.opto_search.beam:BeamsearchHistoryAlgorithm",
+    "UCBSearchAlgorithm": "trace_bench.trainers.opto_search.ucb:UCBSearchAlgorithm",
+    "MinibatchAlgorithm": "trace_bench.trainers.opto_search.minibatch:MinibatchAlgorithm",
+    "BasicSearchAlgorithm": "trace_bench.trainers.opto_search.minibatch:BasicSearchAlgorithm",
+    "DSPyTrainer": "trace_bench.trainers.external.dspy_trainer:DSPyTrainer",
+    "TextGradTrainer": "trace_bench.trainers.external.textgrad_trainer:TextGradTrainer",
+    "OpenEvolveTrainer": "trace_bench.trainers.external.openevolve_trainer:OpenEvolveTrainer",
+    "GEPATrainer": "trace_bench.trainers.external.gepa_trainer:GEPATrainer",
+}
+
+
+@dataclass(frozen=True)
+class TrainerInfo:
+    id: str
+    target: str
+    source: str
+    cls: Any
+    reason: str | None
+
+    @property
+    def available(self) -> bool:
+        return self.reason is None
+
+
+def _load(target: str) -> Any:
+    module_name, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def _module_exists(target: str) -> bool:
+    module_name = target.partition(":")[0]
+    try:
+        return importlib.util.find_spec(module_name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@lru_cache(maxsize=1)
+def all_trainers() -> dict[str, TrainerInfo]:
+    """Every registered trainer by canonical id (loads trainer classes, not their libraries)."""
+    import importlib.util  # noqa: F401 - used by _module_exists
+
+    found: dict[str, TrainerInfo] = {}
+    targets = dict(BUILTIN)
+    targets.update({k: v for k, v in OPTIONAL_BUILTIN.items() if _module_exists(v)})
+    plugins: dict[str, str] = {}
+    try:
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            plugins[ep.name] = ep.value
+    except Exception:  # a broken plugin distribution must not break listing
+        plugins = {}
+    for trainer_id, target in {**targets, **plugins}.items():
+        try:
+            cls = _load(target)
+        except Exception as exc:
+            found[trainer_id] = TrainerInfo(trainer_id, target, "plugin" if trainer_id in plugins else "built-in",
+                                            None, f"import failed: {type(exc).__name__}: {exc}")
+            continue
+        source = "plugin" if trainer_id in plugins else getattr(cls, "source", "built-in")
+        absent = missing_packages(*getattr(cls, "requires", ()))
+        reason = None
+        if absent:
+            extra = getattr(cls, "extra", None)
+            reason = f"install trace-bench[{extra}]" if extra else f"missing {', '.join(absent)}"
+        found[getattr(cls, "id", trainer_id)] = TrainerInfo(getattr(cls, "id", trainer_id), target, source, cls, reason)
+    return found
+
+
+def _alias_table() -> dict[str, str]:
+    table: dict[str, str] = {}
+    for trainer_id, info in all_trainers().items():
+        table[trainer_id.lower()] = trainer_id
+        for alias in getattr(info.cls, "aliases", ()) if info.cls is not None else ():
+            table[alias.lower()] = trainer_id
+    return table
+
+
+def resolve_trainer(name: str) -> TrainerInfo:
+    """The trainer for an id or alias; ConfigError with a suggestion when unknown."""
+    canonical = _alias_table().get(name.lower())
+    if canonical is None:
+        hint = did_you_mean(name, list(all_trainers()))
+        raise ConfigError(f"unknown trainer '{name}'", key_path="trainers", hint=hint or "see trace-bench list-trainers")
+    return all_trainers()[canonical]
+
+
+def list_trainers(include_unavailable: bool = False) -> list[TrainerInfo]:
+    infos = sorted(all_trainers().values(), key=lambda info: info.id.lower())
+    return [info for info in infos if include_unavailable or info.available]

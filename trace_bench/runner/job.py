@@ -1,0 +1,272 @@
+"""The job body: one (task, trainer, params variant, seed) cell, run inside its own process.
+
+Every executor (local process pool, Ray) calls :func:`run_job`; nothing here knows how it was
+started.  Progress is written as it happens (events, curve, state history, best state), so a job
+that is killed still leaves its best-so-far state and curve behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import random
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trace_bench.matrix.expand import JobSpec
+from trace_bench.store.atomic import write_json, write_text
+from trace_bench.store.events import EventLog, utc_now
+from trace_bench.store.run_dir import JobPaths
+from trace_bench.store.schemas import CURVE_COLUMNS, JobResult
+
+
+class JobFailure(Exception):
+    """A job-level failure with a status other than 'failed' (e.g. skipped)."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Progress:
+    """Best-so-far bookkeeping shared by the step callback and the final accounting."""
+
+    best_score: float | None = None
+    best_state: list[Any] | None = None
+    best_score_dict: dict[str, float] = field(default_factory=dict)
+    steps: int = 0
+
+    def offer(self, score: float | None, state: list[Any], score_dict: dict[str, float]) -> bool:
+        if score is None or not math.isfinite(score):
+            return False
+        if self.best_score is None or score > self.best_score:
+            self.best_score, self.best_state, self.best_score_dict = score, list(state), dict(score_dict)
+            return True
+        return False
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed % (2**32))
+    except ImportError:
+        pass
+
+
+def prepare_process() -> None:
+    """Process-wide setup for a job process: deferred heavy imports, telemetry off, compat names."""
+    from trace_bench.runtime import configure_environment
+
+    configure_environment()
+    from trace_bench.compat.opto_shim import install
+
+    install()
+
+
+class CurveWriter:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        self._writer = csv.writer(self._handle, lineterminator="\n")
+        self._writer.writerow(CURVE_COLUMNS)
+        self._handle.flush()
+
+    def row(self, values: dict[str, Any]) -> None:
+        self._writer.writerow(["" if values.get(c) is None else values.get(c) for c in CURVE_COLUMNS])
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+def _state_yaml(parameters: list[Any], state: list[Any], score: float | None, **extra: Any) -> str:
+    from trace_bench.trainers.params import describe
+
+    data = {**describe(parameters, state), "score": score, **extra}
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def run_job(spec: JobSpec, paths: JobPaths, *, run_id: str, carried: dict[str, float] | None = None,
+            attempt: int = 1) -> JobResult:
+    """Run one job to completion and return its record (never raises for job-level failures)."""
+    started_wall = time.time()
+    started = time.monotonic()
+    paths.artifacts.mkdir(parents=True, exist_ok=True)
+    events = EventLog(paths.events)
+    result = JobResult(run_id=run_id, job_id=spec.job_id, task=spec.task, suite=spec.suite, trainer=spec.trainer,
+                       params=spec.params, params_label=spec.params_label, seed=spec.seed, mode=spec.mode,
+                       llm_model=str(spec.llm_identity.get("model") or spec.mode), status="failed",
+                       started_at=utc_now(), attempt=attempt)
+    events.write({"type": "job_started", "job_id": spec.job_id, "task": spec.task, "trainer": spec.trainer,
+                  "seed": spec.seed, "attempt": attempt})
+    session = None
+    try:
+        prepare_process()
+        seed_everything(spec.seed)
+        session = _run(spec, paths, events, result, carried or {})
+    except JobFailure as exc:
+        result.status, result.error = exc.status, str(exc)
+    except Exception as exc:  # failures are data: recorded, never raised through the matrix
+        result.status = "failed"
+        result.error = f"{type(exc).__name__}: {exc}"
+        result.traceback = traceback.format_exc()
+    finally:
+        if session is not None:
+            _fill_usage(result, session)
+        result.time_seconds = round(time.monotonic() - started, 6)
+        result.finished_at = utc_now()
+        events.write({"type": "job_finished", "status": result.status, "score_best": result.score_best,
+                      "error": result.error[:500], "time_seconds": result.time_seconds,
+                      "wall_started": started_wall})
+        events.close()
+    return result
+
+
+def _fill_usage(result: JobResult, session: Any) -> None:
+    totals = session.totals
+    result.llm_calls = totals.llm_calls
+    result.cache_hits = totals.cache_hits
+    result.prompt_tokens = totals.prompt_tokens
+    result.completion_tokens = totals.completion_tokens
+    result.total_tokens = totals.total_tokens
+    result.tokens_estimated = totals.estimated
+    result.cost_usd = round(totals.cost_usd, 10)
+    result.llm_errors = totals.errors
+    result.llm_retries = totals.retries
+    result.usage_by_role = {role: vars(usage) for role, usage in totals.by_role.items()}
+    spent = session.spent()
+    budget = session.budget
+    result.budget_spent = {
+        "llm_calls": spent.llm_calls + budget.carried.llm_calls,
+        "tokens": spent.tokens + budget.carried.tokens,
+        "usd": spent.usd + budget.carried.usd,
+        "wall_s": budget.elapsed(),
+    }
+
+
+def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, carried: dict[str, float]) -> Any:
+    from trace_bench.llm.budget import Spent
+    from trace_bench.llm.errors import BudgetExhausted
+    from trace_bench.llm.factory import build_session, stub_policy_of
+    from trace_bench.runner.measure import Measurer
+    from trace_bench.runner.problem_loader import load_problem
+    from trace_bench.trainers.context import StepReport, TrainerContext
+    from trace_bench.trainers.params import snapshot, trainable_parameters
+
+    session = build_session(mode=spec.mode, llm=spec.llm, budget=spec.budget, seed=spec.seed, events=events.write,
+                            carried=Spent(**{k: carried.get(k, 0) for k in ("llm_calls", "tokens", "usd", "wall_s")}),
+                            job_id=spec.job_id)
+    _route_opto_llm(session)
+    problem = load_problem(spec)
+    policy = stub_policy_of(session)
+    if policy is not None:
+        policy.candidates = list(problem.stub_candidates)
+    parameters = trainable_parameters(problem.param)
+    if not parameters:
+        raise JobFailure("failed", "no_trainable_parameters")
+    result.selection_split = problem.selection_split
+    measurer = Measurer(problem, parameters, session)
+    initial = snapshot(parameters)
+    initial_score, initial_dict = measurer.selection(initial)
+    result.score_initial = initial_score
+    write_text(paths.state_file("initial"), _state_yaml(parameters, initial, initial_score), durable=False)
+    progress = Progress()
+    progress.offer(initial_score, initial, initial_dict)
+    curve = CurveWriter(paths.curve)
+    history = EventLog(paths.state_history)
+    t0 = time.monotonic()
+
+    def curve_row(step: int, score: float | None, n_evals: int) -> None:
+        spent = session.totals
+        curve.row({"step": step, "wall_s": round(time.monotonic() - t0, 6), "n_evals": n_evals,
+                   "llm_calls": spent.llm_calls, "tokens": spent.total_tokens, "usd": round(spent.cost_usd, 10),
+                   "score": score, "best_score": progress.best_score})
+
+    curve_row(0, initial_score, 0)
+    history.write({"kind": "initial", "step": 0, "score": initial_score, "state": _plain_state(parameters, initial)})
+
+    def on_step(report: StepReport) -> None:
+        improved = progress.offer(report.score, report.state, report.score_dict)
+        progress.steps = report.step
+        curve_row(report.step, report.score, report.n_evals)
+        events.write({"type": "step", "step": report.step, "score": report.score, "best_score": progress.best_score,
+                      "n_evals": report.n_evals, "llm_calls": session.totals.llm_calls,
+                      "tokens": session.totals.total_tokens, "usd": session.totals.cost_usd,
+                      "wall_s": round(report.wall_s, 6), **({"info": report.info} if report.info else {})})
+        if report.accepted:
+            history.write({"kind": "step", "step": report.step, "score": report.score,
+                           "state": _plain_state(parameters, report.state)})
+        if improved:
+            write_text(paths.state_file("best"), _state_yaml(parameters, report.state, report.score,
+                                                             step=report.step), durable=False)
+
+    from trace_bench.registry.trainers import resolve_trainer
+
+    info = resolve_trainer(spec.trainer)
+    trainer_cls = info.cls
+    params = trainer_cls.Params.model_validate(spec.trainer_kwargs)
+    context = TrainerContext(problem, session=session, seed=spec.seed, optimizer=spec.optimizer,
+                             optimizer_kwargs=spec.optimizer_kwargs, num_threads=params.num_threads,
+                             on_step=on_step, selection_score=measurer.selection)
+    trainer = trainer_cls(context, params)
+    status, error = "ok", ""
+    try:
+        trainer.train()
+    except BudgetExhausted as exc:
+        status, error = "budget_exhausted", str(exc)
+        events.write({"type": "budget_exhausted", "resource": exc.resource, "limit": exc.limit, "spent": exc.spent})
+    except Exception as exc:
+        status, error = "failed", f"training_error: {type(exc).__name__}: {exc}"
+        result.traceback = traceback.format_exc()
+    final = snapshot(parameters)
+    final_score, final_dict = measurer.selection(final)
+    progress.offer(final_score, final, final_dict)
+    write_text(paths.state_file("final"), _state_yaml(parameters, final, final_score), durable=False)
+    best_state = progress.best_state if progress.best_state is not None else final
+    write_text(paths.state_file("best"), _state_yaml(parameters, best_state, progress.best_score), durable=False)
+    history.write({"kind": "final", "step": progress.steps, "score": final_score,
+                   "state": _plain_state(parameters, final)})
+    history.close()
+    curve.close()
+    result.status, result.error = status, error
+    result.score_final = final_score
+    result.score_best = progress.best_score
+    result.score_dict_best = progress.best_score_dict
+    result.n_steps = progress.steps
+    result.n_evals = context.n_evals
+    if problem.test_dataset:
+        result.score_test = measurer.test(best_state)
+    from trace_bench.trainers.params import apply_state
+
+    apply_state(parameters, best_state)
+    return session
+
+
+def _plain_state(parameters: list[Any], state: list[Any]) -> dict[str, Any]:
+    from trace_bench.trainers.params import describe
+
+    return describe(parameters, state)
+
+
+def _route_opto_llm(session: Any) -> None:
+    """Agents that build ``opto.utils.llm.LLM()`` inside ``forward`` get the job's agent client."""
+    import opto.utils.llm as opto_llm
+
+    client = session.client("agent")
+
+    def job_llm(*args: Any, **kwargs: Any) -> Any:
+        return client
+
+    opto_llm.LLM = job_llm  # this process runs exactly one job: no cross-job leak
+
+
+def write_job_meta(paths: JobPaths, spec: JobSpec, run_id: str) -> None:
+    write_json(paths.meta, {"schema_version": 1, "run_id": run_id, **spec.to_dict()}, durable=False)

@@ -1,0 +1,27 @@
+"""Build a job's problem through the task registry, turning load errors into job statuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trace_bench.matrix.expand import JobSpec
+from trace_bench.registry.tasks import TaskCatalog
+from trace_bench.tasks.problem import Problem, ProblemError
+
+
+def load_problem(spec: JobSpec) -> Problem:
+    from trace_bench.runner.job import JobFailure
+
+    catalog = TaskCatalog.create(spec.task_root)
+    try:
+        raw: Any = catalog.build(spec.task, spec.eval_kwargs)
+    except NotImplementedError as exc:
+        raise JobFailure("skipped", f"task_not_implemented: {exc}") from None
+    except JobFailure:
+        raise
+    except Exception as exc:
+        raise JobFailure("failed", f"task_load_error: {type(exc).__name__}: {exc}") from exc
+    try:
+        return Problem.from_mapping(raw, spec.task)
+    except ProblemError as exc:
+        raise JobFailure("failed", f"task_load_error: {exc}") from None

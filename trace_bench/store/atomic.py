@@ -1,0 +1,82 @@
+"""The one atomic writer: temp file in the same directory, fsync, rename.
+
+A crash at any instant leaves either the old file or the new one, never a torn file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from trace_bench.store.masking import mask_secrets
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_bytes(path: str | Path, data: bytes, *, durable: bool = True) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if durable:
+        _fsync_dir(path.parent)
+
+
+def write_text(path: str | Path, text: str, *, durable: bool = True, mask: bool = True) -> None:
+    write_bytes(path, (mask_secrets(text) if mask else text).encode("utf-8"), durable=durable)
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=False, default=_default, allow_nan=True) + "\n"
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    model_dump = getattr(value, "model_dump", None)
+    if callable(model_dump):
+        return model_dump()
+    item = getattr(value, "item", None)
+    if callable(item):
+        try:
+            return item()
+        except Exception:
+            pass
+    return f"<{type(value).__name__}>"
+
+
+def write_json(path: str | Path, data: Any, *, durable: bool = True) -> None:
+    write_text(path, to_json(data), durable=durable)
+
+
+def read_json(path: str | Path) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)

@@ -1,0 +1,52 @@
+"""Secret masking at the boundary where data leaves the process (files, logs, UI).
+
+Masking is by *value*: the values of environment variables whose names look secret, and
+strings with known key shapes (``sk-...``, bearer tokens).  Key *names* such as ``max_tokens``
+or ``token_totals`` are never touched, so token counts stay numbers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+
+MASK = "***"
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.I)
+_NOT_SECRET_NAMES = re.compile(r"(_ENV|_PATH|_FILE|_URL|_MODEL|_BASE|TOKENIZERS_PARALLELISM)$", re.I)
+_KEY_PATTERNS = re.compile(
+    r"(sk-(?:proj-|or-v1-|ant-)?[A-Za-z0-9_\-]{16,}"
+    r"|dtn_[A-Za-z0-9_\-]{16,}"
+    r"|hf_[A-Za-z0-9]{20,}"
+    r"|AIza[0-9A-Za-z_\-]{30,}"
+    r"|(?<=Bearer )[A-Za-z0-9_\-\.]{16,})"
+)
+_MIN_SECRET_LENGTH = 8
+
+_extra: set[str] = set()
+_lock = threading.Lock()
+
+
+def secret_name(name: str) -> bool:
+    return bool(_SECRET_NAME.search(name)) and not _NOT_SECRET_NAMES.search(name)
+
+
+def register_secret(value: str | None) -> None:
+    """Mask ``value`` wherever it appears from now on (e.g. a per-run gateway token)."""
+    if value and len(value) >= _MIN_SECRET_LENGTH:
+        with _lock:
+            _extra.add(value)
+
+
+def secret_values() -> list[str]:
+    values = {v for k, v in os.environ.items() if secret_name(k) and v and len(v) >= _MIN_SECRET_LENGTH}
+    with _lock:
+        values |= _extra
+    return sorted(values, key=len, reverse=True)  # longest first: a secret containing another
+
+
+def mask_secrets(text: str) -> str:
+    for value in secret_values():
+        if value in text:
+            text = text.replace(value, MASK)
+    return _KEY_PATTERNS.sub(MASK, text)

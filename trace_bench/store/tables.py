@@ -1,0 +1,164 @@
+"""results.csv, summary.json and leaderboard.csv, rebuilt from per-job results.json records.
+
+The driver keeps every job's record in memory (loaded once from disk when resuming), replaces
+a job's record when it finishes again, and rewrites the tables from that map, so a resumed run
+never holds duplicate or stale rows.  Rewrites are throttled; a final write happens at the end.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from trace_bench.store.atomic import write_json, write_text
+from trace_bench.store.run_dir import RunPaths
+from trace_bench.store.schemas import CSV_COLUMNS, LEADERBOARD_COLUMNS, SCORED_STATUSES, JobResult
+from trace_bench.store.stats import summarize
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value) if value == value else ""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True, default=str)
+    return value
+
+
+def _mean(values: list[float]) -> float | None:
+    clean = [v for v in values if v is not None]
+    return sum(clean) / len(clean) if clean else None
+
+
+class ResultTables:
+    """In-memory map of job records → the run's tables."""
+
+    def __init__(self, paths: RunPaths, run_meta: dict[str, Any], min_interval_s: float = 1.0) -> None:
+        self.paths = paths
+        self.run_meta = run_meta
+        self.records: dict[str, JobResult] = {}
+        self.order: dict[str, int] = {}
+        self.min_interval_s = min_interval_s
+        self._last_write = 0.0
+        self._dirty = False
+
+    def set_order(self, job_ids: list[str]) -> None:
+        self.order = {job_id: i for i, job_id in enumerate(job_ids)}
+
+    def add(self, record: JobResult) -> None:
+        self.records[record.job_id] = record
+        self._dirty = True
+
+    def maybe_write(self) -> None:
+        if self._dirty and time.monotonic() - self._last_write >= self.min_interval_s:
+            self.write()
+
+    def sorted_records(self) -> list[JobResult]:
+        return sorted(self.records.values(), key=lambda r: (self.order.get(r.job_id, 1 << 30), r.job_id))
+
+    def write(self) -> None:
+        records = self.sorted_records()
+        self._write_csv(records)
+        write_json(self.paths.summary, self.summary(records), durable=True)
+        self._write_leaderboard(records)
+        self._last_write = time.monotonic()
+        self._dirty = False
+
+    def _objective_columns(self, records: list[JobResult]) -> list[str]:
+        names = sorted({k for r in records for k in r.score_dict_best if k != "score"})
+        return [f"obj_{name}" for name in names]
+
+    def _write_csv(self, records: list[JobResult]) -> None:
+        objectives = self._objective_columns(records)
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow([*CSV_COLUMNS, *objectives])
+        for record in records:
+            data = record.model_dump()
+            row = [_cell(data.get(column)) for column in CSV_COLUMNS]
+            row += [_cell(record.score_dict_best.get(name[4:])) for name in objectives]
+            writer.writerow(row)
+        write_text(self.paths.results_csv, buffer.getvalue())
+
+    def summary(self, records: list[JobResult]) -> dict[str, Any]:
+        counts: dict[str, int] = defaultdict(int)
+        for record in records:
+            counts[record.status] += 1
+        total = {
+            "prompt": sum(r.prompt_tokens for r in records),
+            "completion": sum(r.completion_tokens for r in records),
+            "total": sum(r.total_tokens for r in records),
+        }
+        return {
+            "schema_version": 1,
+            **self.run_meta,
+            "total_jobs": self.run_meta.get("total_jobs", len(records)),
+            "finished_jobs": len(records),
+            "counts": dict(sorted(counts.items())),
+            "token_totals": total,
+            "tokens_estimated": any(r.tokens_estimated for r in records),
+            "llm_calls": sum(r.llm_calls for r in records),
+            "cache_hits": sum(r.cache_hits for r in records),
+            "cost_usd": round(sum(r.cost_usd for r in records), 10),
+            "job_seconds": round(sum(r.time_seconds for r in records), 6),
+        }
+
+    def leaderboard_rows(self, records: list[JobResult]) -> list[dict[str, Any]]:
+        groups: dict[tuple[str, str, str], list[JobResult]] = defaultdict(list)
+        for record in records:
+            groups[(record.task, record.trainer, record.params_label)].append(record)
+        rows = []
+        for (task, trainer, label), members in groups.items():
+            scored = [m for m in members if m.status in SCORED_STATUSES and m.score_best is not None]
+            n, mean, std, low, high = summarize([m.score_best for m in scored])  # type: ignore[misc]
+            rows.append({
+                "task": task, "suite": members[0].suite, "trainer": trainer, "params_label": label,
+                "count": n, "failed": len(members) - len(scored), "mean_best": mean, "std_best": std,
+                "ci95_low": low, "ci95_high": high,
+                "mean_test": _mean([m.score_test for m in scored]),  # type: ignore[misc]
+                "mean_initial": _mean([m.score_initial for m in scored]),  # type: ignore[misc]
+                "mean_llm_calls": _mean([float(m.llm_calls) for m in scored]),
+                "mean_tokens": _mean([float(m.total_tokens) for m in scored]),
+                "mean_cost_usd": _mean([m.cost_usd for m in scored]),
+            })
+        by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in rows:
+            by_task[row["task"]].append(row)
+        ranked: list[dict[str, Any]] = []
+        for task in sorted(by_task):
+            entries = sorted(by_task[task], key=lambda r: (r["mean_best"] is None, -(r["mean_best"] or 0.0),
+                                                          r["trainer"], r["params_label"]))
+            previous, rank = None, 0
+            for position, row in enumerate(entries, start=1):
+                if row["mean_best"] is None:
+                    row["rank"] = None
+                else:
+                    if row["mean_best"] != previous:
+                        rank, previous = position, row["mean_best"]
+                    row["rank"] = rank
+                ranked.append(row)
+        return ranked
+
+    def _write_leaderboard(self, records: list[JobResult]) -> None:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(LEADERBOARD_COLUMNS)
+        for row in self.leaderboard_rows(records):
+            writer.writerow([_cell(row.get(c)) for c in LEADERBOARD_COLUMNS])
+        write_text(self.paths.leaderboard, buffer.getvalue())
+
+
+def load_job_record(path: Path) -> JobResult | None:
+    """A job's results.json, or None when missing or unreadable (the job then runs again)."""
+    try:
+        return JobResult.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,25 @@
+"""internal:* tasks: small, fast problems that exercise every part of the harness."""
+
+from __future__ import annotations
+
+from trace_bench.registry.specs import TaskSpec
+
+SUITE = "internal"
+_M = "trace_bench.tasks.internal"
+
+_TASKS = (
+    ("numeric_param", "numeric_param", "Move one trainable float to a target.", ("numeric", "code"), "-|output - 3|"),
+    ("code_param", "code_param", "Rewrite a trainable function to match examples.", ("code",), "exact-match rate"),
+    ("multi_param", "multi_param", "Two trainable floats whose sum must reach 3.", ("numeric",), "-|a + b - 3|"),
+    ("non_trainable", "non_trainable", "No trainable parameters: expected to fail.", (), "n/a"),
+    ("multiobjective_convex", "multiobjective_convex", "Six-Hump-Camel point with an L2 penalty (2 objectives).",
+     ("text",), "weighted -(f + penalty)"),
+)
+
+
+def discover() -> list[TaskSpec]:
+    return [
+        TaskSpec(id=f"{SUITE}:{name}", suite=SUITE, description=desc, module=f"{_M}.{module}",
+                 parameter_kinds=kinds, scoring=scoring)
+        for name, module, desc, kinds, scoring in _TASKS
+    ]

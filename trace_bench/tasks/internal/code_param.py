@@ -1,0 +1,47 @@
+"""internal:code_param: rewrite a trainable Python function to match input/output examples."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opto import trace
+
+from trace_bench.tasks.guide import Guide
+
+
+class ExampleGuide(Guide):
+    def get_feedback(self, query: Any, response: Any, reference: Any = None, **kwargs: Any) -> tuple[float, str]:
+        if response == reference:
+            return 1.0, f"Correct: transform({query}) = {response}."
+        return 0.0, f"transform({query}) returned {response!r}, expected {reference!r}."
+
+
+@trace.model
+class CodeAgent:
+    @trace.bundle(trainable=True)
+    def transform(self, x: int) -> int:
+        """Map an integer to the expected output."""
+        return x
+
+    def forward(self, x: Any) -> Any:
+        return self.transform(x)
+
+
+def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
+    inputs = [0, 1, 2, 5, 10]
+    infos = [2 * x + 1 for x in inputs]
+    return {
+        "param": CodeAgent(),
+        "guide": ExampleGuide(),
+        "train_dataset": {"inputs": inputs[:3], "infos": infos[:3]},
+        "validate_dataset": {"inputs": inputs, "infos": infos},
+        "test_dataset": {"inputs": [3, 7, 100], "infos": [7, 15, 201]},
+        "optimizer_kwargs": {"objective": "Change the code so transform(x) returns the expected output.",
+                             "memory_size": 5},
+        "metadata": {"benchmark": "internal", "optimizes": "python code", "scoring": "exact match rate"},
+        "stub_candidates": [
+            "def transform(self, x):\n    return 2 * x\n",
+            "def transform(self, x):\n    return 2 * x + 1\n",
+            "def transform(self, x):\n    return x + 1\n",
+        ],
+    }

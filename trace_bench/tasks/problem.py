@@ -1,0 +1,102 @@
+"""What a task builds for one job: the *problem* contract.
+
+A task module's ``build_trace_problem(**eval_kwargs)`` returns a mapping with the keys below
+(the original Trace-Bench contract).  :meth:`Problem.from_mapping` validates it once, so every
+trainer sees the same normalised object.  Datasets are ``{"inputs": [...], "infos": [...]}``
+aligned by index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+REQUIRED_KEYS = ("param", "guide", "train_dataset")
+
+
+class ProblemError(ValueError):
+    """A task returned something that is not a valid problem."""
+
+
+Dataset = dict[str, list[Any]]
+
+
+def _check_dataset(name: str, value: Any, *, task_id: str, required: bool) -> Dataset | None:
+    if value is None:
+        if required:
+            raise ProblemError(f"{task_id}: problem has no {name}")
+        return None
+    if not isinstance(value, dict):
+        raise ProblemError(f"{task_id}: {name} must be a dict with 'inputs' and 'infos', got {type(value).__name__}")
+    inputs = value.get("inputs")
+    infos = value.get("infos", value.get("info"))
+    if inputs is None or infos is None:
+        raise ProblemError(f"{task_id}: {name} needs both 'inputs' and 'infos'")
+    inputs, infos = list(inputs), list(infos)
+    if len(inputs) != len(infos):
+        raise ProblemError(f"{task_id}: {name} has {len(inputs)} inputs but {len(infos)} infos")
+    if required and not inputs:
+        raise ProblemError(f"{task_id}: {name} is empty")
+    if not inputs:
+        return None
+    return {"inputs": inputs, "infos": infos}
+
+
+@dataclass
+class Problem:
+    """A validated problem; ``param`` is an opto ``ParameterNode`` or ``trace.Module``."""
+
+    task_id: str
+    param: Any
+    guide: Any
+    train_dataset: Dataset
+    validate_dataset: Dataset | None = None
+    test_dataset: Dataset | None = None
+    optimizer_kwargs: dict[str, Any] = field(default_factory=dict)
+    objective_config: Any = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    stub_candidates: list[Any] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_mapping(cls, raw: Any, task_id: str) -> Problem:
+        if isinstance(raw, Problem):
+            return raw
+        if not isinstance(raw, dict):
+            raise ProblemError(f"{task_id}: build_trace_problem must return a dict, got {type(raw).__name__}")
+        missing = [k for k in REQUIRED_KEYS if raw.get(k) is None]
+        if missing:
+            raise ProblemError(f"{task_id}: problem is missing required key(s): {', '.join(missing)}")
+        known = {
+            "param", "guide", "train_dataset", "validate_dataset", "validation_dataset", "test_dataset",
+            "optimizer_kwargs", "objective_config", "metadata", "stub_candidates",
+        }
+        validate = raw.get("validate_dataset", raw.get("validation_dataset"))
+        optimizer_kwargs = raw.get("optimizer_kwargs") or {}
+        if not isinstance(optimizer_kwargs, dict):
+            raise ProblemError(f"{task_id}: optimizer_kwargs must be a dict")
+        metadata = raw.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            raise ProblemError(f"{task_id}: metadata must be a dict")
+        return cls(
+            task_id=task_id,
+            param=raw["param"],
+            guide=raw["guide"],
+            train_dataset=_check_dataset("train_dataset", raw["train_dataset"], task_id=task_id, required=True),  # type: ignore[arg-type]
+            validate_dataset=_check_dataset("validate_dataset", validate, task_id=task_id, required=False),
+            test_dataset=_check_dataset("test_dataset", raw.get("test_dataset"), task_id=task_id, required=False),
+            optimizer_kwargs=dict(optimizer_kwargs),
+            objective_config=raw.get("objective_config"),
+            metadata=dict(metadata),
+            stub_candidates=list(raw.get("stub_candidates") or []),
+            extras={k: v for k, v in raw.items() if k not in known},
+        )
+
+    @property
+    def selection_split(self) -> str:
+        """Which split chooses the best state: validation when present, else train."""
+        return "validate" if self.validate_dataset else "train"
+
+    @property
+    def selection_dataset(self) -> Dataset:
+        return self.validate_dataset or self.train_dataset

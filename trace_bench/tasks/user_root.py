@@ -1,0 +1,99 @@
+"""Tasks from a user directory (``--root DIR``).
+
+Two layouts: the original Trace-Bench LLM4AD layout (an ``index.json`` naming task packages,
+handled by :mod:`trace_bench.tasks.llm4ad.legacy_root`), or one task per module: every
+``name.py`` or ``name/__init__.py`` that defines ``build_trace_problem`` becomes
+``llm4ad:name``, the namespace bare task names resolve to.  Modules are loaded under unique
+names with package semantics (relative imports work) and without editing ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import sys
+import threading
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from trace_bench.config.errors import ConfigError
+from trace_bench.registry.specs import TaskSpec
+
+_LOCK = threading.Lock()
+_BUILDER = re.compile(r"^def\s+build_trace_problem\s*\(", re.M)
+
+
+def _check_root(root: Path) -> Path:
+    if not root.exists():
+        raise ConfigError(f"task root '{root}' does not exist", key_path="--root")
+    if not root.is_dir():
+        raise ConfigError(f"task root '{root}' is not a directory", key_path="--root")
+    return root.resolve()
+
+
+def discover_root(root: Path) -> list[TaskSpec]:
+    root = _check_root(Path(root))
+    if (root / "index.json").exists():
+        from trace_bench.tasks.llm4ad.legacy_root import discover_root as discover_index
+
+        try:
+            return discover_index(root)
+        except ValueError as exc:
+            raise ConfigError(str(exc), key_path="--root") from None
+    specs: list[TaskSpec] = []
+    for path in sorted(root.iterdir()):
+        source = path / "__init__.py" if path.is_dir() else path
+        if path.name.startswith(("_", ".")) or source.suffix != ".py" or not source.exists():
+            continue
+        try:
+            text = source.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if not _BUILDER.search(text):  # cheap static check: no import at listing time
+            continue
+        name = path.stem if path.is_file() else path.name
+        specs.append(TaskSpec(id=f"llm4ad:{name}", suite="llm4ad", description=f"user task from {source}",
+                              module=name, module_path=str(source), tags=("root",)))
+    if not specs:
+        raise ConfigError(f"task root '{root}' has no index.json and no module defining build_trace_problem",
+                          key_path="--root")
+    return specs
+
+
+def load_module_from_path(source: Path) -> ModuleType:
+    """Import ``source`` under a unique name; a package ``__init__.py`` keeps relative imports."""
+    source = Path(source).resolve()
+    digest = hashlib.sha256(str(source).encode()).hexdigest()[:10]
+    stem = source.parent.name if source.name == "__init__.py" else source.stem
+    name = f"trace_bench_user_{re.sub(r'[^0-9A-Za-z_]', '_', stem)}_{digest}"
+    with _LOCK:
+        if name in sys.modules:
+            return sys.modules[name]
+        locations = [str(source.parent)] if source.name == "__init__.py" else None
+        spec = importlib.util.spec_from_file_location(name, source, submodule_search_locations=locations)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load task module {source}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        return module
+
+
+def build_from_path(spec: TaskSpec, eval_kwargs: dict[str, Any]) -> Any:
+    location = Path(spec.module_path or "")
+    task_dir = location if location.is_dir() else location.parent
+    if (task_dir.parent / "index.json").exists() and location.is_dir():
+        from trace_bench.tasks.llm4ad.legacy_root import load_root_problem
+
+        return load_root_problem(spec, eval_kwargs)
+    module = load_module_from_path(Path(spec.module_path or ""))
+    builder = getattr(module, spec.builder, None)
+    if builder is None:
+        raise ImportError(f"{spec.module_path} defines no {spec.builder}()")
+    return builder(**eval_kwargs)

@@ -1,0 +1,72 @@
+"""The trainer base class and its typed, validated knobs.
+
+A trainer is an optimization algorithm.  Its knobs are a pydantic model (``Params``), so a
+config with an unknown or mistyped knob fails validation with the list of allowed names, and
+``knob_aliases`` maps the original Trace-Bench names (``ps_steps``, ``gepa_iters``, ``threads``)
+for every member of a family, not only for one literal id.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from trace_bench.trainers.context import TrainerContext
+
+
+class TrainerParams(BaseModel):
+    """Knobs every trainer accepts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    num_threads: int = Field(default=1, ge=1, description="threads for rollouts within the job")
+    verbose: bool = False
+
+
+COMMON_ALIASES: dict[str, str] = {"threads": "num_threads"}
+
+
+class Trainer(ABC):
+    """Base of every trainer. Subclasses set ``id``, ``Params`` and implement :meth:`train`."""
+
+    id: ClassVar[str]
+    aliases: ClassVar[tuple[str, ...]] = ()
+    family: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    Params: ClassVar[type[TrainerParams]] = TrainerParams
+    knob_aliases: ClassVar[dict[str, str]] = {}
+    source: ClassVar[str] = "built-in"
+    uses_optimizer: ClassVar[bool] = True
+    requires: ClassVar[tuple[str, ...]] = ()
+    extra: ClassVar[str | None] = None
+
+    def __init__(self, context: TrainerContext, params: TrainerParams) -> None:
+        self.ctx = context
+        self.params = params
+
+    @classmethod
+    def all_aliases(cls) -> dict[str, str]:
+        return {**COMMON_ALIASES, **cls.knob_aliases}
+
+    @classmethod
+    def resolve_kwargs(cls, raw: dict[str, Any]) -> dict[str, Any]:
+        """Apply knob aliases; the canonical name wins when both are given."""
+        aliases = cls.all_aliases()
+        resolved: dict[str, Any] = {}
+        for key, value in raw.items():
+            key = key.replace("-", "_")
+            target = aliases.get(key, key)
+            if target in resolved and key != target:
+                continue
+            resolved[target] = value
+        return resolved
+
+    @classmethod
+    def allowed_knobs(cls) -> list[str]:
+        return sorted(set(cls.Params.model_fields) | set(cls.all_aliases()))
+
+    @abstractmethod
+    def train(self) -> None:
+        """Run the algorithm; call ``self.ctx.report_step`` once per iteration."""
