@@ -62,8 +62,8 @@ def resolve_variant(entry: TrainerEntry, variant: dict[str, Any], global_kwargs:
     logger = merged.pop("logger", None) or entry.logger
     for key in ("guide", "guide_kwargs", "logger_kwargs", "eval_kwargs"):
         merged.pop(key, None)
-    if info.cls is None:
-        raise ConfigError(f"trainer '{entry.id}' is unavailable: {info.reason}", key_path=where)
+    if info.cls is None or info.reason:
+        raise ConfigError(f"trainer '{info.id}' is unavailable: {info.reason}", key_path=where)
     cls = info.cls
     kwargs = cls.resolve_kwargs(merged)
     allowed = cls.allowed_knobs()
@@ -104,6 +104,9 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
                 spec = catalog.get(task_id)
             except ConfigError as exc:
                 raise ConfigError(exc.reason, key_path=f"tasks[{t_index}].id", hint=exc.hint) from None
+            reason = spec.unavailable_reason()
+            if reason and not (config.mode == "stub" and spec.stub_without_availability):
+                raise ConfigError(f"task '{spec.id}' is unavailable: {reason}", key_path=f"tasks[{t_index}].id")
             eval_kwargs = {**config.eval_kwargs, **entry.eval_kwargs}
             key = f"{spec.id}|{json.dumps(eval_kwargs, sort_keys=True, default=str)}"
             if key not in seen:

@@ -63,6 +63,7 @@ class TaskSpec:
     default_eval_kwargs: dict[str, Any] = field(default_factory=dict, compare=False)
     module_path: str | None = None
     tags: tuple[str, ...] = ()
+    stub_without_availability: bool = False  # e.g. Harbor tasks: stub mode never invokes the tool
 
     @property
     def name(self) -> str:

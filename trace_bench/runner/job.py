@@ -114,6 +114,8 @@ def run_job(spec: JobSpec, paths: JobPaths, *, run_id: str, carried: dict[str, f
         session = _run(spec, paths, events, result, carried or {})
     except JobFailure as exc:
         result.status, result.error = exc.status, str(exc)
+    except MemoryError:
+        result.status, result.error = "oom", "out of memory (job_memory_mb limit reached)"
     except Exception as exc:  # failures are data: recorded, never raised through the matrix
         result.status = "failed"
         result.error = f"{type(exc).__name__}: {exc}"
@@ -164,6 +166,9 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
     session = build_session(mode=spec.mode, llm=spec.llm, budget=spec.budget, seed=spec.seed, events=events.write,
                             carried=Spent(**{k: carried.get(k, 0) for k in ("llm_calls", "tokens", "usd", "wall_s")}),
                             job_id=spec.job_id)
+    from trace_bench.llm.current import set_session
+
+    set_session(session)
     _route_opto_llm(session)
     problem = load_problem(spec)
     policy = stub_policy_of(session)
@@ -223,6 +228,8 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
     except BudgetExhausted as exc:
         status, error = "budget_exhausted", str(exc)
         events.write({"type": "budget_exhausted", "resource": exc.resource, "limit": exc.limit, "spent": exc.spent})
+    except MemoryError:
+        raise
     except Exception as exc:
         status, error = "failed", f"training_error: {type(exc).__name__}: {exc}"
         result.traceback = traceback.format_exc()

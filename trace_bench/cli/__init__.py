@@ -1,0 +1,1 @@
+"""The ``trace-bench`` command line: parses and prints, nothing more."""

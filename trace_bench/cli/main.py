@@ -1,0 +1,90 @@
+"""Argument parsing for ``trace-bench``; each command's module is imported only when it runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+FORMATS = ("tsv", "table", "json")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("trace-bench")
+    except PackageNotFoundError:  # running from a source tree
+        return "0.0.0+source"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="trace-bench", description="Benchmark LLM-as-optimizer algorithms on Trace.")
+    parser.add_argument("--version", action="version", version=f"trace-bench {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("list-tasks", help="list discoverable tasks")
+    p.add_argument("--root", help="directory of user task modules (original LLM4AD layout or one module per task)")
+    p.add_argument("--bench", "--dataset-name", dest="bench", help="comma-separated suites, e.g. llm4ad,internal")
+    p.add_argument("--all", action="store_true", help="include unavailable tasks")
+    p.add_argument("--format", choices=FORMATS, default="tsv")
+
+    p = sub.add_parser("list-trainers", help="list trainers")
+    p.add_argument("--all", action="store_true", help="include unavailable trainers with the reason")
+    p.add_argument("--format", choices=FORMATS, default="tsv")
+
+    p = sub.add_parser("validate", help="check a config without running it")
+    p.add_argument("--config", required=True)
+    p.add_argument("--root")
+    p.add_argument("--bench", "--dataset-name", dest="bench")
+    p.add_argument("--strict", action="store_true",
+                   help="also build every task, check trainable parameters and write a manifest")
+    p.add_argument("--runs-dir", "--output-dir", dest="runs_dir")
+
+    p = sub.add_parser("run", help="run an experiment")
+    p.add_argument("--config", help="YAML/JSON config (optional with --resume RUN: the run's snapshot is used)")
+    p.add_argument("--root")
+    p.add_argument("--runs-dir", "--output-dir", dest="runs_dir")
+    p.add_argument("--max-workers", "--n-concurrent", dest="max_workers", type=int)
+    p.add_argument("--force", action="store_true", help="re-run every job (same as --resume none)")
+    p.add_argument("--resume", help="auto | failed | none, or a run id/path to continue in place")
+    p.add_argument("--job-timeout", dest="job_timeout", type=float,
+                   help="per-job wall-clock limit in seconds (default: config; 0 in stub, 600 in real mode)")
+    p.add_argument("--logger", help="override the logger of every trainer (e.g. none, ConsoleLogger)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+
+    p = sub.add_parser("report", help="write a self-contained report.html for one or more runs")
+    p.add_argument("runs", nargs="+")
+    p.add_argument("--out")
+
+    p = sub.add_parser("compare", help="paired comparison of two runs")
+    p.add_argument("run_a")
+    p.add_argument("run_b")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+
+    p = sub.add_parser("ui", help="launch the Gradio UI")
+    p.add_argument("--runs-dir", default="runs")
+    p.add_argument("--tasks-root", dest="tasks_root")
+    p.add_argument("--port", type=int)
+    p.add_argument("--share", action="store_true")
+
+    p = sub.add_parser("fake-llm", help="run the fake OpenAI-compatible server (tests, demos)")
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from trace_bench.cli import commands
+
+    handler = getattr(commands, "cmd_" + args.command.replace("-", "_"))
+    try:
+        return int(handler(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

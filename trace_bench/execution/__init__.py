@@ -1,0 +1,1 @@
+"""Executors: where job processes run (local process pool by default, Ray optionally)."""

@@ -1,0 +1,89 @@
+"""Code that runs inside a job process (and is preloaded into the forkserver template).
+
+Importing this module imports ``opto`` and the trainer stack once, in the template process, so
+every forked job starts warm.  ``litellm``/``openai`` stay deferred until a real call needs them.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import resource
+import sys
+import traceback
+from typing import Any
+
+from trace_bench.runtime import configure_environment
+
+configure_environment()
+
+import opto.optimizers  # noqa: E402,F401 - warm the template process
+from opto import trace  # noqa: E402,F401
+
+import trace_bench.runner.job  # noqa: E402,F401
+import trace_bench.trainers.context  # noqa: E402,F401
+from trace_bench.store.masking import mask_secrets  # noqa: E402
+
+
+class MaskingStream(io.TextIOBase):
+    """A line-buffered text stream to the job's stdout.log that masks secrets on the way out."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text:
+            os.write(self._fd, mask_secrets(text).encode("utf-8", "replace"))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _limit_memory(memory_mb: int | None) -> None:
+    if memory_mb:
+        limit = int(memory_mb) * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def job_process_main(payload: dict[str, Any], conn: Any) -> None:
+    """Entry point of a job process: isolate, redirect output, run the job, send the record."""
+    from trace_bench.matrix.expand import JobSpec
+    from trace_bench.runner.job import run_job
+    from trace_bench.store.run_dir import JobPaths
+
+    os.setpgrp()  # own process group: a timeout kills the job and everything it started
+    paths = JobPaths(__import__("pathlib").Path(payload["job_dir"]))
+    paths.root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(paths.stdout, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    sys.stdout = MaskingStream(1)  # type: ignore[assignment]
+    sys.stderr = MaskingStream(2)  # type: ignore[assignment]
+    try:
+        _limit_memory(payload.get("memory_mb"))
+        spec = JobSpec(**payload["spec"])
+        record = run_job(spec, paths, run_id=payload["run_id"], carried=payload.get("carried"),
+                         attempt=payload.get("attempt", 1))
+        conn.send(record.model_dump(mode="json"))
+    except BaseException:  # the parent turns a missing record into a failed job
+        try:
+            sys.stderr.write(traceback.format_exc())
+        except Exception:
+            pass
+    finally:
+        try:
+            conn.close()
+        except Exception:
+            pass
+        os._exit(0)
