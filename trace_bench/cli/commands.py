@@ -66,6 +66,12 @@ def _load(config_path: str) -> Any:
     return load_config(config_path)
 
 
+def _config_error(exc: ConfigError, path: str | None) -> int:
+    if exc.file is None and path:
+        exc = exc.with_file(path)
+    return _fail(str(exc))
+
+
 def cmd_validate(args: Namespace) -> int:
     from trace_bench.cli.validate import validate
 
@@ -73,7 +79,7 @@ def cmd_validate(args: Namespace) -> int:
         config = _load(args.config)
         return validate(config, args)
     except ConfigError as exc:
-        return _fail(str(exc))
+        return _config_error(exc, args.config)
 
 
 def cmd_run(args: Namespace) -> int:
@@ -102,7 +108,7 @@ def cmd_run(args: Namespace) -> int:
                              config_path=args.config)
         outcome = execute_run(config, options)
     except ConfigError as exc:
-        return _fail(str(exc))
+        return _config_error(exc, args.config)
     _print_outcome(outcome)
     return outcome.exit_code
 

@@ -18,9 +18,18 @@ def _version() -> str:
         return "0.0.0+source"
 
 
+class _VersionAction(argparse.Action):
+    """Looks the version up only when asked (package metadata scans are slow)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        print(f"trace-bench {_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trace-bench", description="Benchmark LLM-as-optimizer algorithms on Trace.")
-    parser.add_argument("--version", action="version", version=f"trace-bench {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 

@@ -1,12 +1,27 @@
-"""Config: pydantic models, loading with clear errors (no heavy imports here)."""
+"""Config: pydantic models, loading with clear errors.
+
+Names are resolved lazily so that ``trace_bench.config.errors`` (used by the fast list
+commands) does not pull in pydantic.
+"""
 
 from __future__ import annotations
 
-from trace_bench.config.errors import ConfigError, did_you_mean
-from trace_bench.config.loader import load_config, parse_config
-from trace_bench.config.models import BudgetConfig, LLMConfig, RunConfig, TaskEntry, TrainerEntry
+from typing import Any
 
-__all__ = [
-    "BudgetConfig", "ConfigError", "LLMConfig", "RunConfig", "TaskEntry", "TrainerEntry",
-    "did_you_mean", "load_config", "parse_config",
-]
+_EXPORTS = {
+    "ConfigError": "trace_bench.config.errors", "did_you_mean": "trace_bench.config.errors",
+    "load_config": "trace_bench.config.loader", "parse_config": "trace_bench.config.loader",
+    "BudgetConfig": "trace_bench.config.models", "LLMConfig": "trace_bench.config.models",
+    "RunConfig": "trace_bench.config.models", "TaskEntry": "trace_bench.config.models",
+    "TrainerEntry": "trace_bench.config.models",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(name)

@@ -6,6 +6,7 @@ every forked job starts warm.  ``litellm``/``openai`` stay deferred until a real
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import resource
@@ -17,8 +18,13 @@ from trace_bench.runtime import configure_environment
 
 configure_environment()
 
-import opto.optimizers  # noqa: E402,F401 - warm the template process
-from opto import trace  # noqa: E402,F401
+with contextlib.redirect_stdout(io.StringIO()):  # opto prints its backend choice on import
+    import opto.optimizers  # noqa: E402,F401 - warm the template process
+    from opto import trace  # noqa: E402,F401
+try:
+    import numpy  # noqa: E402,F401 - most tasks and the job seeding use it
+except ImportError:  # pragma: no cover
+    pass
 
 import trace_bench.runner.job  # noqa: E402,F401
 import trace_bench.trainers.context  # noqa: E402,F401

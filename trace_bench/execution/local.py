@@ -25,6 +25,9 @@ def job_context() -> Any:
     """The process context for jobs; the forkserver template is shared by every run of a process."""
     global _CONTEXT
     if _CONTEXT is None:
+        # Jobs must be reproducible: opto builds prompts by iterating sets, whose order depends on
+        # the string hash seed.  The template (and so every forked job) gets a fixed one.
+        os.environ.setdefault("PYTHONHASHSEED", "0")
         methods = mp.get_all_start_methods()
         if "forkserver" in methods:
             _CONTEXT = mp.get_context("forkserver")

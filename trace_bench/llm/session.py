@@ -49,8 +49,13 @@ class UsageTotals(RoleUsage):
 
 def request_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
     """Content key of a request: model, messages and sampling parameters; never secrets or URLs."""
+    from trace_bench.llm.stub import canonical_prompt
+
     sampling = {k: params[k] for k in _SAMPLING_KEYS if k in params}
-    blob = json.dumps({"model": model, "messages": messages, "sampling": sampling}, sort_keys=True, default=str)
+    # Canonical content: opto prompts carry object addresses, process-global node numbers and
+    # address-dependent line order, which would make every replay of a real run miss the cache.
+    canonical = [{"role": m.get("role"), "content": canonical_prompt(str(m.get("content", "")))} for m in messages]
+    blob = json.dumps({"model": model, "messages": canonical, "sampling": sampling}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

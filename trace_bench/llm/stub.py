@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from trace_bench.llm.tokens import message_text
-
 _VARIABLE_LINE = re.compile(r"^\((?P<type>[A-Za-z_][\w\.]*)\) (?P<name>[A-Za-z_]\w*)=(?P<value>.*)$")
 _CODE_VARIABLE = re.compile(r"^\(code\) (?P<name>[A-Za-z_]\w*):", re.MULTILINE)
 _SECTION = re.compile(r"^#(Instruction|Code|Documentation|Variables|Constraints|Inputs|Others|Outputs|Feedback)\s*$", re.M)
@@ -84,6 +82,17 @@ def _section(prompt: str, name: str) -> str | None:
     return None
 
 
+def canonical_prompt(text: str) -> str:
+    """The prompt with its lines sorted and node indices dropped.
+
+    ``opto`` lists graph nodes in an order that depends on object addresses, numbers them with
+    a process-global counter and prints object reprs with their address; none of that may
+    change the stub's answer, or two runs of one config would differ.
+    """
+    text = re.sub(r" at 0x[0-9a-fA-F]+", "", text)  # reprs of objects carry their address
+    return "\n".join(sorted(re.sub(r"(?<=[A-Za-z_])\d+\b", "", line) for line in text.splitlines()))
+
+
 @dataclass
 class StubPolicy:
     """Deterministic proposals; ``candidates`` come from the task's ``stub_candidates``."""
@@ -92,14 +101,14 @@ class StubPolicy:
     candidates: Sequence[Any] = field(default_factory=list)
     mutation_scale: float = 0.5
 
-    def _rng(self, messages: list[dict[str, Any]], sample_index: int, salt: str = "") -> random.Random:
-        digest = hashlib.sha256(f"{self.seed}|{sample_index}|{salt}|{message_text(messages)}".encode()).digest()
+    def _rng(self, text: str, sample_index: int, salt: str = "") -> random.Random:
+        digest = hashlib.sha256(f"{self.seed}|{sample_index}|{salt}|{canonical_prompt(text)}".encode()).digest()
         return random.Random(int.from_bytes(digest[:8], "big"))
 
     # -- entry point ----------------------------------------------------------------------
     def respond(self, messages: list[dict[str, Any]], sample_index: int = 0, **params: Any) -> str:
         text = "\n".join(str(m.get("content", "")) for m in messages)
-        rng = self._rng(messages, sample_index, str(params.get("temperature", "")))
+        rng = self._rng(text, sample_index, f"{params.get('temperature', '')}|{params.get('call_index', '')}")
         if "<IMPROVED_VARIABLE>" in text:
             return self._textgrad_update(text, rng)
         if "#Variables" in text and "suggestion" in text:

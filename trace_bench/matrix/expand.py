@@ -55,7 +55,10 @@ def params_label(variant: dict[str, Any]) -> str:
 def resolve_variant(entry: TrainerEntry, variant: dict[str, Any], global_kwargs: dict[str, Any],
                     where: str) -> tuple[str, dict[str, Any], str | None, dict[str, Any], str | None]:
     """(trainer id, validated trainer kwargs, optimizer, optimizer kwargs, logger) for one variant."""
-    info = resolve_trainer(entry.id)
+    try:
+        info = resolve_trainer(entry.id)
+    except ConfigError as exc:
+        raise ConfigError(exc.reason, key_path=f"{where.split('.')[0]}.id", hint=exc.hint) from None
     merged: dict[str, Any] = {**global_kwargs, **entry.knobs, **variant}
     optimizer = merged.pop("optimizer", None) or entry.optimizer
     optimizer_kwargs = {**(merged.pop("optimizer_kwargs", None) or {}), **entry.optimizer_kwargs}

@@ -1,0 +1,36 @@
+# Two commands on a fresh machine:
+#   make demo   installs everything and runs the offline stub demo
+#   make test   installs everything and runs the whole test suite
+SHELL := /bin/bash
+PYTHON ?= python3
+UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+export UV_COMPILE_BYTECODE := 1
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export HF_HUB_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export GRADIO_ANALYTICS_ENABLED := False
+export RAY_USAGE_STATS_ENABLED := 0
+
+.PHONY: install demo test lint perf system-deps clean
+
+$(UV):
+	$(PYTHON) -m pip install --quiet --user uv || $(PYTHON) -m pip install --quiet uv
+
+install: $(UV)
+	$(UV) sync --frozen --all-extras
+
+demo: install
+	.venv/bin/trace-bench run --config configs/smoke.yaml --runs-dir runs
+
+system-deps:
+	@bash scripts/install-system-deps.sh
+
+test: install system-deps
+	.venv/bin/ruff check .
+	.venv/bin/python -m pytest
+
+perf: install
+	for script in perf/*.py; do echo "== $$script"; .venv/bin/python $$script || exit 1; done
+
+clean:
+	rm -rf .venv runs .pytest_cache
