@@ -10,6 +10,7 @@ import contextlib
 import io
 import os
 import resource
+import signal
 import sys
 import traceback
 from typing import Any
@@ -61,12 +62,31 @@ def _limit_memory(memory_mb: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
+def die_with_parent() -> None:
+    """Linux: SIGKILL this process when its parent (the job template) exits.
+
+    The template exits when the driver dies, so a killed driver never leaves job processes
+    writing into a run directory that a later ``--resume`` is about to reuse.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(1)
+
+
 def job_process_main(payload: dict[str, Any], conn: Any) -> None:
     """Entry point of a job process: isolate, redirect output, run the job, send the record."""
     from trace_bench.matrix.expand import JobSpec
     from trace_bench.runner.job import run_job
     from trace_bench.store.run_dir import JobPaths
 
+    die_with_parent()
     os.setpgrp()  # own process group: a timeout kills the job and everything it started
     paths = JobPaths(__import__("pathlib").Path(payload["job_dir"]))
     paths.root.mkdir(parents=True, exist_ok=True)

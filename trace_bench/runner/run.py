@@ -111,7 +111,7 @@ class _Interrupts:
 
 
 def execute_run(config: RunConfig, options: RunOptions) -> RunOutcome:
-    from trace_bench.execution.local import LocalExecutor, warm_up
+    from trace_bench.execution.local import warm_up
 
     runs_dir = options.runs_dir or config.runs_dir
     if options.max_workers is not None:
@@ -137,6 +137,32 @@ def execute_run(config: RunConfig, options: RunOptions) -> RunOutcome:
     paths = RunPaths(run_dir)
     paths.meta.mkdir(parents=True, exist_ok=True)
     paths.jobs.mkdir(exist_ok=True)
+    lock = _lock_run(paths)
+    try:
+        return _execute(config, options, jobs, digest, run_id, paths, resume)
+    finally:
+        lock.close()
+
+
+def _lock_run(paths: RunPaths) -> Any:
+    """Hold an exclusive lock on the run for the driver's lifetime (released when it dies)."""
+    import fcntl
+
+    handle = open(paths.root / ".lock", "a+")  # noqa: SIM115 - held until the run ends
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise ConfigError(f"run {paths.root.name} is being executed by another trace-bench process",
+                          key_path="--resume") from None
+    return handle
+
+
+def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest: str, run_id: str,
+             paths: RunPaths, resume: ResumeMode) -> RunOutcome:
+    from trace_bench.execution.local import LocalExecutor
+
+    run_dir = paths.root
     created = _read_manifest(run_dir).get("created_at") or utc_now()
     job_timeout = options.job_timeout if options.job_timeout is not None else config.job_timeout
     meta = {"run_id": run_id, "config_hash": digest, "mode": config.mode, "tags": config.tags,
