@@ -64,7 +64,7 @@ def _forwarder(module: str, attr: str) -> object:
     return forward
 
 
-_STAND_INS: dict[str, tuple[str, ...]] = {"openai": ("OpenAI",)}
+_STAND_INS: dict[str, tuple[str, ...]] = {"openai": ("OpenAI",), "black": ("format_str", "FileMode")}
 
 
 def defer(*names: str) -> None:

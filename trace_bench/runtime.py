@@ -29,5 +29,5 @@ def configure_environment() -> None:
         os.environ.setdefault(key, value)
     from trace_bench._lazy import defer
 
-    defer("litellm", "openai")
+    defer("litellm", "openai", "black")
     _configured = True

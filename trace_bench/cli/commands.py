@@ -83,6 +83,9 @@ def cmd_validate(args: Namespace) -> int:
 
 
 def cmd_run(args: Namespace) -> int:
+    from trace_bench.execution.local import warm_up
+
+    warm_up()  # the job template imports opto while the driver reads the config and plans
     from trace_bench.runner.run import RunOptions, execute_run, locate_run
 
     resume_mode, resume_run = None, None

@@ -15,9 +15,11 @@ import sys
 import traceback
 from typing import Any
 
+from trace_bench.compat import fast_inspect
 from trace_bench.runtime import configure_environment
 
 configure_environment()
+fast_inspect.install()
 
 with contextlib.redirect_stdout(io.StringIO()):  # opto prints its backend choice on import
     import opto.optimizers  # noqa: E402,F401 - warm the template process

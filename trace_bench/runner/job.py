@@ -63,9 +63,11 @@ def seed_everything(seed: int) -> None:
 
 def prepare_process() -> None:
     """Process-wide setup for a job process: deferred heavy imports, telemetry off, compat names."""
+    from trace_bench.compat import fast_inspect
     from trace_bench.runtime import configure_environment
 
     configure_environment()
+    fast_inspect.install()
     from trace_bench.compat.opto_shim import install
 
     install()
