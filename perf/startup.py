@@ -16,7 +16,7 @@ def main() -> None:
     ):
         seconds = time_command(args, repeat=7)
         report(label, seconds, "s", target)
-        report(f"  ratio to python -c pass", seconds / base, "x")
+        report("  ratio to python -c pass", seconds / base, "x")
 
 
 if __name__ == "__main__":
