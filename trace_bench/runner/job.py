@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import random
 import time
 import traceback
@@ -110,6 +111,12 @@ def run_job(spec: JobSpec, paths: JobPaths, *, run_id: str, carried: dict[str, f
     events.write({"type": "job_started", "job_id": spec.job_id, "task": spec.task, "trainer": spec.trainer,
                   "seed": spec.seed, "attempt": attempt})
     session = None
+    # Context for task code that needs it (a guide writing per-job artifacts, a tool that must not
+    # run in stub mode).  Each job is its own process, so this never leaks into another job.
+    os.environ["TRACE_BENCH_MODE"] = spec.mode
+    os.environ["TRACE_BENCH_JOB_DIR"] = str(paths.root)
+    os.environ["TRACE_BENCH_RUN_ID"] = run_id
+    os.environ["TRACE_BENCH_JOB_ID"] = spec.job_id
     try:
         prepare_process()
         seed_everything(spec.seed)
@@ -119,7 +126,7 @@ def run_job(spec: JobSpec, paths: JobPaths, *, run_id: str, carried: dict[str, f
     except MemoryError:
         result.status, result.error = "oom", "out of memory (job_memory_mb limit reached)"
     except Exception as exc:  # failures are data: recorded, never raised through the matrix
-        result.status = "failed"
+        result.status = _status_of(exc)
         result.error = f"{type(exc).__name__}: {exc}"
         result.traceback = traceback.format_exc()
     finally:
@@ -132,6 +139,12 @@ def run_job(spec: JobSpec, paths: JobPaths, *, run_id: str, carried: dict[str, f
                       "wall_started": started_wall})
         events.close()
     return result
+
+
+def _status_of(exc: BaseException) -> str:
+    """Exceptions may name their job status (e.g. a suite's InfraError -> ``infra_error``)."""
+    status = getattr(exc, "job_status", None)
+    return status if isinstance(status, str) and status else "failed"
 
 
 def _fill_usage(result: JobResult, session: Any) -> None:
@@ -233,7 +246,7 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
     except MemoryError:
         raise
     except Exception as exc:
-        status, error = "failed", f"training_error: {type(exc).__name__}: {exc}"
+        status, error = _status_of(exc), f"training_error: {type(exc).__name__}: {exc}"
         result.traceback = traceback.format_exc()
     final = snapshot(parameters)
     final_score, final_dict = measurer.selection(final)
