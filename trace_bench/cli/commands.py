@@ -108,7 +108,7 @@ def cmd_run(args: Namespace) -> int:
         options = RunOptions(runs_dir=args.runs_dir, root=args.root, max_workers=args.max_workers,
                              resume=resume_mode, resume_run=resume_run, force=args.force,
                              job_timeout=args.job_timeout or None, logger=args.logger, quiet=args.quiet,
-                             config_path=args.config)
+                             config_path=args.config, executor=args.executor, ray_address=args.ray_address)
         outcome = execute_run(config, options)
     except ConfigError as exc:
         return _config_error(exc, args.config)

@@ -62,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="per-job wall-clock limit in seconds (default: config; 0 in stub, 600 in real mode)")
     p.add_argument("--logger", help="override the logger of every trainer (e.g. none, ConsoleLogger)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--executor", choices=("local", "ray"), help="where jobs run (default: config, else local)")
+    p.add_argument("--ray-address", dest="ray_address", help="Ray cluster address (default: start a local one)")
 
     p = sub.add_parser("report", help="write a self-contained report.html for one or more runs")
     p.add_argument("runs", nargs="+")

@@ -112,12 +112,12 @@ class TrainerEntry(BaseModel):
 
 
 class RayConfig(_Strict):
+    """Per-job Ray resources and the cluster address (``None`` starts a local cluster)."""
+
     address: str | None = None
     num_cpus: float = Field(default=1.0, gt=0)
     num_gpus: float = Field(default=0.0, ge=0)
     memory_mb: int | None = Field(default=None, ge=1)
-    max_retries: int = Field(default=1, ge=0)
-    gateway_host: str = "127.0.0.1"
 
 
 class RunConfig(_Strict):
@@ -140,6 +140,7 @@ class RunConfig(_Strict):
     eval_kwargs: dict[str, Any] = Field(default_factory=dict)
     trainer_kwargs: dict[str, Any] = Field(default_factory=dict)
     executor: Literal["local", "ray"] = "local"
+    max_retries: int = Field(default=0, ge=0, description="re-runs of a job whose worker process was lost")
     ray: RayConfig = Field(default_factory=RayConfig)
     trackers: list[Literal["mlflow", "tensorboard"]] = Field(default_factory=list)
 
@@ -185,4 +186,5 @@ class RunConfig(_Strict):
 
 _HYPHEN_KEYS = {"job-timeout", "n-concurrent", "max-workers", "runs-dir", "fail-fast", "job-memory-mb"}
 
-RUN_LOCAL_FIELDS = ("run_id", "runs_dir", "max_workers", "resume", "force", "executor", "ray", "trackers")
+RUN_LOCAL_FIELDS = ("run_id", "runs_dir", "max_workers", "resume", "force", "executor", "ray", "trackers",
+                    "max_retries")

@@ -189,6 +189,7 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
     policy = stub_policy_of(session)
     if policy is not None:
         policy.candidates = list(problem.stub_candidates)
+    _share_context(problem, spec, paths)
     parameters = trainable_parameters(problem.param)
     if not parameters:
         raise JobFailure("failed", "no_trainable_parameters")
@@ -270,6 +271,15 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
 
     apply_state(parameters, best_state)
     return session
+
+
+def _share_context(problem: Any, spec: JobSpec, paths: JobPaths) -> None:
+    """Guides of the original Trace-Bench learn their job through ``set_trace_bench_context``."""
+    hook = getattr(problem.guide, "set_trace_bench_context", None)
+    if callable(hook):
+        hook(run_id=os.environ.get("TRACE_BENCH_RUN_ID", ""), job_id=spec.job_id, task_id=spec.task,
+             suite=spec.suite, mode=spec.mode, job_dir=str(paths.root), artifacts_dir=str(paths.artifacts),
+             tb_dir=str(paths.root / "tb"), runs_dir=str(paths.root.parent.parent.parent))
 
 
 def _plain_state(parameters: list[Any], state: list[Any]) -> dict[str, Any]:

@@ -42,6 +42,8 @@ class RunOptions:
     logger: str | None = None
     quiet: bool = False
     config_path: str | None = None
+    executor: str | None = None
+    ray_address: str | None = None
 
 
 @dataclass
@@ -158,10 +160,24 @@ def _lock_run(paths: RunPaths) -> Any:
     return handle
 
 
-def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest: str, run_id: str,
-             paths: RunPaths, resume: ResumeMode) -> RunOutcome:
+def make_executor(config: RunConfig, options: RunOptions) -> Any:
+    kind = options.executor or config.executor
+    if kind == "ray":
+        try:
+            from trace_bench.execution.ray_executor import RayExecutor
+        except ImportError as exc:  # pragma: no cover - ray is an optional extra
+            raise ConfigError(f"executor ray needs the ray extra (pip install 'trace-bench[ray]'): {exc}") from None
+        ray_cfg = config.ray
+        return RayExecutor(config.max_workers, address=options.ray_address or ray_cfg.address,
+                           num_cpus=ray_cfg.num_cpus, num_gpus=ray_cfg.num_gpus, memory_mb=ray_cfg.memory_mb,
+                           max_retries=config.max_retries)
     from trace_bench.execution.local import LocalExecutor
 
+    return LocalExecutor(config.max_workers)
+
+
+def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest: str, run_id: str,
+             paths: RunPaths, resume: ResumeMode) -> RunOutcome:
     run_dir = paths.root
     created = _read_manifest(run_dir).get("created_at") or utc_now()
     job_timeout = options.job_timeout if options.job_timeout is not None else config.job_timeout
@@ -186,7 +202,8 @@ def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest
                       "to_run": len(to_run), "resume": resume, "max_workers": config.max_workers})
     progress.line(f"run {run_id}: {len(jobs)} jobs, {len(to_run)} to run, {config.max_workers} worker(s) -> {run_dir}")
 
-    executor = LocalExecutor(config.max_workers)
+    executor = make_executor(config, options)
+    tries: dict[str, int] = {}
     pending = list(to_run)
     by_id: dict[str, PlannedJob] = {item.spec.job_id: item for item in to_run}
     failed_seen = False
@@ -209,6 +226,14 @@ def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest
                 break
             for finished in executor.poll(0.5):
                 item = by_id[finished.job_id]
+                _write_returned_files(item, finished.extra.get("files"))
+                if _worker_lost(finished) and tries.get(item.spec.job_id, 0) < config.max_retries \
+                        and interrupts.count == 0:
+                    tries[item.spec.job_id] = tries.get(item.spec.job_id, 0) + 1
+                    run_events.write({"type": "job_retry", "job_id": item.spec.job_id,
+                                      "reason": finished.extra.get("error") or f"exit code {finished.exitcode}"})
+                    pending.insert(0, item)
+                    continue
                 record = _record_for(item, finished, run_id, job_timeout, config.job_memory_mb)
                 write_json(item.paths.results, record.model_dump(mode="json"))
                 tables.add(record)
@@ -230,6 +255,23 @@ def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest
     return RunOutcome(run_id, run_dir, tables.sorted_records(), interrupted=interrupted, not_run=not_run)
 
 
+def _worker_lost(finished: Any) -> bool:
+    return finished.record is None and finished.killed_reason is None
+
+
+def _write_returned_files(item: PlannedJob, files: dict[str, bytes] | None) -> None:
+    """Files a remote job sent back (Ray): the driver alone writes the run directory."""
+    if not files:
+        return
+    from trace_bench.store.atomic import write_bytes
+
+    for relative, data in files.items():
+        target = (item.paths.root / relative).resolve()
+        if item.paths.root.resolve() not in target.parents:
+            continue  # never write outside the job dir
+        write_bytes(target, data, durable=False)
+
+
 def _record_for(item: PlannedJob, finished: Any, run_id: str, timeout: float | None, memory_mb: int | None) -> JobResult:
     if finished.record is not None and finished.killed_reason is None:
         return JobResult.model_validate(finished.record)
@@ -241,7 +283,8 @@ def _record_for(item: PlannedJob, finished: Any, run_id: str, timeout: float | N
         status, error = "oom", f"killed (signal 9) with job_memory_mb={memory_mb}"
     else:
         code = finished.exitcode
-        status, error = "failed", f"worker lost: job process exited with code {code} without a result"
+        status, error = "failed", finished.extra.get("error") or \
+            f"worker lost: job process exited with code {code} without a result"
     return salvage_record(item.spec, item.paths, run_id=run_id, status=status, error=error, wall_s=finished.wall_s,
                           attempt=item.attempt, carried=item.carried)
 

@@ -1,0 +1,42 @@
+"""The Ray executor gives the same results as the local pool (local 2-CPU Ray cluster)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import only_run_dir, run_cli
+
+pytest.importorskip("ray")
+pytestmark = pytest.mark.slow
+
+CONFIG = """
+tasks: [internal:numeric_param, internal:multi_param]
+trainers:
+  - id: PrioritySearch
+    ps_steps: 1
+  - NoOpTrainer
+seeds: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+max_workers: 2
+"""
+
+
+def _scores(run: Path) -> dict[str, tuple[str, ...]]:
+    with open(run / "results.csv", encoding="utf-8") as handle:
+        return {r["job_id"]: (r["status"], r["score_initial"], r["score_best"], r["score_final"], r["llm_calls"])
+                for r in csv.DictReader(handle)}
+
+
+def test_forty_jobs_same_scores_local_and_ray(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(CONFIG)
+    run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "local"), "--quiet", check=True)
+    run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "ray"), "--executor", "ray", "--quiet",
+            check=True, timeout=600, env={"RAY_USAGE_STATS_ENABLED": "0"})
+    local, ray = _scores(only_run_dir(tmp_path / "local")), _scores(only_run_dir(tmp_path / "ray"))
+    assert len(local) == 40 and local == ray
+    ray_run = only_run_dir(tmp_path / "ray")
+    job = next(iter(ray))
+    assert (ray_run / "jobs" / job / "artifacts" / "curve.csv").exists(), "files come back to the driver"
