@@ -36,3 +36,29 @@ def test_validate_strict_fails_on_broken_task(tmp_path: Path) -> None:
                    "--runs-dir", str(tmp_path / "runs"))
     assert proc.returncode == 1
     assert "[FAIL] llm4ad:broken: task_load_error: ValueError: no data here" in proc.stdout
+
+
+def test_logger_override_and_max_workers_flags(tmp_path: Path) -> None:
+    import json as _json
+
+    config = tmp_path / "c.yaml"
+    config.write_text("tasks: [internal:numeric_param]\ntrainers:\n  - id: PrioritySearch\n    ps_steps: 2\n")
+    runs = tmp_path / "runs"
+    run_cli("run", "--config", str(config), "--runs-dir", str(runs), "--logger", "none", "--max-workers", "3",
+            "--quiet", check=True)
+    run = next(runs.iterdir())
+    manifest = _json.loads((run / "meta" / "manifest.json").read_text())
+    assert manifest["jobs"][0]["resolved"]["logger"] == "none"
+    started = _json.loads((run / "events.jsonl").read_text().splitlines()[0])
+    assert started["type"] == "run_started" and started["max_workers"] == 3
+    job = run / "jobs" / manifest["jobs"][0]["job_id"]
+    assert "[Step" not in (job / "stdout.log").read_text()
+    # the default logger writes step lines to the job's stdout.log; job ids do not depend on it
+    runs2 = tmp_path / "runs2"
+    run_cli("run", "--config", str(config), "--runs-dir", str(runs2), "--logger", "ConsoleLogger", "--quiet",
+            check=True)
+    run2 = next(runs2.iterdir())
+    log = (run2 / "jobs" / manifest["jobs"][0]["job_id"] / "stdout.log").read_text()
+    assert "[Step 1] score:" in log
+    bad = run_cli("run", "--config", str(config), "--runs-dir", str(runs2), "--logger", "Consolelogerr")
+    assert bad.returncode == 2 and "unknown logger" in bad.stderr and "did you mean 'ConsoleLogger'?" in bad.stderr

@@ -62,7 +62,7 @@ def resolve_variant(entry: TrainerEntry, variant: dict[str, Any], global_kwargs:
     merged: dict[str, Any] = {**global_kwargs, **entry.knobs, **variant}
     optimizer = merged.pop("optimizer", None) or entry.optimizer
     optimizer_kwargs = {**(merged.pop("optimizer_kwargs", None) or {}), **entry.optimizer_kwargs}
-    logger = merged.pop("logger", None) or entry.logger
+    logger = canonical_logger(merged.pop("logger", None) or entry.logger, f"{where}.logger")
     for key in ("guide", "guide_kwargs", "logger_kwargs", "eval_kwargs"):
         merged.pop(key, None)
     if info.cls is None or info.reason:
@@ -92,10 +92,29 @@ def resolve_variant(entry: TrainerEntry, variant: dict[str, Any], global_kwargs:
     return info.id, params.model_dump(mode="json"), optimizer, optimizer_kwargs, logger
 
 
+LOGGERS = ("ConsoleLogger", "TensorboardLogger", "none")
+_LOGGER_ALIASES = {"consolelogger": "ConsoleLogger", "defaultlogger": "ConsoleLogger", "console": "ConsoleLogger",
+                   "default": None, "config": None, "tensorboardlogger": "TensorboardLogger",
+                   "tensorboard": "TensorboardLogger", "none": "none", "null": "none", "off": "none",
+                   "disable": "none", "disabled": "none", "nulllogger": "none"}
+
+
+def canonical_logger(name: str | None, where: str = "logger") -> str | None:
+    """The logger a job uses for step lines in stdout.log (never part of the job identity)."""
+    if name is None:
+        return None
+    key = name.lower()
+    if key not in _LOGGER_ALIASES:
+        raise ConfigError(f"unknown logger '{name}'", key_path=where,
+                          hint=did_you_mean(name, list(LOGGERS)) or f"choose from {', '.join(LOGGERS)}")
+    return _LOGGER_ALIASES[key]
+
+
 def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: str | None = None) -> list[JobSpec]:
     if not config.tasks:
         raise ConfigError("no tasks: add a 'tasks:' list", key_path="tasks")
     trainers = config.trainers or [TrainerEntry(id="PrioritySearch")]
+    override = canonical_logger(logger_override, "--logger") if logger_override else None
     identity = llm_identity(config)
     llm = config.llm.model_dump(mode="json")
     budget = config.budget.model_dump(mode="json")
@@ -131,7 +150,7 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
                     job_id=jid, index=len(jobs), task=task_id, suite=suite, eval_kwargs=eval_kwargs,
                     trainer=trainer_id, params=variant, params_label=params_label(variant), trainer_kwargs=kwargs,
                     optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, mode=config.mode, llm=llm,
-                    llm_identity=identity, budget=budget, logger=logger_override or logger,
+                    llm_identity=identity, budget=budget, logger=override or logger,
                     task_root=str(catalog.root) if catalog.root else None,
                 ))
     ids = [j.job_id for j in jobs]

@@ -214,8 +214,13 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
     curve_row(0, initial_score, 0)
     history.write({"kind": "initial", "step": 0, "score": initial_score, "state": _plain_state(parameters, initial)})
 
+    console = spec.logger != "none"
+
     def on_step(report: StepReport) -> None:
         improved = progress.offer(report.score, report.state, report.score_dict)
+        if console:
+            print(f"[Step {report.step}] score: {report.score} best: {progress.best_score} "
+                  f"llm_calls: {session.totals.llm_calls}", flush=True)
         progress.steps = report.step
         curve_row(report.step, report.score, report.n_evals)
         events.write({"type": "step", "step": report.step, "score": report.score, "best_score": progress.best_score,
