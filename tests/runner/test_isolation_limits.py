@@ -85,3 +85,41 @@ def test_planted_secret_never_reaches_the_run_dir(tmp_path: Path) -> None:
     summary = (run / "summary.json").read_text()
     assert '"token_totals"' in summary and "max_tokens" in (run / "meta" / "config.snapshot.yaml").read_text()
     assert os.environ.get("OPENAI_API_KEY") != secret
+
+
+def test_killed_worker_is_lost_then_retried(tmp_path: Path) -> None:
+    """SIGKILL of a job process (as the OOM killer would): recorded as worker lost, retried."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    config = tmp_path / "c.yaml"
+    config.write_text("run_id: lost\ntasks:\n  - id: slow_numeric\n    eval_kwargs: {delay: 0.5}\n"
+                      "trainers:\n  - id: PrioritySearch\n    ps_steps: 6\nmax_retries: 1\n")
+    proc = subprocess.Popen([sys.executable, "-m", "trace_bench", "run", "--config", str(config), "--root",
+                             str(USER_TASKS), "--runs-dir", str(tmp_path / "r"), "--quiet"], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run = tmp_path / "r" / "lost"
+    deadline = time.monotonic() + 60
+    beat = None
+    while time.monotonic() < deadline:
+        beats = list((run / "jobs").glob("*/heartbeat.json")) if (run / "jobs").exists() else []
+        if beats:
+            try:
+                beat = json.loads(beats[0].read_text())
+                break
+            except ValueError:
+                pass
+        time.sleep(0.1)
+    assert beat is not None
+    time.sleep(0.5)
+    os.kill(beat["pid"], signal.SIGKILL)
+    assert proc.wait(timeout=120) == 0, "the retry succeeds"
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    retries = [e for e in events if e["type"] == "job_retry"]
+    assert len(retries) == 1 and "exit code -9" in retries[0]["reason"]
+    rows = _rows(run)
+    assert len(rows) == 1 and rows[0]["status"] == "ok"

@@ -11,6 +11,7 @@ import csv
 import math
 import os
 import random
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -74,6 +75,35 @@ def prepare_process() -> None:
     install()
 
 
+class Heartbeat:
+    """Writes ``heartbeat.json`` (pid, time) every few seconds while the job runs, so a driver or
+    a person can tell a live job from a lost one, and find its process."""
+
+    def __init__(self, path: Path, interval_s: float = 2.0) -> None:
+        self.path = path
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="heartbeat", daemon=True)
+
+    def _beat(self) -> None:
+        try:
+            write_json(self.path, {"pid": os.getpid(), "ts": utc_now(), "monotonic": time.monotonic()},
+                       durable=False)
+        except OSError:
+            pass
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._beat()
+
+    def start(self) -> None:
+        self._beat()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
 class CurveWriter:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -117,6 +147,8 @@ def run_job(spec: JobSpec, paths: JobPaths, *, run_id: str, carried: dict[str, f
     os.environ["TRACE_BENCH_JOB_DIR"] = str(paths.root)
     os.environ["TRACE_BENCH_RUN_ID"] = run_id
     os.environ["TRACE_BENCH_JOB_ID"] = spec.job_id
+    heartbeat = Heartbeat(paths.root / "heartbeat.json")
+    heartbeat.start()
     try:
         prepare_process()
         seed_everything(spec.seed)
@@ -130,6 +162,7 @@ def run_job(spec: JobSpec, paths: JobPaths, *, run_id: str, carried: dict[str, f
         result.error = f"{type(exc).__name__}: {exc}"
         result.traceback = traceback.format_exc()
     finally:
+        heartbeat.stop()
         if session is not None:
             _fill_usage(result, session)
         result.time_seconds = round(time.monotonic() - started, 6)
