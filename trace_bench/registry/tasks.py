@@ -39,6 +39,9 @@ BUILTIN_SUITES: dict[str, str] = {
 OPT_IN_SUITES = frozenset({"terminal_bench"})
 
 
+DEFAULT_ROOT = Path("benchmarks/LLM4AD/benchmark_tasks")
+
+
 def normalize_task_id(task_id: str) -> str:
     """A bare name means ``llm4ad:<name>``; ``example:`` is an alias of ``trace_examples:``."""
     task_id = task_id.strip()
@@ -92,6 +95,8 @@ class TaskCatalog:
 
     @classmethod
     def create(cls, root: str | Path | None = None) -> TaskCatalog:
+        if root is None and DEFAULT_ROOT.is_dir():  # the original's default, relative to the cwd
+            root = DEFAULT_ROOT
         catalog = cls(root=Path(root) if root else None)
         if catalog.root is not None:
             from trace_bench.tasks.user_root import discover_root
