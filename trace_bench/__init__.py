@@ -1,1 +1,33 @@
-"""trace-bench."""
+"""trace-bench: fair, reproducible benchmarking of LLM-as-optimizer algorithms on Trace.
+
+The public Python API, resolved lazily so that ``import trace_bench`` stays cheap:
+
+- ``load_config(path)`` / ``parse_config(data)`` -> ``RunConfig``
+- ``execute_run(config, RunOptions(...))`` -> ``RunOutcome`` (run_id, run_dir, records, exit_code)
+- ``BenchRunner(config).run()``: the original Trace-Bench entry point, kept for existing scripts
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_EXPORTS = {
+    "load_config": "trace_bench.config.loader",
+    "parse_config": "trace_bench.config.loader",
+    "RunConfig": "trace_bench.config.models",
+    "ConfigError": "trace_bench.config.errors",
+    "execute_run": "trace_bench.runner.run",
+    "RunOptions": "trace_bench.runner.run",
+    "RunOutcome": "trace_bench.runner.run",
+    "BenchRunner": "trace_bench.runner.api",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(name)
