@@ -112,6 +112,9 @@ def cmd_run(args: Namespace) -> int:
         outcome = execute_run(config, options)
     except ConfigError as exc:
         return _config_error(exc, args.config)
+    except OSError as exc:  # e.g. the disk is full: every file written so far is intact (atomic writes)
+        print(f"trace-bench: error: {exc}", file=sys.stderr)
+        return 1
     _print_outcome(outcome)
     return outcome.exit_code
 

@@ -142,8 +142,15 @@ def execute_run(config: RunConfig, options: RunOptions) -> RunOutcome:
     lock = _lock_run(paths)
     try:
         return _execute(config, options, jobs, digest, run_id, paths, resume)
+    except OSError as exc:
+        raise RunWriteError(f"cannot write run {run_id} in {paths.root}: {exc}. Free space, then continue it "
+                            f"with: trace-bench run --resume {paths.root}") from exc
     finally:
         lock.close()
+
+
+class RunWriteError(OSError):
+    """The run directory could not be written (disk full, permissions); the run stays resumable."""
 
 
 def _lock_run(paths: RunPaths) -> Any:
