@@ -36,16 +36,29 @@ def build_session(
     carried: Spent | None = None,
     stub_candidates: Sequence[Any] = (),
     job_id: str = "",
+    cache_path: str | None = None,
 ) -> LLMSession:
     llm = llm or {}
     if mode == "stub":
         policy = StubPolicy(seed=seed, candidates=list(stub_candidates))
         backend = StubBackend(policy)
         backends: dict[str, Backend] = {role: backend for role in ROLES}
-        return LLMSession(backends, budget=build_budget(budget, carried), events=events)
-    from trace_bench.llm.providers import build_real_session
+        session = LLMSession(backends, budget=build_budget(budget, carried), events=events)
+    else:
+        from trace_bench.llm.providers import build_real_session
 
-    return build_real_session(llm=llm, budget=build_budget(budget, carried), seed=seed, events=events, job_id=job_id)
+        session = build_real_session(llm=llm, budget=build_budget(budget, carried), seed=seed, events=events,
+                                     job_id=job_id)
+    cache_mode = llm.get("cache") or "off"
+    if cache_mode != "off" and mode == "real":
+        from trace_bench.llm.cache import LLMCache
+
+        path = llm.get("cache_path") or cache_path
+        if not path:
+            raise ValueError("llm.cache is on but no cache path is known")
+        session.call_wrapper = LLMCache(path, cache_mode).wrapper()
+        session.key_salt = f"|seed={seed}"  # jobs with other seeds draw their own samples
+    return session
 
 
 def stub_policy_of(session: LLMSession) -> StubPolicy | None:

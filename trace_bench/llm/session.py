@@ -70,6 +70,7 @@ class LLMSession:
         events: EventSink | None = None,
         default_role: str = "optimizer",
         call_wrapper: Callable[..., Completion] | None = None,
+        key_salt: str = "",
     ) -> None:
         if default_role not in backends:
             raise ValueError(f"no backend for default role {default_role!r}")
@@ -78,6 +79,7 @@ class LLMSession:
         self.events = events
         self.default_role = default_role
         self.call_wrapper = call_wrapper
+        self.key_salt = key_salt
         self.totals = UsageTotals()
         self._samples: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -128,7 +130,7 @@ class LLMSession:
                 self.budget.check(self.spent())
         backend = self.backend_for(role)
         n = int(params.pop("n", 1) or 1)
-        key = request_key(backend.model, messages, params)
+        key = request_key(backend.model, messages, params) + self.key_salt
         sample_index = self._next_sample_index(key, n)
         started = time.perf_counter()
         try:

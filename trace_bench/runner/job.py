@@ -213,7 +213,7 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
 
     session = build_session(mode=spec.mode, llm=spec.llm, budget=spec.budget, seed=spec.seed, events=events.write,
                             carried=Spent(**{k: carried.get(k, 0) for k in ("llm_calls", "tokens", "usd", "wall_s")}),
-                            job_id=spec.job_id)
+                            job_id=spec.job_id, cache_path=str(paths.root.parent.parent / "llm_cache.sqlite"))
     from trace_bench.llm.current import set_session
 
     set_session(session)

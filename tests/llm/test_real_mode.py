@@ -1,0 +1,121 @@
+"""Real mode against the fake OpenAI-compatible server: exact accounting, faults, cache/replay, secrets."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import only_run_dir, run_cli
+from trace_bench.llm.fake_server import FakeLLMServer
+
+KEY = "sk-planted" + "Q9w8E7r6T5y4U3i2O1p0"
+
+
+def _config(path: Path, url: str, extra: str = "", seeds: str = "[1, 2]") -> Path:
+    path.write_text(f"""
+mode: real
+tasks: [internal:numeric_param, internal:multi_param]
+trainers:
+  - id: PrioritySearch
+    ps_steps: 2
+  - NoOpTrainer
+seeds: {seeds}
+max_workers: 2
+llm:
+  base_url: {url}
+  model: fake-model
+  api_key_env: FAKE_LLM_KEY
+  max_retries: 6
+  timeout_s: 2
+{extra}
+""")
+    return path
+
+
+def _rows(run: Path) -> list[dict[str, str]]:
+    with open(run / "results.csv", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_tokens_and_calls_equal_what_the_server_returned(tmp_path: Path) -> None:
+    with FakeLLMServer(api_key=KEY) as server:
+        config = _config(tmp_path / "c.yaml", server.url)
+        proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet",
+                       env={"FAKE_LLM_KEY": KEY, "OPENAI_API_KEY": KEY}, timeout=300)
+        stats = server.stats()
+    assert proc.returncode == 0, proc.stderr
+    run = only_run_dir(tmp_path / "r")
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["token_totals"]["prompt"] == stats["prompt_tokens"]
+    assert summary["token_totals"]["completion"] == stats["completion_tokens"]
+    assert summary["llm_calls"] == stats["requests"] == stats["ok"] > 0
+    assert summary["tokens_estimated"] is False
+    for path in run.rglob("*"):
+        if path.is_file():
+            assert KEY not in path.read_text(errors="replace"), path
+
+
+def test_faults_are_retried_or_fail_cleanly(tmp_path: Path) -> None:
+    with FakeLLMServer(error_rate=0.15, malformed_rate=0.1, rate_limit_every=4, timeout_rate=0.05, hang_s=5,
+                       seed=3) as server:
+        config = _config(tmp_path / "c.yaml", server.url)
+        proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet",
+                       env={"FAKE_LLM_KEY": KEY}, timeout=600)
+        stats = server.stats()
+    assert "Traceback" not in proc.stderr
+    run = only_run_dir(tmp_path / "r")
+    rows = _rows(run)
+    assert len(rows) == 8
+    for row in rows:
+        assert row["status"] == "ok" or "LLM" in row["error"] or "Error" in row["error"], row
+    assert set(stats["by_status"]) >= {"200", "429", "500"}
+    retried = 0
+    for row in rows:
+        events = [json.loads(line) for line in (run / "jobs" / row["job_id"] / "events.jsonl").read_text().splitlines()]
+        retried += sum(e.get("retries", 0) for e in events if e["type"] == "llm_call")
+    assert retried > 0, "retries are visible in the events"
+
+
+def test_record_then_replay_offline(tmp_path: Path) -> None:
+    cache = tmp_path / "cache.sqlite"
+    with FakeLLMServer() as server:
+        url = server.url
+        recorded = _config(tmp_path / "rec.yaml", url, f"  cache: read_write\n  cache_path: {cache}")
+        run_cli("run", "--config", str(recorded), "--runs-dir", str(tmp_path / "a"), "--quiet",
+                env={"FAKE_LLM_KEY": KEY}, check=True, timeout=300)
+    replay = _config(tmp_path / "rep.yaml", url, f"  cache: replay\n  cache_path: {cache}")
+    run_cli("run", "--config", str(replay), "--runs-dir", str(tmp_path / "b"), "--quiet",
+            env={"FAKE_LLM_KEY": KEY}, check=True, timeout=300)
+    a, b = _rows(only_run_dir(tmp_path / "a")), _rows(only_run_dir(tmp_path / "b"))
+    keys = ("job_id", "status", "score_initial", "score_best", "score_final")
+    assert [{k: r[k] for k in keys} for r in a] == [{k: r[k] for k in keys} for r in b]
+    assert all(int(r["llm_calls"]) == 0 and int(r["cache_hits"]) > 0 for r in b if r["trainer"] == "PrioritySearch")
+    # a replay that needs an answer nobody recorded fails loudly
+    other = _config(tmp_path / "miss.yaml", url, f"  cache: replay\n  cache_path: {cache}", seeds="[99]")
+    run_cli("run", "--config", str(other), "--runs-dir", str(tmp_path / "c"), "--quiet", env={"FAKE_LLM_KEY": KEY},
+            timeout=300)
+    missed = [r for r in _rows(only_run_dir(tmp_path / "c")) if r["trainer"] == "PrioritySearch"]
+    assert missed and all(r["status"] == "failed" and "replay cache miss" in r["error"] for r in missed)
+
+
+@pytest.mark.parametrize("optimizer", ["OptoPrime", "OptoPrimeMulti", "OPRO", "TextGrad"])
+def test_each_optimizer_steps_through_the_metered_client(optimizer: str) -> None:
+    from opto import trace
+
+    from trace_bench.llm.factory import build_session
+    from trace_bench.trainers.optimizers import build_optimizer
+
+    with FakeLLMServer() as server:
+        session = build_session(mode="real", llm={"base_url": server.url, "model": "fake-model", "max_retries": 0},
+                                budget={}, seed=0)
+        x = trace.node(1.0, name="x", trainable=True)
+        opt = build_optimizer(optimizer, [x], session.client("optimizer"),
+                              {"num_responses": 2} if optimizer == "OptoPrimeMulti" else {})
+        opt.zero_feedback()
+        opt.backward(x, "The value should be 3.")
+        opt.propose()
+        assert session.totals.llm_calls == server.stats()["requests"] > 0
+        assert session.totals.prompt_tokens == server.stats()["prompt_tokens"]

@@ -1,0 +1,134 @@
+"""Real providers through LiteLLM: any LiteLLM model string, OpenAI, OpenRouter, or any
+OpenAI-compatible ``base_url`` (vLLM, Ollama, llama.cpp).
+
+Each role (optimizer, agent, judge) gets an explicit backend object: model, key and endpoint are
+passed per call, never through ``os.environ`` or LiteLLM globals, so concurrent jobs cannot leak
+settings into each other.  The original Trace-Bench environment variables keep working as fallbacks.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from typing import Any
+
+from trace_bench.llm.budget import Budget
+from trace_bench.llm.errors import MalformedResponseError
+from trace_bench.llm.pricing import cost_of
+from trace_bench.llm.retry import call_with_retries
+from trace_bench.llm.session import EventSink, LLMSession
+from trace_bench.llm.tokens import estimate_prompt_tokens, estimate_text_tokens
+from trace_bench.llm.types import Completion, Usage
+
+ROLES = ("optimizer", "agent", "judge")
+_COMPLETION_TOKEN_MODELS = re.compile(r"(^|/)(gpt-5|o1|o3|o4)")
+
+
+def resolve_model(model: str | None, provider: str | None, base_url: str | None) -> str:
+    name = model or os.environ.get("TRACE_LITELLM_MODEL") or os.environ.get("DEFAULT_LITELLM_MODEL") or "gpt-4o"
+    if provider == "openrouter" and not name.startswith("openrouter/"):
+        return f"openrouter/{name}"
+    if base_url and "/" not in name:
+        return f"openai/{name}"  # an OpenAI-compatible server: route through LiteLLM's openai client
+    return name
+
+
+def resolve_key(api_key_env: str | None, provider: str | None) -> str | None:
+    if api_key_env:
+        return os.environ.get(api_key_env)
+    if provider == "openrouter":
+        return os.environ.get("OPENROUTER_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    return os.environ.get("OPENAI_API_KEY")
+
+
+def resolve_base_url(base_url: str | None, provider: str | None) -> str | None:
+    if base_url:
+        return base_url
+    if provider in (None, "openai", "openrouter", "custom"):
+        return os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL") or None
+    return None
+
+
+class LiteLLMBackend:
+    """Calls ``litellm.completion`` with explicit settings; exact usage, cost, typed retries."""
+
+    def __init__(self, *, model: str, api_key: str | None, base_url: str | None, temperature: float | None,
+                 max_tokens: int | None, timeout_s: float, max_retries: int, prices: dict[str, Any],
+                 seed: int = 0) -> None:
+        self.model = model
+        self._api_key = api_key
+        self.base_url = base_url
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.prices = prices
+        self.rng = random.Random(seed)
+
+    def __repr__(self) -> str:  # never show the key
+        return f"LiteLLMBackend(model={self.model!r}, base_url={self.base_url!r})"
+
+    def _request(self, messages: list[dict[str, Any]], n: int, params: dict[str, Any]) -> dict[str, Any]:
+        request = {k: v for k, v in params.items() if k not in ("call_index",)}
+        if self.temperature is not None:
+            request.setdefault("temperature", self.temperature)
+        if self.max_tokens is not None:
+            request.setdefault("max_tokens", self.max_tokens)
+        if _COMPLETION_TOKEN_MODELS.search(self.model) and "max_tokens" in request:
+            request["max_completion_tokens"] = request.pop("max_tokens")
+        if n > 1:
+            request["n"] = n
+        request.update(model=self.model, messages=messages, timeout=self.timeout_s, num_retries=0)
+        if self._api_key:
+            request["api_key"] = self._api_key
+        elif self.base_url:
+            request["api_key"] = "no-key"  # local OpenAI-compatible servers (vLLM, Ollama) need none
+        if self.base_url:
+            request["api_base"] = self.base_url
+        return request
+
+    def complete(self, messages: list[dict[str, Any]], *, n: int = 1, sample_index: int = 0, **params: Any) -> Completion:
+        import litellm
+
+        request = self._request(messages, n, params)
+
+        def call() -> Any:
+            response = litellm.completion(**request)
+            choices = getattr(response, "choices", None)
+            if not choices or getattr(choices[0], "message", None) is None:
+                raise MalformedResponseError("provider returned no choices")
+            return response
+
+        response, retries = call_with_retries(call, max_retries=self.max_retries, rng=self.rng)
+        texts = [str(getattr(c.message, "content", "") or "") for c in response.choices]
+        usage = getattr(response, "usage", None)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0
+        completion = int(getattr(usage, "completion_tokens", 0) or 0) if usage else 0
+        estimated = usage is None or (prompt == 0 and completion == 0)
+        if estimated:
+            prompt = estimate_prompt_tokens(messages)
+            completion = sum(estimate_text_tokens(t) for t in texts)
+        return Completion(texts=texts, usage=Usage(prompt, completion, prompt + completion), model=self.model,
+                          estimated=estimated, retries=retries,
+                          cost_usd=cost_of(self.model, prompt, completion, self.prices))
+
+
+def build_backend(llm: dict[str, Any], role: str, seed: int) -> LiteLLMBackend:
+    role_cfg = (llm.get("roles") or {}).get(role) or {}
+    provider = role_cfg.get("provider") or llm.get("provider") or (
+        "openrouter" if os.environ.get("OPENROUTER_API_KEY") and not os.environ.get("OPENAI_API_KEY") else None)
+    base_url = resolve_base_url(role_cfg.get("base_url") or llm.get("base_url"), provider)
+    model = resolve_model(role_cfg.get("model") or llm.get("model"), provider, base_url)
+    temperature = role_cfg.get("temperature", llm.get("temperature"))
+    return LiteLLMBackend(model=model, api_key=resolve_key(role_cfg.get("api_key_env") or llm.get("api_key_env"), provider),
+                          base_url=base_url, temperature=temperature,
+                          max_tokens=role_cfg.get("max_tokens") or llm.get("max_tokens"),
+                          timeout_s=float(llm.get("timeout_s") or 120.0), max_retries=int(llm.get("max_retries", 4)),
+                          prices=llm.get("prices") or {}, seed=seed)
+
+
+def build_real_session(*, llm: dict[str, Any], budget: Budget, seed: int, events: EventSink | None,
+                       job_id: str = "") -> LLMSession:
+    backends = {role: build_backend(llm, role, seed) for role in ROLES}
+    return LLMSession(backends, budget=budget, events=events)  # type: ignore[arg-type]
