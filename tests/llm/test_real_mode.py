@@ -119,3 +119,27 @@ def test_each_optimizer_steps_through_the_metered_client(optimizer: str) -> None
         opt.propose()
         assert session.totals.llm_calls == server.stats()["requests"] > 0
         assert session.totals.prompt_tokens == server.stats()["prompt_tokens"]
+
+
+def test_max_concurrency_holds_across_job_processes(tmp_path: Path) -> None:
+    with FakeLLMServer(latency=0.2) as server:
+        config = tmp_path / "c.yaml"
+        config.write_text(f"""
+mode: real
+tasks: [internal:numeric_param]
+trainers:
+  - id: PrioritySearch
+    ps_steps: 2
+    ps_candidates: 3
+    ps_proposals: 2
+seeds: [1, 2, 3, 4]
+max_workers: 4
+llm:
+  base_url: {server.url}
+  model: fake-model
+  max_concurrency: 2
+""")
+        run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet", check=True, timeout=300)
+        stats = server.stats()
+    assert stats["requests"] > 8
+    assert stats["max_in_flight"] <= 2

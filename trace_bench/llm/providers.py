@@ -15,6 +15,7 @@ from typing import Any
 
 from trace_bench.llm.budget import Budget
 from trace_bench.llm.errors import MalformedResponseError
+from trace_bench.llm.limiter import limited
 from trace_bench.llm.pricing import cost_of
 from trace_bench.llm.retry import call_with_retries
 from trace_bench.llm.session import EventSink, LLMSession
@@ -94,7 +95,8 @@ class LiteLLMBackend:
         request = self._request(messages, n, params)
 
         def call() -> Any:
-            response = litellm.completion(**request)
+            with limited():
+                response = litellm.completion(**request)
             choices = getattr(response, "choices", None)
             if not choices or getattr(choices[0], "message", None) is None:
                 raise MalformedResponseError("provider returned no choices")
