@@ -57,7 +57,7 @@ def _forwarder(module: str, attr: str) -> object:
     """
 
     def forward(*args: object, **kwargs: object) -> object:
-        return getattr(importlib.import_module(module), attr)(*args, **kwargs)
+        return getattr(load(module), attr)(*args, **kwargs)
 
     forward.__name__ = attr
     forward.__qualname__ = f"{module}.{attr}"
@@ -81,9 +81,20 @@ def defer(*names: str) -> None:
                 continue
             placeholder = _DeferredModule(name, spec.origin)
             placeholder.__spec__ = spec
+            if spec.submodule_search_locations is not None:
+                # ``from pkg import name`` probes ``__path__``; answering from the spec keeps it deferred
+                object.__setattr__(placeholder, "__path__", list(spec.submodule_search_locations))
             for attr in _STAND_INS.get(name, ()):
                 object.__setattr__(placeholder, attr, _forwarder(name, attr))
             sys.modules[name] = placeholder
+
+
+def load(name: str) -> types.ModuleType:
+    """The real module ``name``, importing it now if only its placeholder is loaded."""
+    module = sys.modules.get(name)
+    if isinstance(module, _DeferredModule):
+        return module._load()
+    return importlib.import_module(name)
 
 
 def is_loaded(name: str) -> bool:
