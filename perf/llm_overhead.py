@@ -60,10 +60,12 @@ def main() -> None:
         direct = (time.perf_counter() - start) / CALLS * 1000
         report("gateway added latency per call (HTTP vs in-process)", through - direct, "ms", "< 2 ms")
     with FakeLLMServer(latency=0.05) as server:
+        import tempfile
+
         from trace_bench.llm import limiter
 
-        semaphore = threading.BoundedSemaphore(4)
-        limiter.set_limiter(semaphore)
+        slots = tempfile.mkdtemp()
+        limiter.attach_limiter(limiter.make_limiter(slots, 4))
         session = build_session(mode="real", llm={"base_url": server.url, "model": "fake-model"}, budget={}, seed=0)
         threads = [threading.Thread(target=session.client("agent"), kwargs={"messages": [*MESSAGES, {"role": "user", "content": str(i)}]})
                    for i in range(50)]
@@ -71,7 +73,7 @@ def main() -> None:
             thread.start()
         for thread in threads:
             thread.join()
-        limiter.set_limiter(None)
+        limiter.attach_limiter(None)
         report("max in-flight, 50 concurrent calls, max_concurrency 4", server.stats()["max_in_flight"], "calls",
                "<= 4")
 

@@ -82,7 +82,7 @@ def die_with_parent() -> None:
         os._exit(1)
 
 
-def job_process_main(payload: dict[str, Any], conn: Any, limiter: Any = None) -> None:
+def job_process_main(payload: dict[str, Any], conn: Any) -> None:
     """Entry point of a job process: isolate, redirect output, run the job, send the record."""
     from trace_bench.matrix.expand import JobSpec
     from trace_bench.runner.job import run_job
@@ -99,10 +99,6 @@ def job_process_main(payload: dict[str, Any], conn: Any, limiter: Any = None) ->
     sys.stdout = MaskingStream(1)  # type: ignore[assignment]
     sys.stderr = MaskingStream(2)  # type: ignore[assignment]
     try:
-        if limiter is not None:
-            from trace_bench.llm.limiter import set_limiter
-
-            set_limiter(limiter)
         _limit_memory(payload.get("memory_mb"))
         spec = JobSpec(**payload["spec"])
         record = run_job(spec, paths, run_id=payload["run_id"], carried=payload.get("carried"),

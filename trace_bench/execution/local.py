@@ -84,10 +84,9 @@ def kill_group(process: Any) -> None:
 class LocalExecutor:
     """Runs up to ``max_workers`` job processes at once."""
 
-    def __init__(self, max_workers: int, llm_concurrency: int | None = None) -> None:
+    def __init__(self, max_workers: int) -> None:
         self.max_workers = max(1, int(max_workers))
         self.running: dict[str, Running] = {}
-        self.limiter = job_context().BoundedSemaphore(llm_concurrency) if llm_concurrency else None
 
     @property
     def free_slots(self) -> int:
@@ -98,7 +97,7 @@ class LocalExecutor:
 
         context = job_context()
         receiver, sender = context.Pipe(duplex=False)
-        process = context.Process(target=job_process_main, args=(payload, sender, self.limiter), name=f"job-{job_id}",
+        process = context.Process(target=job_process_main, args=(payload, sender), name=f"job-{job_id}",
                                   daemon=False)
         process.start()
         sender.close()

@@ -12,6 +12,7 @@ import argparse
 import itertools
 import json
 import random
+import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -118,6 +119,12 @@ class FakeLLMServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                # headers and body go out in separate writes: without TCP_NODELAY, Nagle plus delayed
+                # ACKs add ~40 ms to every keep-alive request
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import threading
 from typing import Any
 
 from trace_bench.llm.budget import Budget
@@ -26,8 +27,15 @@ ROLES = ("optimizer", "agent", "judge")
 _COMPLETION_TOKEN_MODELS = re.compile(r"(^|/)(gpt-5|o1|o3|o4)")
 
 
+def _custom_backend() -> bool:
+    """``TRACE_DEFAULT_LLM_BACKEND=CustomLLM``: opto's env-configured OpenAI-compatible endpoint."""
+    return os.environ.get("TRACE_DEFAULT_LLM_BACKEND", "").lower() == "customllm"
+
+
 def resolve_model(model: str | None, provider: str | None, base_url: str | None) -> str:
-    name = model or os.environ.get("TRACE_LITELLM_MODEL") or os.environ.get("DEFAULT_LITELLM_MODEL") or "gpt-4o"
+    custom = os.environ.get("TRACE_CUSTOMLLM_MODEL") if _custom_backend() else None
+    name = model or custom or os.environ.get("TRACE_LITELLM_MODEL") or os.environ.get("DEFAULT_LITELLM_MODEL") \
+        or "gpt-4o"
     if provider == "openrouter" and not name.startswith("openrouter/"):
         return f"openrouter/{name}"
     if base_url and "/" not in name:
@@ -38,6 +46,8 @@ def resolve_model(model: str | None, provider: str | None, base_url: str | None)
 def resolve_key(api_key_env: str | None, provider: str | None) -> str | None:
     if api_key_env:
         return os.environ.get(api_key_env)
+    if _custom_backend() and os.environ.get("TRACE_CUSTOMLLM_API_KEY"):
+        return os.environ.get("TRACE_CUSTOMLLM_API_KEY")
     if provider == "openrouter":
         return os.environ.get("OPENROUTER_API_KEY") or os.environ.get("OPENAI_API_KEY")
     return os.environ.get("OPENAI_API_KEY")
@@ -47,7 +57,8 @@ def resolve_base_url(base_url: str | None, provider: str | None) -> str | None:
     if base_url:
         return base_url
     if provider in (None, "openai", "openrouter", "custom"):
-        return os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL") or None
+        custom = os.environ.get("TRACE_CUSTOMLLM_URL") if _custom_backend() else None
+        return custom or os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL") or None
     return None
 
 
@@ -103,6 +114,9 @@ class LiteLLMBackend:
             return response
 
         response, retries = call_with_retries(call, max_retries=self.max_retries, rng=self.rng)
+        return self._completion(messages, response, retries)
+
+    def _completion(self, messages: list[dict[str, Any]], response: Any, retries: int) -> Completion:
         texts = [str(getattr(c.message, "content", "") or "") for c in response.choices]
         usage = getattr(response, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0
@@ -116,6 +130,46 @@ class LiteLLMBackend:
                           cost_usd=cost_of(self.model, prompt, completion, self.prices))
 
 
+class OpenAIBackend(LiteLLMBackend):
+    """OpenAI-compatible endpoints (OpenAI, OpenRouter, vLLM, Ollama, llama.cpp) through the ``openai``
+    SDK with one pooled client per backend: the same requests as the LiteLLM path, at a fraction of
+    its per-call CPU (LiteLLM's logging and routing cost ~6 ms per call)."""
+
+    def __init__(self, *, wire_model: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.wire_model = wire_model
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                import openai
+
+                self._client = openai.OpenAI(api_key=self._api_key or "no-key", base_url=self.base_url,
+                                             timeout=self.timeout_s, max_retries=0)
+            return self._client
+
+    def complete(self, messages: list[dict[str, Any]], *, n: int = 1, sample_index: int = 0, **params: Any) -> Completion:
+        request = self._request(messages, n, params)
+        for key in ("api_key", "api_base", "num_retries", "timeout"):
+            request.pop(key, None)
+        request["model"] = self.wire_model
+        client = self.client()
+
+        def call() -> Any:
+            with limited():
+                response = client.chat.completions.create(**request)
+            if not getattr(response, "choices", None) or getattr(response.choices[0], "message", None) is None:
+                raise MalformedResponseError("provider returned no choices")
+            return response
+
+        response, retries = call_with_retries(call, max_retries=self.max_retries, rng=self.rng)
+        return self._completion(messages, response, retries)
+
+    _completion = LiteLLMBackend._completion
+
+
 def build_backend(llm: dict[str, Any], role: str, seed: int) -> LiteLLMBackend:
     role_cfg = (llm.get("roles") or {}).get(role) or {}
     provider = role_cfg.get("provider") or llm.get("provider") or (
@@ -123,11 +177,16 @@ def build_backend(llm: dict[str, Any], role: str, seed: int) -> LiteLLMBackend:
     base_url = resolve_base_url(role_cfg.get("base_url") or llm.get("base_url"), provider)
     model = resolve_model(role_cfg.get("model") or llm.get("model"), provider, base_url)
     temperature = role_cfg.get("temperature", llm.get("temperature"))
-    return LiteLLMBackend(model=model, api_key=resolve_key(role_cfg.get("api_key_env") or llm.get("api_key_env"), provider),
-                          base_url=base_url, temperature=temperature,
-                          max_tokens=role_cfg.get("max_tokens") or llm.get("max_tokens"),
-                          timeout_s=float(llm.get("timeout_s") or 120.0), max_retries=int(llm.get("max_retries", 4)),
-                          prices=llm.get("prices") or {}, seed=seed)
+    options: dict[str, Any] = dict(
+        model=model, api_key=resolve_key(role_cfg.get("api_key_env") or llm.get("api_key_env"), provider),
+        base_url=base_url, temperature=temperature, max_tokens=role_cfg.get("max_tokens") or llm.get("max_tokens"),
+        timeout_s=float(llm.get("timeout_s") or 120.0), max_retries=int(llm.get("max_retries", 4)),
+        prices=llm.get("prices") or {}, seed=seed)
+    if base_url and model.startswith("openai/"):
+        return OpenAIBackend(wire_model=model.split("/", 1)[1], **options)
+    if base_url and provider == "openrouter":
+        return OpenAIBackend(wire_model=model.removeprefix("openrouter/"), **options)
+    return LiteLLMBackend(**options)
 
 
 def build_real_session(*, llm: dict[str, Any], budget: Budget, seed: int, events: EventSink | None,

@@ -86,6 +86,9 @@ class LLMSession:
         self._clients: dict[str, MeteredLLM] = {}
         self._measuring = 0
         self.measure_totals = RoleUsage()
+        # the last failed call: OptoPrimeMulti swallows LLM errors and fails later with an unrelated
+        # one (IndexError), so the job can report this as the cause instead
+        self.last_error: LLMError | None = None
 
     @contextmanager
     def measuring(self) -> Iterator[None]:
@@ -168,13 +171,15 @@ class LLMSession:
         self._emit({
             "type": "llm_call", "role": role, "model": completion.model,
             "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total_tokens, "cost_usd": cost, "latency_s": round(latency, 6),
-            "cached": completion.cached, "retries": completion.retries, "estimated": completion.estimated,
+            "total_tokens": usage.total_tokens, "cost_usd": cost, "cost_known": completion.cost_usd is not None,
+            "latency_s": round(latency, 6), "cached": completion.cached, "retries": completion.retries,
+            "estimated": completion.estimated,
             "phase": "measure" if measuring else "train",
         })
 
     def _record_error(self, role: str, model: str, exc: LLMError, latency: float) -> None:
         with self._lock:
+            self.last_error = exc
             for bucket in (self.totals, self.totals.by_role.setdefault(role, RoleUsage())):
                 bucket.errors += 1
         self._emit({

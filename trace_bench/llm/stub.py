@@ -1,7 +1,8 @@
 """The stub policy: a deterministic, offline stand-in for an LLM that still optimizes.
 
 It answers in the format the caller asks for (OptoPrime/OPRO JSON suggestions, TextGrad
-``<IMPROVED_VARIABLE>`` tags and critiques, plain agent answers) and proposes *real* changes:
+``<IMPROVED_VARIABLE>`` tags and critiques, DSPy signatures, gepa reflections, OpenEvolve diffs and
+rewrites (:mod:`trace_bench.llm.stub_formats`), plain agent answers) and proposes *real* changes:
 numeric mutations and candidate solutions a task ships as ``stub_candidates``.  Stub runs
 therefore produce real, non-flat curves and exercise every code path, without a network or a key.
 Determinism: every answer is a function of (seed, request content, per-request sample index).
@@ -16,6 +17,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from trace_bench.llm import stub_formats as formats
 
 _VARIABLE_LINE = re.compile(r"^\((?P<type>[A-Za-z_][\w\.]*)\) (?P<name>[A-Za-z_]\w*)=(?P<value>.*)$")
 _CODE_VARIABLE = re.compile(r"^\(code\) (?P<name>[A-Za-z_]\w*):", re.MULTILINE)
@@ -82,6 +85,16 @@ def _section(prompt: str, name: str) -> str | None:
     return None
 
 
+def kind_of(text: str) -> str:
+    """The literal kind a value shown as text has: int, float, code or str."""
+    stripped = text.strip()
+    if re.fullmatch(r"-?\d+", stripped):
+        return "int"
+    if re.fullmatch(r"-?(\d+\.\d*|\d*\.\d+)(e-?\d+)?", stripped):
+        return "float"
+    return "code" if "def " in text else "str"
+
+
 def canonical_prompt(text: str) -> str:
     """The prompt with its lines sorted and node indices dropped.
 
@@ -109,6 +122,12 @@ class StubPolicy:
     def respond(self, messages: list[dict[str, Any]], sample_index: int = 0, **params: Any) -> str:
         text = "\n".join(str(m.get("content", "")) for m in messages)
         rng = self._rng(text, sample_index, f"{params.get('temperature', '')}|{params.get('call_index', '')}")
+        if formats.is_openevolve(text):
+            return formats.openevolve_answer(text, rng, self.propose_text)
+        if formats.is_dspy(text):
+            return formats.dspy_answer(messages, rng, self.propose_text, lambda: self._answer(text, rng))
+        if formats.is_gepa_reflection(text):
+            return formats.gepa_answer(text, rng, self.propose_text)
         if "<IMPROVED_VARIABLE>" in text:
             return self._textgrad_update(text, rng)
         if "#Variables" in text and "suggestion" in text:
@@ -132,10 +151,15 @@ class StubPolicy:
         return json.dumps({"reasoning": reasoning, "answer": "", "suggestion": suggestion})
 
     def _candidates_for(self, variable: Variable) -> list[Any]:
+        """Candidates for a variable; an empty name (a library prompt that shows the current value
+        but not the parameter's name) matches every candidate value of the variable's kind."""
         base = _base_name(variable.name)
         found: list[Any] = []
         for candidate in self.candidates:
             if isinstance(candidate, dict):
+                if not variable.name:
+                    found.extend(v for v in candidate.values() if self._kind_matches(variable, v))
+                    continue
                 for key in (variable.name, base):
                     if key in candidate:
                         found.append(candidate[key])
@@ -174,19 +198,17 @@ class StubPolicy:
                 return f"{variable.value.rstrip()} {edit}"
         return None
 
+    def propose_text(self, current: str, name: str, rng: random.Random) -> str | None:
+        """A proposal for a value shown as text (``name`` may be empty when the prompt omits it)."""
+        proposal = self._propose(Variable(name, kind_of(current), current), rng)
+        return None if proposal is None else str(proposal)
+
     # -- TextGrad -------------------------------------------------------------------------
     def _textgrad_update(self, prompt: str, rng: random.Random) -> str:
         match = re.search(r"<VARIABLE>\s*(.*?)\s*</VARIABLE>", prompt, re.S)
         current = match.group(1) if match else ""
-        kind = "str"
-        if re.fullmatch(r"-?\d+", current.strip()):
-            kind = "int"
-        elif re.fullmatch(r"-?\d*\.\d+(e-?\d+)?", current.strip()):
-            kind = "float"
-        elif "def " in current:
-            kind = "code"
-        proposal = self._propose(Variable("value", kind, current), rng)
-        new = current if proposal is None else str(proposal)
+        proposal = self.propose_text(current, "", rng)
+        new = current if proposal is None else proposal
         return f"<IMPROVED_VARIABLE>{new}</IMPROVED_VARIABLE>"
 
     @staticmethod

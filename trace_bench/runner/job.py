@@ -215,8 +215,11 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
                             carried=Spent(**{k: carried.get(k, 0) for k in ("llm_calls", "tokens", "usd", "wall_s")}),
                             job_id=spec.job_id, cache_path=str(paths.root.parent.parent / "llm_cache.sqlite"))
     from trace_bench.llm.current import set_session
+    from trace_bench.llm.limiter import attach_limiter, make_limiter
 
     set_session(session)
+    if spec.mode == "real":  # run-wide bound on concurrent requests: lock-file slots in the run dir
+        attach_limiter(make_limiter(paths.root.parent.parent, (spec.llm or {}).get("max_concurrency")))
     _route_opto_llm(session)
     problem = load_problem(spec)
     policy = stub_policy_of(session)
@@ -286,6 +289,11 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
         raise
     except Exception as exc:
         status, error = _status_of(exc), f"training_error: {type(exc).__name__}: {exc}"
+        cause = getattr(session, "last_error", None)
+        if cause is not None and not isinstance(exc, type(cause)):
+            # optimizers such as OptoPrimeMulti swallow LLM errors and fail later with an unrelated
+            # IndexError; the LLM error is the cause a user needs to see
+            error += f" (after LLM error {type(cause).__name__}: {cause})"
         result.traceback = traceback.format_exc()
     final = snapshot(parameters)
     final_score, final_dict = measurer.selection(final)

@@ -180,7 +180,7 @@ def make_executor(config: RunConfig, options: RunOptions) -> Any:
                            max_retries=config.max_retries)
     from trace_bench.execution.local import LocalExecutor
 
-    return LocalExecutor(config.max_workers, llm_concurrency=config.llm.max_concurrency if config.mode == "real" else None)
+    return LocalExecutor(config.max_workers)
 
 
 def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest: str, run_id: str,

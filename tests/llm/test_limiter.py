@@ -1,0 +1,36 @@
+"""The run-wide request limiter releases a slot when its holder is killed (no leaked capacity)."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import time
+from pathlib import Path
+
+from trace_bench.llm.limiter import make_limiter
+
+
+def _hold(directory: str, ready: object) -> None:
+    limiter = make_limiter(directory, 1)
+    assert limiter is not None
+    with limiter.slot():
+        ready.set()  # type: ignore[attr-defined]
+        time.sleep(60)
+
+
+def test_slot_of_a_killed_holder_is_released(tmp_path: Path) -> None:
+    context = mp.get_context("fork")
+    ready = context.Event()
+    holder = context.Process(target=_hold, args=(str(tmp_path), ready))
+    holder.start()
+    assert ready.wait(10)
+    limiter = make_limiter(tmp_path, 1)
+    assert limiter is not None
+    assert limiter._try_acquire() is None, "the slot is held"
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.join()
+    started = time.monotonic()
+    with limiter.slot():
+        pass
+    assert time.monotonic() - started < 2
