@@ -45,6 +45,10 @@ def cmd_list_tasks(args: Namespace) -> int:
                      "description": spec.description})
     _print(render(rows, ["task_id", "suite", "status", "parameters", "reason"], args.format,
                   ["task_id", "status", "reason"]))
+    from trace_bench.registry.tasks import broken_suites
+
+    for suite, reason in broken_suites().items():
+        print(f"trace-bench: warning: suite {suite} cannot be loaded: {reason}", file=sys.stderr)
     return 0
 
 

@@ -72,7 +72,16 @@ def _plugin_suites() -> dict[str, str]:
         return {}
 
 
+_BROKEN: dict[str, str] = {}
+
+
+def broken_suites() -> dict[str, str]:
+    """Suites whose module failed to load in this process, with the reason."""
+    return dict(_BROKEN)
+
+
 def _suite_module(name: str) -> ModuleType | None:
+    """The suite's module, or None when absent or broken (a broken plugin must not break listing)."""
     target = BUILTIN_SUITES.get(name) or _plugin_suites().get(name)
     if target is None:
         return None
@@ -80,9 +89,14 @@ def _suite_module(name: str) -> ModuleType | None:
     try:
         if importlib.util.find_spec(module_name) is None:
             return None
-    except (ImportError, ValueError):
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        _BROKEN[name] = f"{type(exc).__name__}: {exc}"
         return None
-    return importlib.import_module(module_name)
+    if not callable(getattr(module, "discover", None)):
+        _BROKEN[name] = f"{module_name} defines no discover()"
+        return None
+    return module
 
 
 @dataclass
@@ -110,7 +124,12 @@ class TaskCatalog:
         if suite not in self.loaded_suites:
             self.loaded_suites.add(suite)
             if module is not None:
-                for spec in module.discover():
+                try:
+                    specs = list(module.discover())
+                except Exception as exc:
+                    _BROKEN[suite] = f"discover() failed: {type(exc).__name__}: {exc}"
+                    specs = []
+                for spec in specs:
                     self.specs.setdefault(spec.id, spec)  # --root tasks shadow built-ins
         return module
 
@@ -146,6 +165,9 @@ class TaskCatalog:
             known = sorted(set(BUILTIN_SUITES) | set(_plugin_suites()))
             raise ConfigError(f"unknown task suite '{suite}' in task id '{task_id}'", key_path="tasks",
                               hint=did_you_mean(suite, known) or f"suites: {', '.join(known)}")
+        if suite in _BROKEN:
+            raise ConfigError(f"task suite '{suite}' cannot be loaded ({_BROKEN[suite]}), so '{task_id}' is "
+                              "unavailable", key_path="tasks")
         same_suite = [s for s in self.specs if s.startswith(f"{suite}:")]
         hint = did_you_mean(task_id, same_suite) or did_you_mean(task_id, list(self.specs))
         raise ConfigError(f"unknown task '{task_id}'", key_path="tasks", hint=hint or "see trace-bench list-tasks")
