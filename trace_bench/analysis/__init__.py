@@ -1,44 +1,45 @@
-"""Analysis of finished runs: frames, statistics over seeds, curves, report and compare.
+"""Analysis of finished runs: frames, statistics over seeds, anytime curves, report.html, compare.
 
-Needs the ``analysis`` extra (pandas, scipy); nothing outside this package imports it at module level.
+Needs the ``analysis`` extra (pandas, scipy); nothing outside this package imports it at module level,
+so the CLI and the runner stay fast and work without the extra.
 """
 
 from __future__ import annotations
 
-import json
-import sys
-
-from trace_bench.analysis.compare import CompareError, CompareResult, compare_runs, format_compare
+from trace_bench.analysis.compare import (
+    CompareError,
+    CompareResult,
+    compare_main,
+    compare_runs,
+    format_compare,
+)
+from trace_bench.analysis.curves import (
+    AXES,
+    area_under_curve,
+    arm_curves,
+    best_so_far,
+    generalization_gap,
+    job_auc,
+    score_at,
+)
 from trace_bench.analysis.load import RunDirError, RunSet, load_runs
-from trace_bench.analysis.report import build_report, write_report
-from trace_bench.analysis.stats import leaderboard, paired_test, per_arm, win_matrix
+from trace_bench.analysis.report import build_report, report_main, write_report
+from trace_bench.analysis.stats import (
+    Interval,
+    PairedTest,
+    arm_stats,
+    bootstrap_ci,
+    holm,
+    leaderboard,
+    mean_ci,
+    paired_test,
+    pairwise_tests,
+    win_matrix,
+)
 
 __all__ = [
-    "CompareError", "CompareResult", "RunDirError", "RunSet", "build_report", "compare_main", "compare_runs",
-    "format_compare", "leaderboard", "load_runs", "paired_test", "per_arm", "report_main", "win_matrix",
-    "write_report",
+    "AXES", "CompareError", "CompareResult", "Interval", "PairedTest", "RunDirError", "RunSet",
+    "area_under_curve", "arm_curves", "arm_stats", "best_so_far", "bootstrap_ci", "build_report", "compare_main",
+    "compare_runs", "format_compare", "generalization_gap", "holm", "job_auc", "leaderboard", "load_runs",
+    "mean_ci", "paired_test", "pairwise_tests", "report_main", "score_at", "win_matrix", "write_report",
 ]
-
-
-def report_main(run_paths: list[str], out: str | None = None) -> int:
-    try:
-        path = write_report(run_paths, out)
-    except RunDirError as exc:
-        print(f"trace-bench: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"report written: {path}")
-    return 0
-
-
-def compare_main(run_a: str, run_b: str, fmt: str = "table") -> int:
-    try:
-        result = compare_runs(run_a, run_b)
-    except (RunDirError, CompareError) as exc:
-        print(f"trace-bench: error: {exc}", file=sys.stderr)
-        return 2
-    if fmt == "json":
-        print(json.dumps({"run_a": result.run_a, "run_b": result.run_b, "differing_axes": result.differing_axes,
-                          "rows": result.rows}, indent=2, default=str))
-    else:
-        print(format_compare(result))
-    return 0

@@ -1,105 +1,161 @@
-"""Paired comparison of two runs over shared (task, trainer, params, seed) cells."""
+"""Compare two runs cell by cell: jobs pair by (task, trainer, params variant, seed).
+
+Job ids cannot pair jobs across runs (they include the LLM identity), the matrix keys can.  The two
+runs must differ in at most one axis (DESIGN §10: change one axis at a time), otherwise a difference
+could not be attributed, and they must share at least one scored cell.  ``compare_main`` is what
+``trace-bench compare`` calls: exit code 0, or 2 with the refusal's message (never a traceback).
+"""
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+import sys
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from trace_bench.analysis.load import load_runs
-from trace_bench.analysis.stats import ARM, Paired, holm, paired_test
+from trace_bench.analysis.axes import budget_note, differing_axes
+from trace_bench.analysis.load import ARM, RunDirError, RunSet, load_runs
+from trace_bench.analysis.stats import holm, paired_tests
 
-KEY = [*ARM, "seed"]
+CELL = [*ARM, "seed"]
 
 
 class CompareError(ValueError):
-    """The two runs cannot be compared fairly; the message says why."""
+    """Two runs that cannot be compared fairly; the message says why and what to change."""
+
+
+ROW_KEYS = ("task", "trainer", "params_label", "seeds", "mean_a", "mean_b", "mean_a_minus_b", "ci_low", "ci_high",
+            "p_value", "p_holm", "boot_low", "boot_high", "significant", "wins", "ties", "losses")
 
 
 @dataclass
 class CompareResult:
+    """A − B per arm, one dict per arm in ``rows`` with the keys of ``ROW_KEYS`` (JSON-ready: missing
+    numbers are None).  ``seeds``: cells paired; ``ci_*``: Student-t 95 % interval of the mean
+    difference, ``boot_*`` the paired bootstrap one; ``p_value``: Wilcoxon signed-rank; ``p_holm``:
+    Holm-corrected over the arms compared; ``significant``: ``p_holm < alpha``; wins/ties/losses count
+    seeds where A was above/equal to/below B."""
+
     run_a: str
     run_b: str
+    differing_axes: list[str]
+    alpha: float
     rows: list[dict[str, Any]] = field(default_factory=list)
-    differing_axes: list[str] = field(default_factory=list)
+    only_in_a: int = 0
+    only_in_b: int = 0
+    unscored: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows, columns=list(ROW_KEYS))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
-def _snapshot(run_dir: Path) -> dict[str, Any]:
-    import yaml
-
-    try:
-        data = yaml.safe_load((run_dir / "meta" / "config.snapshot.yaml").read_text())
-    except (OSError, yaml.YAMLError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def differing_axes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    def llm(c: dict[str, Any]) -> Any:
-        block = c.get("llm") or {}
-        return (c.get("mode"), block.get("provider"), block.get("model"), json.dumps(block.get("roles"), sort_keys=True))
-
-    def trainers(c: dict[str, Any]) -> Any:
-        return sorted(str(t.get("id")) for t in c.get("trainers") or [])
-
-    def variants(c: dict[str, Any]) -> Any:
-        return json.dumps([(t.get("id"), t.get("params_variants"), t.get("params")) for t in c.get("trainers") or []],
-                          sort_keys=True, default=str)
-
-    axes = {"llm": llm, "trainers": trainers,
-            "params_variants": variants,
-            "tasks": lambda c: json.dumps(c.get("tasks"), sort_keys=True, default=str),
-            "seeds": lambda c: c.get("seeds")}
-    out = []
-    for name, key in axes.items():
-        if key(a) != key(b):
-            if name == "params_variants" and "trainers" in out:
-                continue
-            out.append(name)
-    return out
+def _json_number(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value.item() if hasattr(value, "item") else value
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path, alpha: float = 0.05) -> CompareResult:
-    runs = load_runs([run_a, run_b])
-    a_dir, b_dir = Path(run_a), Path(run_b)
-    axes = differing_axes(_snapshot(a_dir), _snapshot(b_dir))
+    """Paired differences A − B per arm; raises ``CompareError`` for runs that differ in more than one
+    axis or share no scored cell, ``RunDirError`` for unreadable run directories."""
+    a, b = load_runs([run_a]), load_runs([run_b])
+    id_a, id_b = a.run_ids[0], b.run_ids[0]
+    axes = differing_axes(_axes_input(a), _axes_input(b))
     if len(axes) > 1:
-        raise CompareError(f"the runs differ in more than one axis ({', '.join(axes)}); a fair comparison changes "
-                           "one axis at a time (see docs/running-experiments.md)")
-    jobs = runs.jobs[runs.jobs["scored"]]
-    left = jobs[jobs["run_id"] == a_dir.name].set_index(KEY)
-    right = jobs[jobs["run_id"] == b_dir.name].set_index(KEY)
+        raise CompareError(f"runs {id_a} and {id_b} differ in {len(axes)} axes ({', '.join(axes)}); a fair "
+                           "comparison changes one axis at a time: rerun one side so that only one of them differs")
+    left, right = a.jobs.set_index(CELL), b.jobs.set_index(CELL)
+    left, right = left[~left.index.duplicated(keep="last")], right[~right.index.duplicated(keep="last")]
     shared = left.index.intersection(right.index)
     if len(shared) == 0:
-        raise CompareError(f"runs {a_dir.name} and {b_dir.name} share no (task, trainer, params, seed) cell "
-                           "with a score; their matrices do not overlap")
-    result = CompareResult(a_dir.name, b_dir.name, differing_axes=axes)
-    tests: list[tuple[tuple[Any, ...], Paired]] = []
-    shared_frame = pd.DataFrame(index=shared).reset_index()
-    for arm, group in shared_frame.groupby(ARM, sort=True):
-        index = pd.MultiIndex.from_frame(group[KEY])
-        tests.append((arm, paired_test(left.loc[index, "score_best"].to_numpy(),
-                                       right.loc[index, "score_best"].to_numpy())))
-    adjusted = holm([t.p_value for _, t in tests])
-    for (arm, test), p_adj in zip(tests, adjusted, strict=True):
-        result.rows.append({**dict(zip(ARM, arm, strict=True)), "seeds": test.n, "mean_a_minus_b": test.mean_diff,
-                            "ci_low": test.ci_low, "ci_high": test.ci_high, "p_value": test.p_value,
-                            "p_holm": p_adj, "significant": bool(not math.isnan(p_adj) and p_adj < alpha),
-                            "wins": test.wins, "ties": test.ties, "losses": test.losses})
+        hint = ("; to compare trainers or variants with each other, put them in one run and read the win-matrix "
+                "section of its report" if set(axes) & {"trainers", "params_variants"} else "")
+        raise CompareError(f"runs {id_a} and {id_b} share no (task, trainer, params variant, seed) cell; their "
+                           f"matrices do not overlap ({_extent(a)} vs {_extent(b)}){hint}")
+    both = left.loc[shared, "scored"].to_numpy() & right.loc[shared, "scored"].to_numpy()
+    if not both.any():
+        raise CompareError(f"runs {id_a} and {id_b} share {len(shared)} cell(s) but none has a score in both "
+                           "runs (see the failures section of each run's report)")
+    notes = [n for n in [budget_note(a.snapshots[id_a], b.snapshots[id_b])] if n]
+    result = CompareResult(id_a, id_b, axes, alpha, only_in_a=len(left.index.difference(shared)),
+                           only_in_b=len(right.index.difference(shared)), unscored=int((~both).sum()), notes=notes)
+    cells = shared[both]
+    paired = pd.DataFrame({"a": left.loc[cells, "score_best"].to_numpy(float),
+                           "b": right.loc[cells, "score_best"].to_numpy(float)}, index=cells).reset_index()
+    groups = list(paired.groupby(ARM, sort=True))
+    results = paired_tests([(group["a"].to_numpy(), group["b"].to_numpy()) for _, group in groups])
+    tests = [(key, test, group) for (key, group), test in zip(groups, results, strict=True)]
+    adjusted = holm([test.p_value for _, test, _ in tests])
+    for (key, test, group), p_holm in zip(tests, adjusted, strict=True):
+        values = [*key, test.n, group["a"].mean(), group["b"].mean(), test.mean_diff, test.ci_low, test.ci_high,
+                  test.p_value, p_holm, test.boot_low, test.boot_high, bool(p_holm < alpha), test.wins, test.ties,
+                  test.losses]
+        result.rows.append({k: _json_number(v) for k, v in zip(ROW_KEYS, values, strict=True)})
     return result
 
 
+def _axes_input(runs: RunSet) -> tuple[dict[str, Any], dict[str, Any], pd.DataFrame]:
+    run_id = runs.run_ids[0]
+    return runs.manifests[run_id], runs.snapshots[run_id], runs.jobs
+
+
+def _extent(runs: RunSet) -> str:
+    jobs = runs.jobs
+
+    def listed(values: Any) -> str:
+        names = sorted({str(v) for v in values})
+        return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return (f"{runs.run_ids[0]}: tasks {listed(jobs['task']) or '-'}; trainers {listed(jobs['trainer']) or '-'}; "
+            f"seeds {listed(jobs['seed']) or '-'}")
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.{digits}g}"
+
+
 def format_compare(result: CompareResult) -> str:
-    lines = [f"compare {result.run_a} (A) vs {result.run_b} (B)"
-             + (f"; differing axis: {result.differing_axes[0]}" if result.differing_axes else ""),
-             f"{'task':<32} {'trainer':<22} {'params':<20} {'n':>3} {'A-B':>10} {'95% CI':>23} {'p':>8} sig"]
-    for row in result.rows:
-        ci = f"[{row['ci_low']:.4g}, {row['ci_high']:.4g}]" if not math.isnan(row["ci_low"]) else "-"
-        lines.append(f"{row['task']:<32} {row['trainer']:<22} {row['params_label'][:20]:<20} {row['seeds']:>3} "
-                     f"{row['mean_a_minus_b']:>10.4g} {ci:>23} {row['p_holm']:>8.3g} "
-                     f"{'yes' if row['significant'] else 'no'}")
+    """A plain-text table for the terminal: one line per arm, A − B with its 95 % t interval."""
+    header = ["task", "trainer", "params", "n", "mean A", "mean B", "A-B", "95% CI", "p", "p_holm", "sig"]
+    body = [[r["task"], r["trainer"], r["params_label"], str(r["seeds"]), _number(r["mean_a"]), _number(r["mean_b"]),
+             _number(r["mean_a_minus_b"]),
+             "-" if r["ci_low"] is None else f"[{_number(r['ci_low'])}, {_number(r['ci_high'])}]",
+             _number(r["p_value"], 3), _number(r["p_holm"], 3), "yes" if r["significant"] else "no"]
+            for r in result.rows]
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    numeric = set(range(3, len(header) - 1))
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if i in numeric else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    axis = f"differing axis: {result.differing_axes[0]}" if result.differing_axes else "no axis differs"
+    lines = [f"A = {result.run_a}   B = {result.run_b}   ({axis})",
+             f"paired by seed; p: Wilcoxon signed-rank; sig = p_holm < {result.alpha:g} (Holm over the arms)", "",
+             line(header), line(["-" * w for w in widths]), *(line(row) for row in body), ""]
+    significant = sum(r["significant"] for r in result.rows)
+    lines.append(f"{len(result.rows)} arm(s) compared, {significant} significant; cells only in A: "
+                 f"{result.only_in_a}, only in B: {result.only_in_b}, shared without a score in both: "
+                 f"{result.unscored}")
+    lines.extend(f"note: {note}" for note in result.notes)
     return "\n".join(lines)
+
+
+def compare_main(run_a: str, run_b: str, fmt: str = "table") -> int:
+    """Print the paired comparison of two runs as a table or JSON; 2 when they cannot be compared."""
+    try:
+        if fmt not in ("table", "json"):
+            raise CompareError(f"unknown format {fmt!r}; choose table or json")
+        result = compare_runs(run_a, run_b)
+    except (RunDirError, CompareError) as exc:
+        print(f"trace-bench: error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(result.to_dict(), indent=2) if fmt == "json" else format_compare(result))
+    return 0

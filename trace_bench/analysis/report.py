@@ -1,102 +1,254 @@
-"""``report.html``: one self-contained page (inline CSS and SVG, no scripts, no CDN)."""
+"""``report.html``: one self-contained page per run (or group of runs).
+
+Inline CSS and SVG only, no scripts and no external resources, so the file opens anywhere, can be
+mailed or archived with the run, and cannot run code injected through a task id or an error text.
+Sections (stable ids, linked from the top): leaderboard, per-task, curves, win-matrix, cost, failures.
+``report_main`` is what ``trace-bench report`` calls: exit code 0, or 2 with a one-line message for
+anything the user can fix (a wrong path, a damaged run, an unwritable output), never a traceback.
+"""
 
 from __future__ import annotations
 
-import html
-import math
+import sys
+from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
-from trace_bench.analysis.curves import AXES, arm_curves, generalization_gap
-from trace_bench.analysis.load import RunSet, load_runs
-from trace_bench.analysis.stats import leaderboard, per_arm, win_matrix
-from trace_bench.analysis.svg import line_chart
+from trace_bench.analysis import _html as h
+from trace_bench.analysis._svg import Series, step_chart
+from trace_bench.analysis.curves import AXES, arm_curves, best_so_far, generalization_gap, job_auc
+from trace_bench.analysis.load import ARM, RunDirError, RunSet, load_runs
+from trace_bench.analysis.stats import arm_label, arm_stats, leaderboard, pairwise_tests, win_matrix
 from trace_bench.store.atomic import write_text
 
-CSS = """body{font-family:system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0 20px}
-th,td{border:1px solid #ccc;padding:4px 8px;font-size:13px;text-align:left}th{background:#f3f3f3}
-section{margin-bottom:28px}.charts{display:flex;flex-wrap:wrap;gap:12px}.muted{color:#777}"""
+SECTIONS = (("leaderboard", "Leaderboard"), ("per-task", "Per-task results"), ("curves", "Anytime curves"),
+            ("win-matrix", "Win / tie / loss"), ("cost", "Cost"), ("failures", "Failures"))
+MAX_FAILURE_ROWS = 500
 
 
-def _fmt(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ""
-        return f"{value:.4g}"
-    return str(value)
+def distinguish_runs(runs: RunSet) -> RunSet:
+    """When several runs hold the same (task, trainer, variant, seed) cell, they are different
+    conditions (another LLM, say), so each run's trainers are named ``trainer @ run_id``."""
+    jobs = runs.jobs
+    if runs.jobs["run_id"].nunique() < 2 or not jobs.duplicated([*ARM, "seed"]).any():
+        return runs
+    curves = runs.curves.copy()
+    runs_jobs = jobs.assign(trainer=jobs["trainer"] + " @ " + jobs["run_id"])
+    curves["trainer"] = curves["trainer"] + " @ " + curves["run_id"]
+    return RunSet(runs_jobs, curves, runs.manifests, runs.snapshots, runs.run_dirs)
 
 
-def _table(frame: pd.DataFrame, columns: list[str]) -> str:
-    if frame.empty:
-        return '<p class="muted">none</p>'
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(row.get(c)))}</td>" for c in columns) + "</tr>"
-                   for row in frame.to_dict("records"))
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+def _arm_cells(row: pd.Series) -> list[str]:
+    return [row["trainer"], row["params_label"]]
 
 
-def _mean_ci(row: dict[str, Any]) -> str:
-    if math.isnan(row["mean"]):
-        return ""
-    if math.isnan(row["ci_low"]):
-        return f"{row['mean']:.4g}"
-    return f"{row['mean']:.4g} ± {(row['ci_high'] - row['ci_low']) / 2:.3g}"
+def _leaderboard(runs: RunSet) -> str:
+    board = leaderboard(runs.jobs)
+    rows = [[r["task"], r["rank"] if pd.notna(r["rank"]) else "-", *_arm_cells(r), r["count"], r["failed"],
+             r["budget_exhausted"], r["mean"], r["std"], h.interval(r["ci_low"], r["ci_high"])]
+            for _, r in board.iterrows()]
+    return h.table(rows, ["task", "rank", "trainer", "params", "seeds", "failed", "budget exhausted", "mean best",
+                          "std", "95% CI"], numeric=range(4, 9), empty="no jobs")
+
+
+def _per_task(runs: RunSet) -> str:
+    arms = arm_stats(runs.jobs)
+    gaps = generalization_gap(runs.jobs).set_index(ARM)
+    parts: list[str] = []
+    for task, group in arms.groupby("task", sort=True):
+        rows = []
+        for _, r in group.iterrows():
+            key = (r["task"], r["trainer"], r["params_label"])
+            gap = gaps.loc[key] if key in gaps.index else None
+            rows.append([*_arm_cells(r), r["count"], r["failed"], r["budget_exhausted"],
+                         h.mean_pm(r["mean"], r["ci_half"]), h.interval(r["ci_low"], r["ci_high"]), r["std"],
+                         h.mean_pm(r.get("test_mean"), r.get("test_ci_half")), r.get("initial_mean"),
+                         h.mean_pm(gap["gap_mean"], gap["gap_ci_half"]) if gap is not None else ""])
+        parts += [h.heading(3, task), h.table(rows, ["trainer", "params", "seeds", "failed", "budget exhausted",
+                                                      "best (mean ± 95% CI)", "95% CI", "std", "test",
+                                                      "initial", "best − test"], numeric=range(2, 11))]
+    return "".join(parts) or h.paragraph("no jobs")
+
+
+def _colours(runs: RunSet) -> dict[tuple[str, str], int]:
+    arms = sorted({(t, p) for t, p in zip(runs.jobs["trainer"], runs.jobs["params_label"], strict=True)})
+    return {arm: index for index, arm in enumerate(arms)}
 
 
 def _curves(runs: RunSet) -> str:
-    charts = []
-    for task in sorted(runs.curves["task"].dropna().unique()) if not runs.curves.empty else []:
-        task_curves = runs.curves[runs.curves["task"] == task]
-        for axis in ("llm_calls", "tokens", "usd", "wall_s"):
-            aggregated = arm_curves(task_curves, axis)
-            series = [(f"{t} ({p})", g["x"].tolist(), g["mean"].tolist())
-                      for (t, p), g in aggregated.groupby(["trainer", "params_label"], sort=True)]
-            charts.append(line_chart(series, title=f"{task}: best score vs {AXES[axis]}", x_label=AXES[axis],
-                                     y_label="best score (mean over seeds)"))
-    return f'<div class="charts">{"".join(charts)}</div>' if charts else '<p class="muted">no curves</p>'
+    if runs.curves.empty:
+        return h.paragraph("no curve.csv files (jobs failed before their first evaluation?)")
+    colours = _colours(runs)
+    prepared = best_so_far(runs.curves)
+    empty = pd.DataFrame(columns=["trainer", "params_label", "x", "mean", "low", "high"])
+    by_axis = {axis: dict(list(arm_curves(prepared, axis).groupby("task"))) for axis in AXES}
+    auc = arm_stats(job_auc(prepared, "llm_calls"), column="auc")
+    auc_by_task = dict(list(auc.groupby("task"))) if not auc.empty else {}
+    parts: list[str] = []
+    for task in sorted(runs.curves["task"].dropna().unique()):
+        charts = []
+        for axis, name in AXES.items():
+            frame = by_axis[axis].get(task, empty)
+            series = [Series(arm_label(trainer, label), g["x"].tolist(), g["mean"].tolist(), g["low"].tolist(),
+                             g["high"].tolist(), colours.get((trainer, label), 0))
+                      for (trainer, label), g in frame.groupby(["trainer", "params_label"], sort=True)]
+            if frame.empty or float(frame["x"].max()) <= 0:
+                series = []
+            charts.append(step_chart(series, title=f"best score vs {name}", x_label=name,
+                                     y_label="best score so far"))
+        rows = [[*_arm_cells(r), r["count"], h.mean_pm(r["mean"], r["ci_half"])]
+                for _, r in auc_by_task.get(task, empty).iterrows()]
+        parts += [h.heading(3, task), h.Safe(f'<div class="charts">{"".join(charts)}</div>'),
+                  h.table(rows, ["trainer", "params", "seeds", "normalised AUC by LLM calls (mean ± 95% CI)"],
+                          numeric=range(2, 4), empty="no scored curves")]
+    return "".join(parts)
+
+
+def _win_matrix(runs: RunSet) -> str:
+    tests = pairwise_tests(runs.jobs)
+    if tests.empty:
+        return h.paragraph("fewer than two arms share seeds on any task: nothing to pair")
+    matrix = win_matrix(runs.jobs, tests=tests)
+    arms = sorted(set(matrix["arm"]) | set(matrix["versus"]))
+    cells = {(r["arm"], r["versus"]): r for _, r in matrix.iterrows()}
+    rows = []
+    for arm in arms:
+        row: list[object] = [arm]
+        for other in arms:
+            found = cells.get((arm, other))
+            if found is None:
+                row.append("—" if arm == other else "")
+                continue
+            css = "win" if found["wins"] > found["losses"] else "loss" if found["losses"] > found["wins"] else ""
+            row.append(h.cell(f"{found['wins']}–{found['ties']}–{found['losses']}", css))
+        rows.append(row)
+    detail = [[r["task"], r["arm_a"], r["arm_b"], r["n"], r["mean_diff"], h.interval(r["ci_low"], r["ci_high"]),
+               r["p_value"], r["p_holm"], h.interval(r["boot_low"], r["boot_high"]),
+               f"{r['wins']}/{r['ties']}/{r['losses']}", r["outcome"]] for _, r in tests.iterrows()]
+    classes = ["win" if o == "win" else "loss" if o == "loss" else "" for o in tests["outcome"]]
+    fewest = int(tests["n"].min())
+    reach = (f"With {fewest} paired seeds the smallest two-sided Wilcoxon p is 2/2^{fewest} = "
+             f"{h.number(2 / 2 ** fewest, 3)}, before multiplying by the number of tasks (Holm); "
+             "use more seeds if that cannot fall below 0.05.")
+    return "".join([h.paragraph("Row arm against column arm: tasks won–tied–lost. " + reach),
+                    h.table(rows, ["arm \\ versus", *arms]),
+                    h.heading(3, "Paired tests per task (A − B)"),
+                    h.table(detail, ["task", "A", "B", "seeds", "mean A − B", "95% t CI", "Wilcoxon p", "Holm p",
+                                     "bootstrap 95% CI", "seeds W/T/L", "outcome for A"],
+                            numeric=range(3, 9), row_classes=classes)])
+
+
+def _cost(runs: RunSet) -> str:
+    jobs = runs.jobs
+    rows = []
+    for key, g in jobs.groupby(ARM, sort=True):
+        rows.append([*key, len(g), g["llm_calls"].mean(), g["cache_hits"].mean(), g["total_tokens"].mean(),
+                     g["cost_usd"].mean(), g["time_seconds"].mean(), g["llm_calls"].sum(), g["total_tokens"].sum(),
+                     g["cost_usd"].sum(), g["time_seconds"].sum(), "yes" if g["tokens_estimated"].any() else ""])
+    calls = runs.llm_calls
+    by_role = []
+    if not calls.empty:
+        for (trainer, label, role), g in calls.groupby(["trainer", "params_label", "role"], sort=True, dropna=False):
+            by_role.append([trainer, label, role, len(g), int(g["cached"].sum()), int((g["error"] != "").sum()),
+                            g["retries"].sum(), g["prompt_tokens"].sum() + g["completion_tokens"].sum(),
+                            g["cost_usd"].sum(), g["latency_s"].mean()])
+    totals = (f"Run totals: {h.number(jobs['llm_calls'].sum())} LLM calls, {h.number(jobs['total_tokens'].sum())} "
+              f"tokens, {h.number(jobs['cost_usd'].sum())} USD, {h.number(jobs['time_seconds'].sum())} s of job time.")
+    return "".join([h.paragraph(totals, "plain"),
+                    h.table(rows, ["task", "trainer", "params", "jobs", "calls / job", "cache hits / job",
+                                   "tokens / job", "USD / job", "seconds / job", "calls", "tokens", "USD",
+                                   "seconds", "tokens estimated"], numeric=range(3, 13), empty="no jobs"),
+                    h.heading(3, "LLM calls by role (from events.jsonl, all tasks)"),
+                    h.table(by_role, ["trainer", "params", "role", "calls", "cached", "failed", "retries", "tokens",
+                                      "USD", "mean latency (s)"], numeric=range(3, 10), empty="no llm_call events")])
+
+
+def _failures(runs: RunSet) -> str:
+    jobs = runs.jobs
+    failed = jobs[~jobs["scored"]]
+    flagged = jobs[jobs["scored"] & (jobs["status"] != "ok")]
+    parts: list[str] = []
+    for frame, title in ((failed, "Excluded from statistics"), (flagged, "Included, flagged (budget exhausted)")):
+        shown = frame.head(MAX_FAILURE_ROWS)
+        rows = [[r["run_id"], r["job_id"], r["task"], *_arm_cells(r), r["seed"], r["status"],
+                 _short(r["error"]) or ("no score recorded" if r["status"] == "ok" else "")]
+                for _, r in shown.iterrows()]
+        parts += [h.heading(3, f"{title}: {len(frame)}"),
+                  h.table(rows, ["run", "job", "task", "trainer", "params", "seed", "status", "error"],
+                          numeric=[5], preformatted=[7], empty="none")]
+        if len(frame) > len(shown):
+            parts.append(h.paragraph(f"{len(frame) - len(shown)} more; see results.csv"))
+    return "".join(parts)
+
+
+def _short(error: object, limit: int = 400) -> str:
+    message = str(error or "").strip()
+    return message if len(message) <= limit else message[:limit] + " …"
+
+
+def _intro(runs: RunSet) -> list[str]:
+    lines = []
+    for run_id in runs.run_ids:
+        manifest = runs.manifests[run_id]
+        jobs = runs.jobs[runs.jobs["run_id"] == run_id]
+        counts = ", ".join(f"{status} {count}" for status, count in sorted(jobs["status"].value_counts().items()))
+        planned = len(manifest.get("jobs") or []) or len(jobs)
+        model = ", ".join(sorted({m for m in jobs["llm_model"] if m})) or "-"
+        lines.append(f"Run {run_id} ({manifest.get('mode') or '-'} mode, LLM {model}, created "
+                     f"{manifest.get('created_at') or '-'}): {len(jobs)} of {planned} planned jobs have results"
+                     f" ({counts or 'none'}).")
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    lines.append(f"Scores: higher is better. Statistics use jobs that ended ok or budget_exhausted; the others are "
+                 f"counted under failures. Generated {stamp}.")
+    return lines
 
 
 def build_report(runs: RunSet) -> str:
-    board = leaderboard(runs.jobs)
-    arms = per_arm(runs.jobs)
-    if not arms.empty:
-        arms["mean ± 95% CI"] = [_mean_ci(r) for r in arms.to_dict("records")]
-    wins = win_matrix(runs.jobs)
-    failures = runs.jobs[~runs.jobs["scored"]]
-    gap = generalization_gap(runs.jobs)
-    title = ", ".join(html.escape(d.name) for d in runs.run_dirs)
-    sections = [
-        ("leaderboard", "Leaderboard", "Per task, arms ranked by mean best score over seeds.",
-         _table(board, ["task", "rank", "trainer", "params_label", "n", "failed", "mean", "std", "ci_low", "ci_high"])),
-        ("per-task", "Per-task results", "Mean ± half-width of the 95 % Student-t interval over seeds.",
-         _table(arms, ["task", "trainer", "params_label", "n", "mean ± 95% CI", "mean_initial", "mean_test"])
-         + _table(gap, ["task", "trainer", "params_label", "gap"])),
-        ("curves", "Anytime curves", "Best-so-far score (mean over seeds) against LLM calls, tokens, USD and time.",
-         _curves(runs)),
-        ("win-matrix", "Win / tie / loss", "Paired over seeds per task (Wilcoxon signed-rank, Holm-corrected "
-         "across tasks, alpha 0.05).", _table(wins, ["arm", "versus", "tasks", "wins", "ties", "losses"])),
-        ("cost", "Cost", "Average spend per job.",
-         _table(arms, ["task", "trainer", "params_label", "llm_calls", "tokens", "cost_usd", "time_s"])),
-        ("failures", "Failures", "Jobs that did not end ok or budget_exhausted.",
-         _table(failures, ["task", "trainer", "params_label", "seed", "status", "error"])),
-    ]
-    body = "".join(f'<section id="{sid}"><h2>{name}</h2><p class="muted">{note}</p>{content}</section>'
-                   for sid, name, note, content in sections)
-    counts = runs.jobs["status"].value_counts().to_dict()
-    summary = ", ".join(f"{html.escape(str(k))}: {v}" for k, v in sorted(counts.items()))
-    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>trace-bench report: {title}"
-            f"</title><style>{CSS}</style></head><body><h1>trace-bench report</h1><p>Runs: {title}. "
-            f"Jobs: {len(runs.jobs)} ({summary}).</p>{body}</body></html>")
+    """The report's HTML for loaded runs."""
+    runs = distinguish_runs(runs)
+    notes = {"leaderboard": "Per task, arms ranked by mean best score over seeds (rank 1 = best; equal means "
+                            "share a rank). 95% CI: Student t over seeds.",
+             "per-task": "Mean ± half-width of the 95% Student-t interval over seeds; test: score of the best "
+                         "state on the test split; best − test: generalization gap.",
+             "curves": "Best score so far, mean over seeds with 95% band, against cumulative spend; a finished job "
+                       "keeps its best. AUC: area under the best-so-far curve divided by the task's largest budget.",
+             "win-matrix": "Arms paired by seed on each task: Wilcoxon signed-rank test, Holm–Bonferroni corrected "
+                           "over tasks, alpha 0.05; not significant counts as a tie.",
+             "cost": "Spend per arm over all its jobs, failed ones included (they spent too).",
+             "failures": "Jobs that did not end ok, with status and error."}
+    builders = {"leaderboard": _leaderboard, "per-task": _per_task, "curves": _curves, "win-matrix": _win_matrix,
+                "cost": _cost, "failures": _failures}
+    body = [h.section(sid, name, notes[sid], h.Safe(builders[sid](runs))) for sid, name in SECTIONS]
+    title = "trace-bench report: " + ", ".join(runs.run_ids)
+    return h.page(title, _intro(runs), SECTIONS, body)
 
 
-def write_report(run_dirs: list[str | Path], out_path: str | Path | None = None) -> Path:
-    runs = load_runs(run_dirs)
+def write_report(run_dirs: str | Path | Sequence[str | Path], out_path: str | Path | None = None) -> Path:
+    """Load runs and write their report atomically; by default into the run directory for one run, else
+    ``report.html`` in the working directory.  Returns the path written."""
+    items = [run_dirs] if isinstance(run_dirs, (str, Path)) else list(run_dirs)
+    runs = load_runs(items)
     if out_path is None:
-        out_path = Path(run_dirs[0]) / "report.html" if len(run_dirs) == 1 else Path("report.html")
+        out_path = Path(items[0]) / "report.html" if len(items) == 1 else Path("report.html")
     out = Path(out_path)
     write_text(out, build_report(runs))
     return out
+
+
+def report_main(run_paths: list[str], out: str | None = None) -> int:
+    """Write report.html for one or more runs and print where it went; 2 on a user error."""
+    if not run_paths:
+        print("trace-bench: error: report needs at least one run directory", file=sys.stderr)
+        return 2
+    try:
+        path = write_report(run_paths, out)
+    except RunDirError as exc:
+        print(f"trace-bench: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"trace-bench: error: cannot write the report: {exc}", file=sys.stderr)
+        return 2
+    print(f"report written: {path}")
+    return 0

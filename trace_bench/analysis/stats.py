@@ -1,121 +1,281 @@
-"""Statistics over seeds: means with Student-t intervals, paired tests, win/tie/loss."""
+"""Statistics over seeds: per-arm means with Student-t intervals, leaderboards, paired tests.
+
+An *arm* is one (trainer, params variant) on one task; its seeds are the replicates.  Only scored
+jobs (status ok or budget_exhausted, with a best score) enter the numbers; the others are counted.
+Paired tests pair two arms' jobs by seed, which removes the task-instance variance that seeds share
+(same data split, same initial state), so small seed counts still detect real differences; the
+win/tie/loss matrix aggregates them over tasks.
+"""
 
 from __future__ import annotations
 
+import itertools
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-ARM = ["task", "trainer", "params_label"]
+from trace_bench.analysis.load import ARM
+
+TIE_TOLERANCE = 1e-9
+BOOTSTRAP_RESAMPLES = 2000
 
 
-def mean_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float, float]:
-    """(mean, std, low, high) of a sample; the interval is Student-t (NaN for n < 2)."""
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    n = len(values)
+@dataclass(frozen=True)
+class Interval:
+    """Mean of a sample with its sample std and a two-sided confidence interval (NaN when n < 2)."""
+
+    n: int
+    mean: float
+    std: float
+    low: float
+    high: float
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+
+def mean_ci(values: Any, confidence: float = 0.95) -> Interval:
+    """Student-t interval of the mean; non-finite values are dropped."""
+    sample = np.asarray(values, dtype=float)
+    sample = sample[np.isfinite(sample)]
+    n = len(sample)
     if n == 0:
-        return math.nan, math.nan, math.nan, math.nan
-    mean = float(values.mean())
+        return Interval(0, math.nan, math.nan, math.nan, math.nan)
+    mean = float(sample.mean())
     if n == 1:
-        return mean, math.nan, math.nan, math.nan
-    std = float(values.std(ddof=1))
+        return Interval(1, mean, math.nan, math.nan, math.nan)
+    std = float(sample.std(ddof=1))
     half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * std / math.sqrt(n)
-    return mean, std, mean - half, mean + half
+    return Interval(n, mean, std, mean - half, mean + half)
 
 
-def per_arm(jobs: pd.DataFrame, column: str = "score_best") -> pd.DataFrame:
-    """Mean, std, 95 % CI and counts of ``column`` per (task, trainer, params_label)."""
-    rows = []
-    for key, group in jobs.groupby(ARM, sort=True):
-        scored = group[group["scored"]]
-        mean, std, low, high = mean_ci(scored[column].to_numpy())
-        rows.append({**dict(zip(ARM, key, strict=True)), "n": len(scored), "failed": int((~group["scored"]).sum()),
-                     "mean": mean, "std": std, "ci_low": low, "ci_high": high,
-                     "mean_initial": scored["score_initial"].mean(), "mean_test": scored["score_test"].mean(),
-                     "llm_calls": scored["llm_calls"].mean(), "tokens": scored["total_tokens"].mean(),
-                     "cost_usd": scored["cost_usd"].mean(), "time_s": scored["time_seconds"].mean()})
-    return pd.DataFrame(rows)
+def bootstrap_ci(values: Any, confidence: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES,
+                 seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean (fixed seed, so a report is reproducible).  Makes no
+    normality assumption, but is too narrow for n < 5: prefer the t interval there."""
+    sample = np.asarray(values, dtype=float)
+    sample = sample[np.isfinite(sample)]
+    if len(sample) < 2:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    means = sample[rng.integers(0, len(sample), size=(resamples, len(sample)))].mean(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
 
 
-def leaderboard(jobs: pd.DataFrame) -> pd.DataFrame:
-    arms = per_arm(jobs)
+def _t_half_width(std: pd.Series, count: pd.Series, confidence: float) -> pd.Series:
+    quantile = stats.t.ppf(0.5 + confidence / 2, np.maximum(count.to_numpy(float) - 1, 1))
+    return (std * quantile / np.sqrt(count)).where(count > 1)
+
+
+def arm_stats(jobs: pd.DataFrame, column: str = "score_best", confidence: float = 0.95,
+              bootstrap: bool = False) -> pd.DataFrame:
+    """One row per arm: ``count`` scored seeds, ``failed`` jobs left out, ``budget_exhausted`` jobs
+    kept (flagged), mean/std/Student-t CI of ``column``, the test-split score where present, and the
+    mean spend of the scored jobs."""
+    if jobs.empty:
+        return pd.DataFrame(columns=[*ARM, "suite", "count", "failed", "budget_exhausted", "mean", "std", "ci_low",
+                                     "ci_high", "ci_half"])
+    groups = jobs.groupby(ARM, sort=True)
+    scored = jobs[jobs["scored"]].groupby(ARM, sort=True)
+    frame = pd.DataFrame({"suite": groups["suite"].first() if "suite" in jobs else "",
+                          "count": scored[column].count(), "failed": groups["scored"].size() - scored.size(),
+                          "budget_exhausted": (jobs["scored"] & (jobs["status"] == "budget_exhausted"))
+                          .groupby([jobs[c] for c in ARM]).sum(),
+                          "mean": scored[column].mean(), "std": scored[column].std(ddof=1)})
+    frame[["count", "failed", "budget_exhausted"]] = frame[["count", "failed", "budget_exhausted"]].fillna(0) \
+        .astype(int)
+    frame["ci_half"] = _t_half_width(frame["std"], frame["count"], confidence)
+    frame["ci_low"], frame["ci_high"] = frame["mean"] - frame["ci_half"], frame["mean"] + frame["ci_half"]
+    if bootstrap:
+        bounds = {key: bootstrap_ci(group[column], confidence) for key, group in scored}
+        frame["boot_low"] = [bounds.get(key, (math.nan, math.nan))[0] for key in frame.index]
+        frame["boot_high"] = [bounds.get(key, (math.nan, math.nan))[1] for key in frame.index]
+    if "score_test" in jobs:
+        frame["test_count"] = scored["score_test"].count().reindex(frame.index).fillna(0).astype(int)
+        frame["test_mean"], frame["test_std"] = scored["score_test"].mean(), scored["score_test"].std(ddof=1)
+        frame["test_ci_half"] = _t_half_width(frame["test_std"], frame["test_count"], confidence)
+    for name, source in (("initial_mean", "score_initial"), ("llm_calls", "llm_calls"),
+                         ("tokens", "total_tokens"), ("cost_usd", "cost_usd"), ("time_s", "time_seconds")):
+        if source in jobs:
+            frame[name] = scored[source].mean()
+    return frame.reset_index()
+
+
+def leaderboard(jobs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Per task, arms ranked by mean best score: rank 1 is best, equal means (to 1e-9) share the lowest
+    rank, arms with no scored seed come last without a rank."""
+    arms = arm_stats(jobs, confidence=confidence)
     if arms.empty:
-        return arms
-    arms["rank"] = arms.groupby("task")["mean"].rank(method="min", ascending=False)
-    return arms.sort_values(["task", "rank", "trainer"], na_position="last").reset_index(drop=True)
+        return pd.DataFrame(columns=["task", "rank", "trainer", "params_label", "count", "failed", "mean", "std",
+                                     "ci_low", "ci_high"])
+    rounded = (arms["mean"] / TIE_TOLERANCE).round() * TIE_TOLERANCE
+    arms["rank"] = rounded.groupby(arms["task"]).rank(method="min", ascending=False).astype("Int64")
+    first = ["task", "rank", "trainer", "params_label", "count", "failed", "mean", "std", "ci_low", "ci_high"]
+    arms = arms[first + [c for c in arms.columns if c not in first]]
+    return arms.sort_values(["task", "rank", "trainer", "params_label"], na_position="last").reset_index(drop=True)
 
 
-@dataclass
-class Paired:
+@dataclass(frozen=True)
+class PairedTest:
+    """A − B over seeds present in both arms.  ``ci_*`` is the t interval of the mean difference,
+    ``boot_*`` the paired bootstrap interval and ``boot_p`` its two-sided p-value; ``p_value`` is
+    Wilcoxon's signed-rank test.  Wins/ties/losses count seeds (tie: |difference| <= tolerance)."""
+
     n: int
     mean_diff: float
     ci_low: float
     ci_high: float
     p_value: float
+    boot_low: float
+    boot_high: float
+    boot_p: float
     wins: int
     ties: int
     losses: int
 
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
-def paired_test(a: np.ndarray, b: np.ndarray, tolerance: float = 1e-9) -> Paired:
-    """a - b over paired seeds: mean difference, t interval and a Wilcoxon signed-rank p-value."""
-    diff = np.asarray(a, float) - np.asarray(b, float)
-    diff = diff[np.isfinite(diff)]
-    n = len(diff)
-    wins, losses = int((diff > tolerance).sum()), int((diff < -tolerance).sum())
-    ties = n - wins - losses
-    if n == 0:
-        return Paired(0, math.nan, math.nan, math.nan, math.nan, 0, 0, 0)
-    mean, _, low, high = mean_ci(diff)
-    nonzero = diff[np.abs(diff) > tolerance]
-    if len(nonzero) == 0:
-        p_value = 1.0
-    else:
-        p_value = float(stats.wilcoxon(nonzero, zero_method="wilcox", alternative="two-sided").pvalue)
-    return Paired(n, mean, low, high, p_value, wins, ties, losses)
+
+def paired_test(a: Any, b: Any, tolerance: float = TIE_TOLERANCE, confidence: float = 0.95,
+                resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> PairedTest:
+    """Paired comparison of two equally long score arrays (pairs with a missing score are dropped)."""
+    return paired_tests([(a, b)], tolerance, confidence, resamples, seed)[0]
+
+
+def paired_tests(pairs: Sequence[tuple[Any, Any]], tolerance: float = TIE_TOLERANCE, confidence: float = 0.95,
+                 resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> list[PairedTest]:
+    """``paired_test`` for many (a, b) pairs at once; the Wilcoxon p-values are computed in batches
+    (one scipy call per sample size), which matters for the win matrix of a large run."""
+    diffs = []
+    for a, b in pairs:
+        diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+        diff = diff[np.isfinite(diff)]
+        diffs.append(np.where(np.abs(diff) <= tolerance, 0.0, diff))
+    results = []
+    for diff, p_value in zip(diffs, wilcoxon_p_values(diffs), strict=True):
+        n = len(diff)
+        if n == 0:
+            results.append(PairedTest(0, *[math.nan] * 7, 0, 0, 0))  # type: ignore[arg-type]
+            continue
+        wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
+        interval = mean_ci(diff, confidence)
+        boot_low, boot_high = bootstrap_ci(diff, confidence, resamples, seed)
+        results.append(PairedTest(n, interval.mean, interval.low, interval.high, p_value, boot_low, boot_high,
+                                  _bootstrap_p(diff, resamples, seed), wins, n - wins - losses, losses))
+    return results
+
+
+def wilcoxon_p_values(diffs: Sequence[np.ndarray]) -> list[float]:
+    """Two-sided signed-rank p-values of paired differences (ties already set to 0).  Zero differences
+    are dropped (Wilcoxon's own treatment); all zero means no evidence of a difference, p = 1; none
+    at all, NaN.  The null distribution is exact up to 50 pairs without tied magnitudes (the usual
+    seed counts), normal-approximated with tie correction beyond."""
+    p_values = [math.nan if len(d) == 0 else 1.0 for d in diffs]
+    exact: dict[int, list[int]] = {}
+    for index, diff in enumerate(diffs):
+        nonzero = diff[diff != 0]
+        if len(nonzero) == 0:
+            continue
+        if len(nonzero) <= 50 and len(np.unique(np.abs(nonzero))) == len(nonzero):
+            exact.setdefault(len(nonzero), []).append(index)
+        else:
+            p_values[index] = float(stats.wilcoxon(nonzero, method="auto").pvalue)
+    for indices in exact.values():
+        batch = np.vstack([diffs[i][diffs[i] != 0] for i in indices])
+        for index, p_value in zip(indices, np.atleast_1d(stats.wilcoxon(batch, axis=1, method="exact").pvalue),
+                                  strict=True):
+            p_values[index] = float(p_value)
+    return p_values
+
+
+def _bootstrap_p(diff: np.ndarray, resamples: int, seed: int) -> float:
+    """Share of resampled means at least as far from the observed mean as the observed mean is from
+    zero (the bootstrap distribution shifted to the null)."""
+    if len(diff) < 2 or not np.any(diff):
+        return 1.0
+    rng = np.random.default_rng(seed)
+    means = diff[rng.integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
+    observed = diff.mean()
+    return float(min(1.0, (np.sum(np.abs(means - observed) >= abs(observed)) + 1) / (resamples + 1)))
 
 
 def holm(p_values: list[float]) -> list[float]:
-    """Holm–Bonferroni adjusted p-values (same order as given)."""
-    order = sorted(range(len(p_values)), key=lambda i: (math.isnan(p_values[i]), p_values[i]))
+    """Holm–Bonferroni adjusted p-values, same order as given; NaN stays NaN and is not counted."""
+    finite = [i for i, p in enumerate(p_values) if not math.isnan(p)]
+    order = sorted(finite, key=lambda i: p_values[i])
     adjusted = [math.nan] * len(p_values)
     running = 0.0
-    m = sum(not math.isnan(p) for p in p_values)
     for rank, index in enumerate(order):
-        p = p_values[index]
-        if math.isnan(p):
-            continue
-        running = max(running, min(1.0, (m - rank) * p))
+        running = max(running, min(1.0, (len(order) - rank) * p_values[index]))
         adjusted[index] = running
     return adjusted
 
 
-def win_matrix(jobs: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """For every ordered pair of arms (trainer, params) and every task: paired test over seeds;
-    returns per pair the wins/ties/losses across tasks (significant after Holm correction)."""
+# Win/tie/loss across tasks.  Every pair of arms is tested per task, paired by seed, and per pair the
+# per-task p-values are Holm-corrected over the tasks, so "A wins 3 tasks" keeps a family-wise error
+# of alpha however many tasks the run has.  A task is a win (loss) when A's mean paired difference
+# is positive (negative) and the corrected p-value is below alpha; otherwise a tie.
+
+ARM_PAIR_COLUMNS = ["task", "arm_a", "arm_b", "n", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm",
+                    "boot_low", "boot_high", "boot_p", "wins", "ties", "losses", "outcome"]
+
+
+def arm_label(trainer: str, params_label: str) -> str:
+    """How an arm is named across tasks: the trainer, and its variant unless it is the default."""
+    return trainer if params_label in ("", "default") else f"{trainer} [{params_label}]"
+
+
+def pairwise_tests(jobs: pd.DataFrame, column: str = "score_best", alpha: float = 0.05,
+                   tolerance: float = TIE_TOLERANCE) -> pd.DataFrame:
+    """One row per task and unordered pair of arms (``arm_a`` < ``arm_b``) with the paired test of
+    A − B over their shared seeds, the Holm-corrected p-value and the outcome for A."""
     scored = jobs[jobs["scored"]]
-    arms = sorted({(t, p) for t, p in zip(scored["trainer"], scored["params_label"], strict=True)})
+    if scored.empty:
+        return pd.DataFrame(columns=ARM_PAIR_COLUMNS)
+    labelled = scored.assign(arm=[arm_label(t, p) for t, p in zip(scored["trainer"], scored["params_label"],
+                                                                    strict=True)])
+    cells, pairs = [], []
+    for task, group in labelled.groupby("task", sort=True):
+        table = group.pivot_table(index="seed", columns="arm", values=column, aggfunc="mean").sort_index(axis=1)
+        values = table.to_numpy(float)
+        for (i, arm_a), (j, arm_b) in itertools.combinations(enumerate(table.columns), 2):
+            both = np.isfinite(values[:, i]) & np.isfinite(values[:, j])
+            if both.any():
+                cells.append({"task": task, "arm_a": arm_a, "arm_b": arm_b})
+                pairs.append((values[both, i], values[both, j]))
+    rows = [{**cell, **test.as_dict()} for cell, test in zip(cells, paired_tests(pairs, tolerance), strict=True)]
+    frame = pd.DataFrame(rows, columns=[c for c in ARM_PAIR_COLUMNS if c not in ("p_holm", "outcome")])
+    frame["p_holm"] = math.nan
+    for _, index in frame.groupby(["arm_a", "arm_b"]).groups.items():
+        frame.loc[index, "p_holm"] = holm(frame.loc[index, "p_value"].tolist())
+    significant = frame["p_holm"] < alpha
+    frame["outcome"] = "tie"
+    frame.loc[significant & (frame["mean_diff"] > 0), "outcome"] = "win"
+    frame.loc[significant & (frame["mean_diff"] < 0), "outcome"] = "loss"
+    return frame[ARM_PAIR_COLUMNS]
+
+
+def win_matrix(jobs: pd.DataFrame, column: str = "score_best", alpha: float = 0.05,
+               tests: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per ordered pair of arms: tasks compared, and tasks won, tied and lost by ``arm`` against
+    ``versus`` (built from ``pairwise_tests``; pass its result as ``tests`` to avoid recomputing)."""
+    if tests is None:
+        tests = pairwise_tests(jobs, column, alpha)
     rows = []
-    for a in arms:
-        for b in arms:
-            if a == b:
-                continue
-            tests = []
-            for _task, group in scored.groupby("task"):
-                left = group[(group["trainer"] == a[0]) & (group["params_label"] == a[1])].set_index("seed")
-                right = group[(group["trainer"] == b[0]) & (group["params_label"] == b[1])].set_index("seed")
-                seeds = left.index.intersection(right.index)
-                if len(seeds) == 0:
-                    continue
-                tests.append(paired_test(left.loc[seeds, "score_best"].to_numpy(),
-                                         right.loc[seeds, "score_best"].to_numpy()))
-            adjusted = holm([t.p_value for t in tests])
-            win = sum(1 for t, p in zip(tests, adjusted, strict=True) if t.mean_diff > 0 and p < alpha)
-            loss = sum(1 for t, p in zip(tests, adjusted, strict=True) if t.mean_diff < 0 and p < alpha)
-            rows.append({"arm": f"{a[0]} ({a[1]})", "versus": f"{b[0]} ({b[1]})", "tasks": len(tests),
-                         "wins": win, "losses": loss, "ties": len(tests) - win - loss})
-    return pd.DataFrame(rows)
+    for (arm_a, arm_b), group in tests.groupby(["arm_a", "arm_b"], sort=True):
+        counts = group["outcome"].value_counts()
+        won, tied, lost = (int(counts.get(k, 0)) for k in ("win", "tie", "loss"))
+        rows.append({"arm": arm_a, "versus": arm_b, "tasks": len(group), "wins": won, "ties": tied, "losses": lost})
+        rows.append({"arm": arm_b, "versus": arm_a, "tasks": len(group), "wins": lost, "ties": tied,
+                     "losses": won})
+    frame = pd.DataFrame(rows, columns=["arm", "versus", "tasks", "wins", "ties", "losses"])
+    return frame.sort_values(["arm", "versus"]).reset_index(drop=True)

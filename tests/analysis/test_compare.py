@@ -1,0 +1,79 @@
+"""compare: planted differences found, null differences not, unfair comparisons refused."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("scipy")
+
+from tests.analysis.runs_kit import job, make_run  # noqa: E402
+from trace_bench.analysis import CompareError, compare_main, compare_runs, format_compare  # noqa: E402
+
+SEEDS = range(1, 9)
+
+
+def _arm(shift: float, rng: random.Random, tasks: tuple[str, ...] = ("s:t1", "s:t2"), trainer: str = "PS",
+         seeds: range = SEEDS) -> list[dict]:
+    return [job(task, trainer, seed, round(2.0 + seed / 10 + shift + rng.gauss(0, 0.05), 6))
+            for task in tasks for seed in seeds]
+
+
+def test_planted_difference_is_significant_and_null_is_not(tmp_path: Path) -> None:
+    rng = random.Random(0)
+    better = make_run(tmp_path, "better", _arm(1.0, rng), model="m-big")
+    base = make_run(tmp_path, "base", _arm(0.0, rng), model="m-small")
+    twin = make_run(tmp_path, "twin", _arm(0.0, rng), model="m-other")
+    planted = compare_runs(better, base)
+    assert planted.differing_axes == ["llm"] and len(planted.rows) == 2
+    for row in planted.rows:
+        assert row["seeds"] == 8 and row["significant"] and row["p_value"] == pytest.approx(2 / 256)
+        assert row["p_holm"] == pytest.approx(2 * 2 / 256) and row["wins"] == 8
+        assert row["mean_a_minus_b"] == pytest.approx(1.0, abs=0.1) and row["ci_low"] > 0.8
+    null = compare_runs(base, twin)
+    assert not any(row["significant"] for row in null.rows) and all(r["p_value"] > 0.05 for r in null.rows)
+    text = format_compare(planted)
+    assert "differing axis: llm" in text and "2 arm(s) compared, 2 significant" in text
+
+
+def test_jobs_pair_by_cell_not_by_job_id(tmp_path: Path) -> None:
+    rng = random.Random(1)
+    a = make_run(tmp_path, "a", _arm(0.5, rng, seeds=range(1, 6)), model="x")
+    b = make_run(tmp_path, "b", _arm(0.0, rng, seeds=range(1, 6)) + [job("s:t1", "PS", 6, 1.0, status="failed")],
+                 model="x")
+    b_ids = {p.name for p in (b / "jobs").iterdir()}
+    assert b_ids & {p.name for p in (a / "jobs").iterdir()}  # same LLM: same ids
+    result = compare_runs(a, b)
+    assert result.differing_axes == ["seeds"] and result.only_in_b == 1 and result.rows[0]["seeds"] == 5
+
+
+def test_non_overlapping_matrices_are_refused(tmp_path: Path) -> None:
+    rng = random.Random(2)
+    a = make_run(tmp_path, "a", _arm(0.0, rng, tasks=("s:t1",)))
+    b = make_run(tmp_path, "b", _arm(0.0, rng, tasks=("s:other",)))
+    with pytest.raises(CompareError, match=r"share no \(task, trainer, params variant, seed\) cell.*do not overlap"):
+        compare_runs(a, b)
+
+
+def test_more_than_one_axis_is_refused_naming_the_axes(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    a = make_run(tmp_path, "a", _arm(0.0, rng), model="m1")
+    b = make_run(tmp_path, "b", _arm(0.0, rng, trainer="GEPA", seeds=range(1, 4)), model="m2")
+    with pytest.raises(CompareError, match=r"differ in 3 axes \(llm, trainers, seeds\)"):
+        compare_runs(a, b)
+
+
+def test_compare_main_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rng = random.Random(4)
+    a = make_run(tmp_path, "a", _arm(1.0, rng), model="m1")
+    b = make_run(tmp_path, "b", _arm(0.0, rng), model="m2")
+    assert compare_main(str(a), str(b), "json") == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["differing_axes"] == ["llm"] and all(r["significant"] for r in data["rows"])
+    assert compare_main(str(a), str(tmp_path / "missing")) == 2
+    err = capsys.readouterr().err
+    assert "no such run directory" in err and "Traceback" not in err
+    assert compare_main(str(a), str(b), "yaml") == 2

@@ -1,0 +1,68 @@
+"""Anytime curves: step functions, equal-budget cuts and budget-normalised areas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("scipy")
+
+from trace_bench.analysis import (  # noqa: E402,E501
+    area_under_curve,
+    arm_curves,
+    arm_stats,
+    best_so_far,
+    generalization_gap,
+    job_auc,
+    score_at,
+)
+
+
+def _curves() -> pd.DataFrame:
+    rows = []
+    for seed, points in ((1, [(0, 0.0), (2, 0.5), (4, 0.4), (6, 1.0)]), (2, [(0, 0.2), (3, 0.6)])):
+        for step, (calls, score) in enumerate(points):
+            rows.append({"run_id": "r", "job_id": f"j{seed}", "task": "t", "trainer": "A", "params_label": "default",
+                         "seed": seed, "status": "ok", "step": step, "llm_calls": calls, "score": score,
+                         "best_score": np.nan if (seed, step) == (1, 2) else score})
+    return pd.DataFrame(rows)
+
+
+def test_best_so_far_is_a_running_max_carried_over_gaps() -> None:
+    frame = best_so_far(_curves())
+    assert frame[frame["seed"] == 1]["best_so_far"].tolist() == [0.0, 0.5, 0.5, 1.0]
+
+
+def test_score_at_equal_budget_and_auc_by_hand() -> None:
+    cut = score_at(_curves(), "llm_calls", 3).set_index("seed")["score_at"]
+    assert cut.to_dict() == {1: 0.5, 2: 0.6}
+    assert score_at(_curves(), "llm_calls", -1)["scored"].sum() == 0
+    x, y = np.array([0.0, 2.0, 4.0, 6.0]), np.array([0.0, 0.5, 0.5, 1.0])
+    assert area_under_curve(x, y, 8.0) == pytest.approx((0 * 2 + 0.5 * 2 + 0.5 * 2 + 1.0 * 2) / 8)
+    auc = job_auc(_curves(), "llm_calls").set_index("seed")
+    assert auc.loc[2, "auc"] == pytest.approx((0.2 * 3 + 0.6 * 3) / 6) and auc.loc[2, "budget"] == 6
+    assert arm_stats(auc, column="auc").iloc[0]["count"] == 2
+
+
+def test_arm_curves_mean_and_interval_on_common_grid() -> None:
+    frame = arm_curves(_curves(), "llm_calls").set_index("x")
+    assert frame.index.tolist() == [0, 2, 3, 4, 6]
+    assert frame.loc[3, "mean"] == pytest.approx(0.55) and frame.loc[6, "mean"] == pytest.approx(0.8)
+    assert frame.loc[6, "high"] - frame.loc[6, "mean"] == pytest.approx(12.7062 * np.std([1.0, 0.6], ddof=1)
+                                                                        / np.sqrt(2), rel=1e-4)
+
+
+def test_frames_without_run_or_status_columns_work() -> None:
+    """A live run's curves (built from the manifest, as the UI does) have neither column."""
+    frame = _curves().drop(columns=["run_id", "status"])
+    assert arm_curves(frame, "llm_calls")["mean"].iloc[-1] == pytest.approx(0.8)
+    assert job_auc(frame, "llm_calls")["scored"].all()
+
+
+def test_generalization_gap() -> None:
+    jobs = pd.DataFrame({"task": "t", "trainer": "A", "params_label": "default", "scored": True,
+                         "selection_split": "validation", "score_best": [0.9, 0.8, 0.7],
+                         "score_test": [0.7, 0.7, np.nan]})
+    gap = generalization_gap(jobs).iloc[0]
+    assert gap["count"] == 2 and gap["gap_mean"] == pytest.approx(0.15) and gap["selection_split"] == "validation"
