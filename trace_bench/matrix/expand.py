@@ -126,10 +126,10 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
                 spec = catalog.get(task_id)
             except ConfigError as exc:
                 raise ConfigError(exc.reason, key_path=f"tasks[{t_index}].id", hint=exc.hint) from None
-            reason = spec.unavailable_reason()
+            eval_kwargs = {**config.eval_kwargs, **entry.eval_kwargs}
+            reason = catalog.unavailable_reason(spec, eval_kwargs)
             if reason and not (config.mode == "stub" and spec.stub_without_availability):
                 raise ConfigError(f"task '{spec.id}' is unavailable: {reason}", key_path=f"tasks[{t_index}].id")
-            eval_kwargs = {**config.eval_kwargs, **entry.eval_kwargs}
             key = f"{spec.id}|{json.dumps(eval_kwargs, sort_keys=True, default=str)}"
             if key not in seen:
                 seen.add(key)

@@ -172,6 +172,17 @@ class TaskCatalog:
         hint = did_you_mean(task_id, same_suite) or did_you_mean(task_id, list(self.specs))
         raise ConfigError(f"unknown task '{task_id}'", key_path="tasks", hint=hint or "see trace-bench list-tasks")
 
+    def unavailable_reason(self, spec: TaskSpec, eval_kwargs: dict[str, Any]) -> str | None:
+        """Why ``spec`` cannot run with ``eval_kwargs`` (a suite may accept e.g. local data files)."""
+        module = _suite_module(spec.suite) if spec.module_path is None else None
+        hook = getattr(module, "available_with", None) if module is not None else None
+        if callable(hook):
+            try:
+                return hook(spec, eval_kwargs)
+            except Exception as exc:
+                return f"availability check failed: {exc}"
+        return spec.unavailable_reason()
+
     def build(self, task_id: str, eval_kwargs: dict[str, Any] | None = None) -> Any:
         """Import the task's module and build its problem (returns the raw mapping)."""
         spec = self.get(task_id)

