@@ -1,0 +1,95 @@
+"""llm4ad:bactgrow: discover a bacterial growth-rate law from data (LLM-SR-style).
+
+Data: seeded samples of population density B, substrate concentration S, temperature T and pH,
+with growth rates dB/dt from a hidden model (Monod uptake x logistic crowding x temperature and
+pH optima) plus 1% multiplicative noise.  ``equation(B, S, T, pH, params)`` proposes a form with
+up to 10 free parameters, fitted by least squares from all ones; score = -MSE.  Parameters
+enter with unit scale, so a good form writes known scales in (e.g. ``T - 30 * params[3]``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from trace_bench.tasks.llm4ad.evalkit import load_candidate, rng
+from trace_bench.tasks.llm4ad.fitting import MAX_PARAMS, fit_equation
+from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
+
+TEMPLATE = '''import numpy as np
+
+
+def equation(B, S, T, pH, params):
+    """Linear in every variable."""
+    return params[0] * B + params[1] * S + params[2] * T + params[3] * pH + params[4]
+'''
+
+MONOD_TEMPERATURE = '''import numpy as np
+
+
+def equation(B, S, T, pH, params):
+    """Monod substrate uptake with a temperature optimum; crowding and pH ignored."""
+    monod = S / (np.abs(2 * params[1]) + S)
+    temperature = np.exp(-((T - 30 * params[2]) / (5 * params[3])) ** 2)
+    return params[0] * B * monod * temperature
+'''
+
+FULL_MODEL = '''import numpy as np
+
+
+def equation(B, S, T, pH, params):
+    """Monod uptake, logistic crowding, and Gaussian optima in temperature and pH."""
+    monod = S / (np.abs(2 * params[1]) + S)
+    crowding = 1 - B / (5 * params[2])
+    temperature = np.exp(-((T - 30 * params[3]) / (5 * params[4])) ** 2)
+    acidity = np.exp(-((pH - 7 * params[5]) / params[6]) ** 2)
+    return params[0] * B * monod * crowding * temperature * acidity
+'''
+
+TASK = CodeTask(
+    name="bactgrow",
+    entry="equation",
+    signature="(B: np.ndarray, S: np.ndarray, T: np.ndarray, pH: np.ndarray, params: np.ndarray) -> np.ndarray",
+    description=("Equation discovery: find the growth rate dB/dt of a bacterial culture as a function of population "
+                 "density B, substrate concentration S, temperature T (degrees C) and pH. params is an array of "
+                 f"{MAX_PARAMS} free constants fitted to the data by least squares starting from all ones, so only "
+                 "the form of the equation matters. Minimize the mean squared error."),
+    constraints=f"Return an array shaped like B; use at most {MAX_PARAMS} params; numpy operations only.",
+    template=TEMPLATE,
+    stub_candidates=(MONOD_TEMPERATURE, FULL_MODEL),
+    evaluator="trace_bench.tasks.llm4ad.bactgrow:evaluate",
+    scoring="-MSE of the fitted equation",
+    defaults={"n_instances": 1, "n_points": 500},
+)
+
+
+def true_rate(B: np.ndarray, S: np.ndarray, T: np.ndarray, pH: np.ndarray) -> np.ndarray:
+    return (1.2 * B * S / (1.8 + S) * (1 - B / 6.0) * np.exp(-(((T - 33.0) / 6.0) ** 2))
+            * np.exp(-(((pH - 6.8) / 1.1) ** 2)))
+
+
+def dataset(seed: int, n_points: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    gen = rng(seed, 8)
+    B = gen.uniform(0.1, 5.5, n_points)
+    S = gen.uniform(0.05, 10.0, n_points)
+    T = gen.uniform(15.0, 45.0, n_points)
+    pH = gen.uniform(4.5, 9.0, n_points)
+    rate = true_rate(B, S, T, pH) * (1 + 0.01 * gen.standard_normal(n_points))
+    return (B, S, T, pH), rate
+
+
+def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
+    equation = load_candidate(payload["program"], TASK.entry)
+    inputs, rate = dataset(int(payload["seed"]), int(payload["n_points"]) * max(1, int(payload["n_instances"])))
+    fit = fit_equation(equation, inputs, rate)
+    worst = int(np.argmax(np.abs(fit["errors"])))
+    B, S, T, pH = (a[worst] for a in inputs)
+    return {"score": -fit["mse"], "instance_scores": [fit["mse"]],
+            "worst": f"largest error {fit['errors'][worst]:.3g} at B={B:.2f}, S={S:.2f}, T={T:.1f}, pH={pH:.2f}",
+            "summary": f"Fitted MSE {fit['mse']:.4g} on {len(rate)} points (variance of the data "
+                       f"{float(np.var(rate)):.4g}; lower is better)."}
+
+
+def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
+    return build_problem(TASK, eval_kwargs)

@@ -1,0 +1,106 @@
+"""Helpers for LLM4AD evaluators; this module runs *inside* the sandbox child.
+
+Evaluator contract: ``evaluate(payload) -> dict`` with ``payload = {"program": source, "seed":
+int, "n_instances": int, ...}``, returning ``{"score": float, "instance_scores": [...],
+"summary": str, "worst": str?, "objectives": {...}?}``.  Failures are raised, and the guide
+maps the exception *type name* to a phase: ``SyntaxError`` (compile), :class:`MissingEntryError`
+and :class:`CandidateLoadError` (load), :class:`InvalidSolution` (validate), anything else (run).
+Only numpy and the standard library are imported here, so the sandbox zygote stays small.
+"""
+
+from __future__ import annotations
+
+import linecache
+import math
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+FAILURE_SCORE = -1_000_000.0  # the original Trace-Bench's sentinel for a failed evaluation
+CANDIDATE_FILENAME = "<candidate>"
+
+
+class MissingEntryError(Exception):
+    """The program does not define the entry function."""
+
+
+class CandidateLoadError(Exception):
+    """Running the program's top level (imports, definitions) raised."""
+
+
+class InvalidSolution(Exception):
+    """The heuristic ran but produced an invalid solution (a repeated node, an overflowing bin, ...)."""
+
+
+def candidate_namespace() -> dict[str, Any]:
+    """Globals a candidate starts with: numpy and math, as LLM4AD templates assume."""
+    return {"__name__": "candidate", "__builtins__": __builtins__, "np": np, "numpy": np, "math": math}
+
+
+def load_candidate(program: Any, entry: str) -> Callable[..., Any]:
+    """Compile and run ``program``; return its ``entry`` function.
+
+    ``SyntaxError`` propagates unchanged (the guide reports it as a compile error with the
+    line); other top-level exceptions become :class:`CandidateLoadError` chained to the cause.
+    """
+    if not isinstance(program, str) or not program.strip():
+        raise CandidateLoadError("the program is empty or not text")
+    # Unseeded randomness in a candidate must not make its score differ between evaluations or runs.
+    random.seed(0)
+    np.random.seed(0)
+    # Tracebacks through the candidate then show its source lines, which is what an LLM can fix.
+    linecache.cache[CANDIDATE_FILENAME] = (len(program), None, program.splitlines(True), CANDIDATE_FILENAME)
+    code = compile(program, CANDIDATE_FILENAME, "exec")
+    namespace = candidate_namespace()
+    try:
+        exec(code, namespace)
+    except Exception as exc:
+        raise CandidateLoadError(f"running the program's top level raised {type(exc).__name__}: {exc}") from exc
+    func = namespace.get(entry)
+    if not callable(func):
+        defined = sorted(k for k, v in namespace.items() if callable(v) and not k.startswith("_") and k not in
+                         ("np", "numpy", "math"))
+        hint = f" (it defines: {', '.join(defined)})" if defined else ""
+        raise MissingEntryError(f"the program must define a function named '{entry}'{hint}")
+    return func
+
+
+def as_int(value: Any, what: str) -> int:
+    """A heuristic's answer as a Python int, or :class:`InvalidSolution` saying what was wrong."""
+    if isinstance(value, (bool, np.bool_)):
+        raise InvalidSolution(f"{what} must be an integer index, got a boolean")
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return int(value)
+    raise InvalidSolution(f"{what} must be an integer index, got {type(value).__name__}: {value!r:.60}")
+
+
+def finite(value: float, what: str) -> float:
+    value = float(value)
+    if not math.isfinite(value):
+        raise InvalidSolution(f"{what} is not finite ({value})")
+    return value
+
+
+def summarize(instance_scores: Sequence[float], *, label: str, higher_is_better: bool,
+              fmt: str = ".4f") -> dict[str, Any]:
+    """Score fields shared by every evaluator: mean, per-instance values and the worst instances."""
+    values = [float(v) for v in instance_scores]
+    mean = float(np.mean(values)) if values else float("nan")
+    order = sorted(range(len(values)), key=lambda i: values[i], reverse=not higher_is_better)
+    worst = ", ".join(f"#{i} ({values[i]:{fmt}})" for i in order[:3])
+    return {"mean": mean, "instance_scores": values,
+            "worst": f"worst instances by {label}: {worst}" if values else ""}
+
+
+def rng(seed: int, salt: int = 0) -> np.random.Generator:
+    """The instance generator of a task: a function of (seed, salt) only."""
+    return np.random.default_rng([int(seed) & 0xFFFFFFFF, int(salt)])
+
+
+def distance_matrix(points: np.ndarray) -> np.ndarray:
+    diff = points[:, None, :] - points[None, :, :]
+    return np.sqrt((diff**2).sum(-1))

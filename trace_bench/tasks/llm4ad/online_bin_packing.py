@@ -1,0 +1,107 @@
+"""llm4ad:online_bin_packing: a priority function for online bin packing (FunSearch-style).
+
+Instances: ``n_instances`` sequences of ``n_items`` integer item sizes drawn from a Weibull(3)
+distribution scaled by 45 and clipped to [1, capacity=100] (seeded).  Items arrive one at a
+time; ``priority(item, bins)`` scores every bin the item fits in (``bins`` holds their remaining
+capacities, unused bins included) and the item goes to the highest-priority bin.
+Score = -mean number of bins used.  Sized to evaluate in well under a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, load_candidate, rng, summarize
+from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
+
+CAPACITY = 100.0
+
+TEMPLATE = '''import numpy as np
+
+
+def priority(item, bins):
+    """First fit: prefer the bin that was opened first."""
+    return -np.arange(len(bins), dtype=float)
+'''
+
+BEST_FIT = '''import numpy as np
+
+
+def priority(item, bins):
+    """Best fit: prefer the bin that the item fills most tightly."""
+    return -(bins - item)
+'''
+
+GAP_AWARE = '''import numpy as np
+
+
+def priority(item, bins):
+    """Best fit, but avoid leaving an opened bin with a gap too small for a typical future item."""
+    gap = bins - item
+    score = -gap.astype(float)
+    awkward = (bins < bins.max()) & (gap > 2) & (gap < 20)
+    score[awkward] -= 30.0
+    return score
+'''
+
+TASK = CodeTask(
+    name="online_bin_packing",
+    entry="priority",
+    signature="(item: float, bins: np.ndarray) -> np.ndarray",
+    description=("Online bin packing: items arrive one at a time and must be placed immediately into a bin of "
+                 "capacity 100. For each item, priority(item, bins) returns one priority per bin that can "
+                 "hold it (bins holds their remaining capacities; unused bins have capacity 100) and the item "
+                 "goes to the bin with the highest priority. Minimize the number of bins used on item "
+                 "sequences drawn from a Weibull distribution."),
+    constraints="Return a numpy array of len(bins) finite priorities.",
+    template=TEMPLATE,
+    stub_candidates=(BEST_FIT, GAP_AWARE),
+    evaluator="trace_bench.tasks.llm4ad.online_bin_packing:evaluate",
+    scoring="-mean number of bins used",
+    defaults={"n_instances": 5, "n_items": 500},
+)
+
+
+def instances(seed: int, n_instances: int, n_items: int) -> list[np.ndarray]:
+    gen = rng(seed, 4)
+    return [np.clip(np.ceil(gen.weibull(3.0, n_items) * 45.0), 1, CAPACITY) for _ in range(n_instances)]
+
+
+def pack(priority: Callable[[float, np.ndarray], Any], items: np.ndarray,
+         after_call: Callable[[], None] | None = None) -> int:
+    """Place every item with ``priority``; returns the number of bins used."""
+    bins = np.full(len(items), CAPACITY)
+    for item in items:
+        fits = np.flatnonzero(bins - item >= 0)
+        scores = priority(float(item), bins[fits].copy())
+        if after_call is not None:
+            after_call()
+        scores = np.asarray(scores, dtype=float).reshape(-1)
+        if scores.shape != fits.shape:
+            raise InvalidSolution(f"priority returned {scores.size} values for {fits.size} bins")
+        if not np.all(np.isfinite(scores)):
+            raise InvalidSolution("priority returned a non-finite value")
+        bins[fits[int(np.argmax(scores))]] -= item
+    return int((bins != CAPACITY).sum())
+
+
+def lower_bound(items: np.ndarray) -> int:
+    return int(np.ceil(items.sum() / CAPACITY))
+
+
+def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
+    priority = load_candidate(payload["program"], TASK.entry)
+    sequences = instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_items"]))
+    used = [pack(priority, items) for items in sequences]
+    excess = 100.0 * float(np.mean([u / lower_bound(s) - 1 for u, s in zip(used, sequences, strict=True)]))
+    stats = summarize(used, label="bins used", higher_is_better=False, fmt=".0f")
+    return {"score": -stats["mean"], "instance_scores": used, "worst": stats["worst"],
+            "summary": f"Mean bins used {stats['mean']:.2f} over {len(used)} sequences of {payload['n_items']} "
+                       f"items; {excess:.2f}% above the volume lower bound (lower is better)."}
+
+
+def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
+    return build_problem(TASK, eval_kwargs)
