@@ -20,3 +20,26 @@ def test_stand_in_of_a_deferred_module_loads_the_real_one() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_optoprime_keeps_suggestions_black_cannot_format() -> None:
+    """A Lean proof contains ``def`` but is not Python: the suggestion must not be dropped."""
+    code = (
+        "from trace_bench.runtime import configure_environment\n"
+        "configure_environment()\n"
+        "import json\n"
+        "from opto import trace\n"
+        "from opto.optimizers import OptoPrime\n"
+        "from trace_bench.llm.types import ChatResponse, Usage\n"
+        "lean = 'def add (a b : Nat) : Nat := a + b\\ntheorem t : add 1 1 = 2 := by rfl'\n"
+        "x = trace.node('def f := sorry', name='proof', trainable=True)\n"
+        "class LLM:\n"
+        "    def __call__(self, *a, **k):\n"
+        "        return ChatResponse.from_texts([json.dumps({'suggestion': {x.py_name: lean}})], Usage(), 'm')\n"
+        "opt = OptoPrime([x], llm=LLM())\n"
+        "opt.zero_feedback(); opt.backward(x, 'prove it')\n"
+        "update = opt.propose()\n"
+        "assert list(update.values()) == [lean], update\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr

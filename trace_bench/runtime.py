@@ -30,4 +30,26 @@ def configure_environment() -> None:
     from trace_bench._lazy import defer
 
     defer("litellm", "openai", "black")
+    _lenient_code_formatting()
     _configured = True
+
+
+def _lenient_code_formatting() -> None:
+    """OptoPrime formats every suggested string containing ``def`` with black; for non-Python
+    parameters (Lean proofs, prompts that mention ``def``) black raises and the suggestion is
+    silently dropped.  In trace-bench processes a failed format keeps the text as it is."""
+    import sys
+
+    placeholder = sys.modules.get("black")
+    if placeholder is None:
+        return
+
+    def format_str(src_contents: str, *, mode: object) -> str:
+        from trace_bench._lazy import load
+
+        try:
+            return load("black").format_str(src_contents, mode=mode)
+        except Exception:
+            return src_contents
+
+    object.__setattr__(placeholder, "format_str", format_str)

@@ -1,0 +1,122 @@
+"""VeriBench: discovery from local data, Lean diagnostics into scores and feedback, availability.
+
+A fake ``lean`` (a small Python script put first on PATH) prints real-format diagnostics
+(``FILE:LINE:COL: severity: message``) for markers in the candidate: ``undefined_name`` is an
+error, ``sorry`` a warning; ``FAKE_TIMEOUT`` sleeps, ``FAKE_GARBAGE`` crashes with junk output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.trainers.external_jobs import assert_ok_with_curve, expand, run_jobs
+from trace_bench.config.errors import ConfigError
+from trace_bench.registry.tasks import TaskCatalog
+from trace_bench.tasks.veribench import data
+from trace_bench.tasks.veribench.lean import parse_diagnostics
+from trace_bench.tasks.veribench.problem import LeanGuide
+
+FAKE_LEAN = r'''#!{python}
+import sys, time
+path = sys.argv[-1]
+text = open(path).read()
+if "FAKE_TIMEOUT" in text:
+    time.sleep(30)
+if "FAKE_GARBAGE" in text:
+    print("segmentation fault (core dumped) ???")
+    sys.exit(139)
+errors = 0
+for number, line in enumerate(text.splitlines(), 1):
+    col = line.find("undefined_name")
+    if col >= 0:
+        print(f"{{path}}:{{number}}:{{col}}: error: unknown identifier 'undefined_name'")
+        print("  in the definition above")
+        errors += 1
+    col = line.find("sorry")
+    if col >= 0 and not line.lstrip().startswith("--"):
+        print(f"{{path}}:{{number}}:0: warning: declaration uses 'sorry'")
+sys.exit(1 if errors else 0)
+'''
+
+ROWS = [
+    {"filename": "binary_search.py", "category": "search", "user_query": "def f(x):\n    return x"},
+    {"filename": "add.py", "user_query": "def add(a, b):\n    return a + b",
+     "unit_tests": "example : add 1 2 = 3 := rfl\n\n#guard add 0 0 == 0\n"},
+]
+
+
+@pytest.fixture
+def fake_lean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    lean = bin_dir / "lean"
+    lean.write_text(FAKE_LEAN.format(python=sys.executable))
+    lean.chmod(lean.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return lean
+
+
+@pytest.fixture
+def dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "veribench.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n")
+    monkeypatch.setenv("TRACE_BENCH_VERIBENCH_ROOT", str(path))
+    data._local_rows.cache_clear()
+    return path
+
+
+def test_parse_real_format_diagnostics() -> None:
+    text = ("/tmp/x/Candidate.lean:3:4: error: unknown identifier 'foo'\n  extra context line\n"
+            "/tmp/x/Candidate.lean:7:0: warning: declaration uses 'sorry'\n"
+            "Candidate.lean:9:2: error(lean.unknownIdentifier): bad\nnoise without a position\n")
+    found = parse_diagnostics(text)
+    assert [(d.line, d.col, d.severity) for d in found] == [(3, 4, "error"), (7, 0, "warning"), (9, 2, "error")]
+    assert "extra context line" in found[0].message
+    assert parse_diagnostics("total garbage\n") == []
+
+
+def test_scores_and_feedback_from_lean(fake_lean: Path, dataset: Path) -> None:
+    guide = LeanGuide(timeout_s=1.0, memory_mb=None)
+    good = "def add (a b : Nat) : Nat := a + b\n"
+    assert guide.get_feedback("q", good, {}) == (1.0, "Compiles (0 theorem(s)).")
+    score, feedback = guide.get_feedback("q", "def add (a b : Nat) : Nat :=\n  undefined_name a b\n", {})
+    assert score == 0.0 and "line 2:2: error: unknown identifier" in feedback
+    score, feedback = guide.get_feedback("q", "theorem t : 1 = 1 := sorry\n", {})
+    assert score == 0.5 and "sorry" in feedback and "1 theorem" in feedback
+    tests = {"unit_tests": "example : add 1 2 = 3 := rfl\n\n#guard undefined_name == 0\n"}
+    score, feedback = guide.get_feedback("q", good, tests)
+    assert score == pytest.approx(0.875) and "1/2 pass" in feedback
+    assert guide.get_score_dict("q", good, tests) == {"compiled": 1.0, "no_sorry": 1.0, "tests": 0.5}
+    score, feedback = guide.get_feedback("q", "def x : Nat := 0 -- FAKE_TIMEOUT\n", {})
+    assert score == 0.0 and "timed out" in feedback
+    score, feedback = guide.get_feedback("q", "def x : Nat := 0 -- FAKE_GARBAGE\n", {})
+    assert score == 0.0 and "exited with code 139" in feedback and "segmentation" in feedback
+    assert guide.get_feedback("q", "-- nothing here\n", {})[0] == 0.0
+
+
+def test_discovery_expansion_and_a_stub_job(fake_lean: Path, dataset: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = TaskCatalog.create()
+    ids = [s.id for s in catalog.list(["veribench"])]
+    assert ids == ["veribench:binary_search", "veribench:add"]
+    assert all(s.unavailable_reason() is None for s in catalog.list(["veribench"]))
+    assert catalog.expand("veribench:all") == ids
+    config = {"tasks": [{"id": "veribench:add", "eval_kwargs": {"timeout_s": 5}}],
+              "trainers": [{"id": "GEPATrainer", "max_metric_calls": 6}], "seeds": [1]}
+    [(result, job)] = run_jobs(config, tmp_path, monkeypatch)
+    assert_ok_with_curve(result, job)
+    assert result.score_initial == 0.75 and result.score_best == 1.0  # sorry-free candidate found
+
+
+def test_without_lean_tasks_are_unavailable(dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    specs = TaskCatalog.create().list(["veribench"])
+    assert specs and all(s.unavailable_reason() == "lean not found" for s in specs)
+    with pytest.raises(ConfigError, match="lean not found"):
+        expand({"tasks": ["veribench:add"], "trainers": ["NoOpTrainer"]})

@@ -1,0 +1,134 @@
+"""GEPATrainer: the standalone ``gepa`` library's reflective evolution over the task's parameters.
+
+A gepa *candidate* is ``{parameter name: text}`` for every trainable parameter (code, prompts and
+literals alike).  :class:`ProblemAdapter` is the ``GEPAAdapter`` over our problem: it evaluates a
+candidate through the harness (the task's agent and guide), keeps each example's input, output and
+feedback as the trajectory, and turns them into gepa's reflective dataset.  gepa's own proposer
+asks the reflection LM, a ``gepa.lm.LM`` pointed at the job's gateway, for new component texts.
+
+Not to be confused with the opto-based ``GEPA-Base/UCB/Beam`` trainers, which re-implement the
+published algorithm on Trace's optimizers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from trace_bench.trainers.base import Trainer, TrainerParams
+from trace_bench.trainers.external.bridge import (
+    GatewayLink,
+    StepTracker,
+    TextParameter,
+    failure_score,
+    gateway_model,
+    state_from_texts,
+    text_parameters,
+    texts_of,
+)
+from trace_bench.trainers.params import State
+
+
+class GEPAParams(TrainerParams):
+    max_metric_calls: int = Field(default=60, ge=1, description="gepa's budget: example evaluations")
+    reflection_minibatch_size: int = Field(default=3, ge=1)
+    candidate_selection_strategy: Literal["pareto", "current_best", "epsilon_greedy", "top_k_pareto"] = "pareto"
+    module_selector: Literal["round_robin", "all"] = "round_robin"
+    use_merge: bool = False
+    skip_perfect_score: bool = True
+    perfect_score: float = 1.0
+    components: list[str] | None = Field(default=None, description="parameter names to evolve (default: all)")
+    max_tokens: int | None = Field(default=None, ge=1)
+
+
+class ProblemAdapter:
+    """gepa's ``GEPAAdapter`` protocol over a trace-bench problem (data instances are ``(x, info)``)."""
+
+    propose_new_texts = None  # gepa's default reflective proposer, with our reflection LM
+
+    def __init__(self, trainer: GEPATrainer, parameters: list[TextParameter], base: State, link: GatewayLink,
+                 tracker: StepTracker) -> None:
+        self.ctx = trainer.ctx
+        self.parameters = parameters
+        self.base = base
+        self.link = link
+        self.tracker = tracker
+
+    def evaluate(self, batch: list[tuple[Any, Any]], candidate: dict[str, str], capture_traces: bool = False) -> Any:
+        from gepa.core.adapter import EvaluationBatch
+
+        self.link.check()
+        try:
+            state = state_from_texts(self.parameters, self.base, candidate)
+        except ValueError as exc:
+            reason = f"invalid candidate: {exc}"
+            traces = [{"input": str(x), "output": "", "feedback": reason, "score": failure_score(self.ctx)}
+                      for x, _ in batch]
+            return EvaluationBatch(outputs=["" for _ in batch], scores=[failure_score(self.ctx)] * len(batch),
+                                   trajectories=traces if capture_traces else None)
+        rollouts = self.ctx.run_batch(state, [x for x, _ in batch], [info for _, info in batch])
+        for rollout in rollouts:
+            self.tracker.record(state, rollout.score)
+        outputs = [str(r.output.data) for r in rollouts]
+        traces = [{"input": str(r.input), "output": out, "feedback": r.feedback, "score": r.score}
+                  for r, out in zip(rollouts, outputs, strict=True)]
+        return EvaluationBatch(outputs=outputs, scores=[r.score for r in rollouts],
+                               trajectories=traces if capture_traces else None)
+
+    def make_reflective_dataset(self, candidate: dict[str, str], eval_batch: Any,
+                                components_to_update: list[str]) -> dict[str, list[dict[str, Any]]]:
+        records = [{"Inputs": t["input"], "Generated Outputs": t["output"],
+                    "Feedback": f"score {t['score']:g}. {t['feedback']}"} for t in eval_batch.trajectories or []]
+        return {name: records for name in components_to_update}
+
+
+class GEPATrainer(Trainer):
+    id = "GEPATrainer"
+    aliases = ("gepa-library",)
+    family = "external"
+    description = "The gepa library's reflective evolution over every parameter's text, via the gateway."
+    Params = GEPAParams
+    source = "external"
+    uses_optimizer = False
+    requires = ("gepa",)
+    extra = "gepa"
+
+    def train(self) -> None:
+        import gepa
+
+        params: GEPAParams = self.params  # type: ignore[assignment]
+        ctx = self.ctx
+        parameters = text_parameters(ctx)
+        if params.components:
+            unknown = sorted(set(params.components) - {p.name for p in parameters})
+            if unknown:
+                raise ValueError(f"unknown components {unknown}; this task's parameters: "
+                                 f"{', '.join(p.name for p in parameters)}")
+            parameters = [p for p in parameters if p.name in params.components]
+        base = ctx.current_state()
+        tracker = StepTracker(ctx)
+        train = [*zip(ctx.problem.train_dataset["inputs"], ctx.problem.train_dataset["infos"], strict=True)]
+        val = ctx.validation_dataset
+        valset = [*zip(val["inputs"], val["infos"], strict=True)]
+        with GatewayLink(ctx) as link:
+            adapter = ProblemAdapter(self, parameters, base, link, tracker)
+            lm_kwargs: dict[str, Any] = {"api_base": link.base_url, "api_key": link.api_key, "num_retries": 0}
+            if params.max_tokens:
+                lm_kwargs["max_tokens"] = params.max_tokens
+            with link.guard():
+                result = gepa.optimize(
+                    seed_candidate=texts_of(parameters, base), trainset=train, valset=valset, adapter=adapter,
+                    reflection_lm=gateway_model("optimizer"), reflection_lm_kwargs=lm_kwargs,
+                    candidate_selection_strategy=params.candidate_selection_strategy,
+                    module_selector=params.module_selector, use_merge=params.use_merge,
+                    reflection_minibatch_size=params.reflection_minibatch_size,
+                    skip_perfect_score=params.skip_perfect_score, perfect_score=params.perfect_score,
+                    max_metric_calls=params.max_metric_calls, seed=ctx.seed, display_progress_bar=False)
+        tracker.finish()
+        try:
+            state, note = state_from_texts(parameters, base, result.best_candidate), ""
+        except ValueError as exc:
+            state, note = base, f"best candidate invalid, kept the initial state: {exc}"
+        ctx.report_step(state, None, final=True, candidates=len(result.candidates), **({"note": note} if note else {}))
+        ctx.apply(state)
