@@ -29,7 +29,9 @@ def cmd_list_tasks(args: Namespace) -> int:
     try:
         benches = parse_benches(args.bench)
         if benches is None and args.all:
-            benches = list(BUILTIN_SUITES)
+            from trace_bench.registry.tasks import _plugin_suites
+
+            benches = [*BUILTIN_SUITES, *(s for s in _plugin_suites() if s not in BUILTIN_SUITES)]
         catalog = TaskCatalog.create(args.root)
         specs = catalog.list(benches)
     except ConfigError as exc:

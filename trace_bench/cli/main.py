@@ -86,6 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["fake-llm"]:  # its own option parser (argparse REMAINDER drops leading options)
+        from trace_bench.llm.fake_server import fake_llm_main
+
+        return fake_llm_main(argv[1:])
     args = build_parser().parse_args(argv)
     from trace_bench.cli import commands
 
@@ -95,6 +100,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `trace-bench list-tasks | head`
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,11 +13,16 @@ from trace_bench.registry.tasks import TaskCatalog, parse_benches
 
 def _strict_task_check(jobs: list[JobSpec]) -> list[tuple[str, str, str]]:
     """(task, verdict, detail) for each distinct task: builds the problem and counts trainables."""
+    import contextlib
+    import io
+
     from trace_bench.runner.job import JobFailure, prepare_process
     from trace_bench.runner.problem_loader import load_problem
     from trace_bench.trainers.params import trainable_parameters
 
-    prepare_process()
+    with contextlib.redirect_stdout(io.StringIO()):  # opto announces its LLM backend on import
+        prepare_process()
+        import opto.optimizers  # noqa: F401
     results = []
     seen: set[str] = set()
     for job in jobs:

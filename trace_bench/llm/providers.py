@@ -24,6 +24,7 @@ from trace_bench.llm.tokens import estimate_prompt_tokens, estimate_text_tokens
 from trace_bench.llm.types import Completion, Usage
 
 ROLES = ("optimizer", "agent", "judge")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch LiteLLM's price map online
 _COMPLETION_TOKEN_MODELS = re.compile(r"(^|/)(gpt-5|o1|o3|o4)")
 
 

@@ -52,6 +52,25 @@ def params_label(variant: dict[str, Any]) -> str:
                     for k, v in sorted(variant.items()))
 
 
+def _entry_fields(entry: TrainerEntry) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if entry.optimizer is not None:
+        fields["optimizer"] = entry.optimizer
+    if entry.optimizer_kwargs:
+        fields["optimizer_kwargs"] = entry.optimizer_kwargs
+    if entry.logger is not None:
+        fields["logger"] = entry.logger
+    return fields
+
+
+def _last(key: str, layers: list[dict[str, Any]]) -> Any:
+    value = None
+    for layer in layers:
+        if layer.get(key) is not None:
+            value = layer[key]
+    return value
+
+
 def resolve_variant(entry: TrainerEntry, variant: dict[str, Any], global_kwargs: dict[str, Any],
                     where: str) -> tuple[str, dict[str, Any], str | None, dict[str, Any], str | None]:
     """(trainer id, validated trainer kwargs, optimizer, optimizer kwargs, logger) for one variant."""
@@ -59,17 +78,23 @@ def resolve_variant(entry: TrainerEntry, variant: dict[str, Any], global_kwargs:
         info = resolve_trainer(entry.id)
     except ConfigError as exc:
         raise ConfigError(exc.reason, key_path=f"{where.split('.')[0]}.id", hint=exc.hint) from None
-    merged: dict[str, Any] = {**global_kwargs, **entry.knobs, **variant}
-    optimizer = merged.pop("optimizer", None) or entry.optimizer
-    optimizer_kwargs = {**(merged.pop("optimizer_kwargs", None) or {}), **entry.optimizer_kwargs}
-    logger = canonical_logger(merged.pop("logger", None) or entry.logger, f"{where}.logger")
-    for key in ("guide", "guide_kwargs", "logger_kwargs", "eval_kwargs"):
-        merged.pop(key, None)
     if info.cls is None or info.reason:
         raise ConfigError(f"trainer '{info.id}' is unavailable: {info.reason}", key_path=where)
     cls = info.cls
-    kwargs = cls.resolve_kwargs(merged)
+    # Precedence (later wins): run-wide trainer_kwargs/top-level knobs < beside `id` < the variant.
+    layers = [dict(global_kwargs), {**entry.knobs, **_entry_fields(entry)}, dict(variant)]
+    optimizer = _last("optimizer", layers)
+    logger = canonical_logger(_last("logger", layers), f"{where}.logger")
+    optimizer_kwargs: dict[str, Any] = {}
+    for layer in layers:
+        optimizer_kwargs.update(layer.pop("optimizer_kwargs", None) or {})
+        for key in ("optimizer", "logger", "guide", "guide_kwargs", "logger_kwargs", "eval_kwargs"):
+            layer.pop(key, None)
     allowed = cls.allowed_knobs()
+    # Run-wide knobs are shared by every trainer of the config (the original applied ps_* to all):
+    # a trainer ignores the ones it does not have. Knobs given for this trainer must all be valid.
+    shared = {k: v for k, v in cls.resolve_kwargs(layers[0]).items() if k in cls.Params.model_fields}
+    kwargs = {**shared, **cls.resolve_kwargs({**layers[1], **layers[2]})}
     for key in kwargs:
         if key not in cls.Params.model_fields:
             hint = did_you_mean(key, allowed)
@@ -138,7 +163,8 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
     for r_index, entry in enumerate(trainers):
         for v_index, variant in enumerate(entry.variants()):
             where = f"trainers[{r_index}]" + (f".params_variants[{v_index}]" if entry.params_variants else "")
-            resolved_trainers.append((variant, *resolve_variant(entry, variant, config.trainer_kwargs, where)))
+            shown = {**{k: v for k, v in entry.knobs.items()}, **variant}  # what distinguishes this arm
+            resolved_trainers.append((shown, *resolve_variant(entry, variant, config.trainer_kwargs, where)))
     jobs: list[JobSpec] = []
     for task_id, eval_kwargs in task_cells:
         suite = task_id.split(":", 1)[0]

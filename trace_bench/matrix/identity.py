@@ -34,7 +34,9 @@ def llm_identity(config: RunConfig) -> dict[str, Any]:
     llm = config.llm
     roles = {role: {"model": rc.model, "provider": rc.provider, "temperature": rc.temperature}
              for role, rc in sorted(llm.roles.items())}
-    return {"mode": "real", "provider": llm.provider, "model": llm.model, "temperature": llm.temperature,
+    # the model a job will really use, also when it comes from the original's environment variables
+    model = llm.model or os.environ.get("TRACE_LITELLM_MODEL") or os.environ.get("DEFAULT_LITELLM_MODEL") or "gpt-4o"
+    return {"mode": "real", "provider": llm.provider, "model": model, "temperature": llm.temperature,
             "roles": roles}
 
 

@@ -119,6 +119,10 @@ def execute_run(config: RunConfig, options: RunOptions) -> RunOutcome:
     if options.max_workers is not None:
         config = config.model_copy(update={"max_workers": max(1, options.max_workers)})
     resume: ResumeMode = "none" if options.force else (options.resume or config.resume)
+    if options.resume_run and not options.root:  # a run remembers the task root it was started with
+        stored = _read_manifest(locate_run(options.resume_run, options.runs_dir or config.runs_dir)).get("task_root")
+        if stored and Path(stored).is_dir():
+            options.root = stored
     catalog = TaskCatalog.create(options.root)
     jobs = expand_matrix(config, catalog, logger_override=options.logger)
     digest = config_hash(config)
@@ -136,6 +140,11 @@ def execute_run(config: RunConfig, options: RunOptions) -> RunOutcome:
     else:
         run_id = config.run_id or new_run_id(digest)
         run_dir = Path(runs_dir) / run_id
+        previous = _read_manifest(run_dir).get("config_hash")
+        if previous is not None and previous != digest and not _read_manifest(run_dir).get("validated_only"):
+            raise ConfigError(f"run {run_id} in {runs_dir} was started with a different config (config_hash "
+                              f"{previous[:12]} != {digest[:12]}); give it a new run_id or delete that run",
+                              key_path="run_id")
     paths = RunPaths(run_dir)
     paths.meta.mkdir(parents=True, exist_ok=True)
     paths.jobs.mkdir(exist_ok=True)
@@ -189,7 +198,8 @@ def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest
     created = _read_manifest(run_dir).get("created_at") or utc_now()
     job_timeout = options.job_timeout if options.job_timeout is not None else config.job_timeout
     meta = {"run_id": run_id, "config_hash": digest, "mode": config.mode, "tags": config.tags,
-            "total_jobs": len(jobs), "created_at": created}
+            "total_jobs": len(jobs), "created_at": created,
+            "task_root": str(Path(options.root).resolve()) if options.root else None}
     write_text(paths.snapshot, snapshot_text(config))
     write_json(paths.env, environment_info())
     write_json(paths.git, git_info())
@@ -251,7 +261,7 @@ def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest
                                   "score_best": record.score_best, "time_seconds": record.time_seconds,
                                   "done": progress.done, "total": len(jobs)})
         interrupted = interrupts.count >= 1 and bool(pending)
-    not_run = [item.spec.job_id for item in pending]
+    not_run = [item.spec.job_id for item in plan if item.spec.job_id not in tables.records]
     tables.write()
     statuses = {r.job_id: r.status for r in tables.records.values()}
     _write_manifest(paths, meta, jobs, statuses)
