@@ -78,7 +78,7 @@ def test_report_on_a_real_run(tmp_path: Path) -> None:
     best = [float(r["score_best"]) for r in rows if r["trainer"] == "PrioritySearch" and r["status"] == "ok"]
     assert len(best) == 3
     per_task = html[html.index('id="per-task"'):html.index('id="curves"')]
-    row = re.search(r"<h3>internal:numeric_param</h3>.*?<td>PrioritySearch</td><td>default</td>"
+    row = re.search(r"<h3>internal:numeric_param</h3>.*?<td>PrioritySearch</td><td>ps_steps=2</td>"
                     r'<td class="num">3</td><td class="num">0</td><td class="num">0</td><td class="num">([^<]*)</td>',
                     per_task)
     assert row and row.group(1).split(" ± ")[0] == f"{sum(best) / 3:.4g}"

@@ -98,7 +98,7 @@ def test_failed_job_exits_1_and_is_recorded(tmp_path: Path) -> None:
 
 def test_seeds_give_different_but_reproducible_curves(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
-    config.write_text("tasks: [internal:multi_param]\ntrainers:\n  - id: PrioritySearch\n    ps_steps: 3\n"
+    config.write_text("tasks: [internal:numeric_param]\ntrainers:\n  - id: PrioritySearch\n    ps_steps: 3\n    ps_candidates: 2\n    ps_proposals: 2\n"
                       "seeds: [1, 2, 3]\nmax_workers: 2\n")
     run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), "--quiet", check=True)
     run = only_run_dir(tmp_path / "runs")

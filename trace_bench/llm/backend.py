@@ -7,7 +7,6 @@ backend gets them for free.
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Protocol
 
 from trace_bench.llm.stub import StubPolicy
@@ -28,14 +27,9 @@ class StubBackend:
     def __init__(self, policy: StubPolicy, model: str = "stub") -> None:
         self.policy = policy
         self.model = model
-        self._calls = 0
-        self._lock = threading.Lock()
 
     def complete(self, messages: list[dict[str, Any]], *, n: int = 1, sample_index: int = 0, **params: Any) -> Completion:
-        with self._lock:
-            call_index = self._calls
-            self._calls += 1
-        texts = [self.policy.respond(messages, sample_index=sample_index + i, call_index=call_index, **params)
+        texts = [self.policy.respond(messages, sample_index=sample_index + i, **params)
                  for i in range(max(1, n))]
         prompt = estimate_prompt_tokens(messages)
         completion = sum(estimate_text_tokens(t) for t in texts)

@@ -98,7 +98,7 @@ class FakeLLMServer:
                 with self._lock:
                     texts.append(next(self.script))
             else:
-                texts.append(self.policy.respond(messages, sample_index=i, call_index=self._counter,
+                texts.append(self.policy.respond(messages, sample_index=i,
                                                  temperature=body.get("temperature")))
         prompt = estimate_prompt_tokens(messages)
         completion = sum(estimate_text_tokens(t) for t in texts)

@@ -83,7 +83,7 @@ class LiteLLMBackend:
         return f"LiteLLMBackend(model={self.model!r}, base_url={self.base_url!r})"
 
     def _request(self, messages: list[dict[str, Any]], n: int, params: dict[str, Any]) -> dict[str, Any]:
-        request = {k: v for k, v in params.items() if k not in ("call_index",)}
+        request = dict(params)
         if self.temperature is not None:
             request.setdefault("temperature", self.temperature)
         if self.max_tokens is not None:

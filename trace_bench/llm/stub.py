@@ -14,6 +14,7 @@ import hashlib
 import json
 import random
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,6 +77,32 @@ def parse_variables(prompt: str) -> list[Variable]:
     return variables
 
 
+def parse_opro_variables(prompt: str) -> list[Variable]:
+    """The current variables of an OPRO prompt: the last ``{"variables": ...}`` example."""
+    decoder = json.JSONDecoder()
+    latest: dict[str, Any] | None = None
+    for match in re.finditer(r'\{\s*"variables"\s*:', prompt):
+        try:
+            example, _ = decoder.raw_decode(prompt, match.start())
+        except ValueError:
+            continue
+        if isinstance(example, dict) and isinstance(example.get("variables"), dict):
+            latest = example["variables"]
+    variables: list[Variable] = []
+    for name, value in (latest or {}).items():
+        if isinstance(value, bool):
+            kind = "bool"
+        elif isinstance(value, int):
+            kind = "int"
+        elif isinstance(value, float):
+            kind = "float"
+        else:
+            value = value if isinstance(value, str) else json.dumps(value)
+            kind = "code" if "def " in value else "str"
+        variables.append(Variable(str(name), kind, str(value)))
+    return variables
+
+
 def _section(prompt: str, name: str) -> str | None:
     matches = list(_SECTION.finditer(prompt))
     for index, match in enumerate(matches):
@@ -114,14 +141,33 @@ class StubPolicy:
     candidates: Sequence[Any] = field(default_factory=list)
     mutation_scale: float = 0.5
 
-    def _rng(self, text: str, sample_index: int, salt: str = "") -> random.Random:
-        digest = hashlib.sha256(f"{self.seed}|{sample_index}|{salt}|{canonical_prompt(text)}".encode()).digest()
+    _seen: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def _rng(self, canonical: str, sample_index: int, salt: str = "") -> random.Random:
+        digest = hashlib.sha256(f"{self.seed}|{sample_index}|{salt}|{canonical}".encode()).digest()
         return random.Random(int.from_bytes(digest[:8], "big"))
+
+    def _occurrence(self, canonical: str) -> int:
+        """How often this policy has answered this canonical prompt before.
+
+        Prompts that differ only in what canonicalization drops (node counters, addresses) must
+        still get fresh answers each time they recur, or a search would stall on one proposal.
+        Counting per prompt, not per call, keeps answers independent of the order in which a
+        library issues unrelated calls (textgrad walks its graph through sets ordered by address;
+        rollouts run in threads)."""
+        key = hashlib.sha256(canonical.encode()).hexdigest()
+        with self._lock:
+            count = self._seen.get(key, 0)
+            self._seen[key] = count + 1
+        return count
 
     # -- entry point ----------------------------------------------------------------------
     def respond(self, messages: list[dict[str, Any]], sample_index: int = 0, **params: Any) -> str:
         text = "\n".join(str(m.get("content", "")) for m in messages)
-        rng = self._rng(text, sample_index, f"{params.get('temperature', '')}|{params.get('call_index', '')}")
+        canonical = canonical_prompt(text)
+        occurrence = self._occurrence(f"{sample_index}|{canonical}")
+        rng = self._rng(canonical, sample_index, f"{params.get('temperature', '')}|{occurrence}")
         if formats.is_openevolve(text):
             return formats.openevolve_answer(text, rng, self.propose_text)
         if formats.is_dspy(text):
@@ -132,6 +178,8 @@ class StubPolicy:
             return self._textgrad_update(text, rng)
         if "#Variables" in text and "suggestion" in text:
             return self._suggestion(text, rng)
+        if '"suggestion"' in text and '"variables"' in text:
+            return self._opro_suggestion(text, rng)
         if "<VARIABLE>" in text or "feedback" in text.lower() and "variable" in text.lower():
             return self._critique(text, rng)
         return self._answer(text, rng)
@@ -149,6 +197,13 @@ class StubPolicy:
             f"proposing changes to {', '.join(suggestion) or 'no variable'}."
         )
         return json.dumps({"reasoning": reasoning, "answer": "", "suggestion": suggestion})
+
+    def _opro_suggestion(self, prompt: str, rng: random.Random) -> str:
+        """OPRO shows past (variables, feedback) pairs as JSON instead of a ``#Variables`` section;
+        the newest pair holds the current values."""
+        variables = parse_opro_variables(prompt)
+        suggestion = {v.name: p for v in variables if (p := self._propose(v, rng)) is not None}
+        return json.dumps({"suggestion": suggestion})
 
     def _candidates_for(self, variable: Variable) -> list[Any]:
         """Candidates for a variable; an empty name (a library prompt that shows the current value

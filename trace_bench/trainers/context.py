@@ -124,14 +124,16 @@ class TrainerContext:
                                self.optimizer_kwargs)
 
     def propose(self, optimizer: Any, rollouts: Sequence[Rollout], base: State, n: int = 1,
-                clone: bool = True) -> list[tuple[State, Any]]:
+                clone: bool = True, feedback_suffix: str = "") -> list[tuple[State, Any]]:
         """One backward over a minibatch, then ``n`` proposals (each from its own optimizer copy
-        when ``clone``), as full states; unchanged proposals are dropped."""
+        when ``clone``), as full states; unchanged proposals are dropped.  ``feedback_suffix`` is
+        appended to the batched feedback (e.g. a history of earlier attempts)."""
         from trace_bench.trainers.evaluate import batchify
         from trace_bench.trainers.optimizers import clone_optimizer
 
         self.apply(base)
         output, feedback = batchify(rollouts)
+        feedback += feedback_suffix
         optimizer.zero_feedback()
         optimizer.backward(output, feedback)
         base_key = state_ops.state_key(base)

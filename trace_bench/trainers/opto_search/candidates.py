@@ -1,4 +1,9 @@
-"""Candidates shared by the search trainers: a state, its optimizer and its rollout statistics."""
+"""Candidates shared by the search trainers: a state, its optimizer and its rollout statistics.
+
+Statistics are cumulative (every rollout a candidate ever got, from training or validation), and
+only scores and score dicts are kept: the traced output nodes of a rollout are dropped once the
+optimizer has seen them, which is what the original's "compressed" long-term memory does.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from trace_bench.trainers.evaluate import Rollout
+from trace_bench.trainers.objectives import mean_score_dict
 from trace_bench.trainers.params import State, state_key
 
 _COUNTER = itertools.count()
@@ -38,7 +45,16 @@ class Candidate:
         if score_dicts:
             self.score_dicts.extend(score_dicts)
 
+    def add_rollouts(self, rollouts: list[Rollout]) -> None:
+        self.add([r.score for r in rollouts], [r.score_dict for r in rollouts])
+
+    def stats(self) -> tuple[float, dict[str, float]]:
+        """(mean score, mean score dict) for :mod:`.selection`; NaN when never evaluated."""
+        mean = self.mean
+        return (math.nan if mean is None else mean), mean_score_dict(self.score_dicts)
+
     def ucb(self, total: int, constant: float, score_range: tuple[float, float] | None) -> float:
+        """mean + c * sqrt(ln(total) / n) * (max - min), clipped to ``score_range``."""
         if not self.scores:
             return math.inf
         width = (score_range[1] - score_range[0]) if score_range else 1.0

@@ -1,0 +1,123 @@
+"""DSPyTrainer: DSPy's optimizers on parameter programs and on a task's own DSPy program."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.trainers.external_jobs import assert_no_leaks, assert_ok_with_curve, expand, run_jobs
+from trace_bench.config.errors import ConfigError
+from trace_bench.llm.fake_server import FakeLLMServer
+from trace_bench.registry.specs import missing_packages
+
+COPRO = {"id": "DSPyTrainer", "dspy_optimizer": "COPRO", "breadth": 3, "depth": 2}
+
+NATIVE_TASK = '''
+from typing import Any
+
+import dspy
+from opto import trace
+
+from trace_bench.llm.current import get_llm
+from trace_bench.tasks.guide import Guide
+
+
+class Contains(Guide):
+    def get_feedback(self, query, response, reference=None, **kwargs):
+        ok = str(reference).lower() in str(response).lower()
+        return float(ok), "correct" if ok else f"the answer must mention {reference}"
+
+
+@trace.model
+class Agent:
+    def __init__(self):
+        self.instruction = trace.node("Answer the question.", name="instruction", trainable=True)
+
+    def forward(self, question: Any) -> Any:
+        return self.ask(self.instruction, question)
+
+    @trace.bundle()
+    def ask(self, instruction, question):
+        """Ask the job's agent LLM."""
+        reply = get_llm("agent")(messages=[{"role": "system", "content": instruction},
+                                           {"role": "user", "content": question}])
+        return reply.choices[0].message.content
+
+
+def build_trace_problem(**kwargs):
+    questions, answers = ["What is 2 + 2?", "What is 3 + 3?"], ["4", "6"]
+    return {
+        "param": Agent(), "guide": Contains(),
+        "train_dataset": {"inputs": questions, "infos": answers},
+        "dspy_program": dspy.Predict("question -> answer"),
+        "dspy_examples": lambda inputs, infos: [dspy.Example(question=q, answer=a).with_inputs("question")
+                                                for q, a in zip(inputs, infos)],
+        "stub_candidates": [{"instruction": "Answer with the number only."}],
+    }
+'''
+
+
+def test_copro_on_prompt_and_numeric_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env_before = dict(os.environ)
+    config = {"tasks": ["trace_examples:greeting_stub", "internal:numeric_param"], "trainers": [COPRO],
+              "seeds": [1, 2]}
+    done = run_jobs(config, tmp_path, monkeypatch)
+    assert len(done) == 4
+    for result, job in done:
+        assert_ok_with_curve(result, job)
+        assert result.score_best >= result.score_initial
+    assert sum(r.score_best > r.score_initial for r, _ in done) >= 3
+    assert_no_leaks(env_before)
+
+
+def test_gepa_by_its_original_alias(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = {"tasks": ["internal:numeric_param"], "seeds": [3],
+              "trainers": [{"id": "DSPyTrainer", "dspy_optimizer": "gepa", "max_metric_calls": 12}]}
+    [(result, job)] = run_jobs(config, tmp_path, monkeypatch)
+    assert_ok_with_curve(result, job)
+    assert result.score_best > result.score_initial
+
+
+def test_optimizer_choices_are_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if missing_packages("optuna"):
+        with pytest.raises(ConfigError, match="optuna"):
+            expand({"tasks": ["internal:numeric_param"], "trainers": [{"id": "DSPyTrainer"}]})
+    with pytest.raises(ConfigError, match="dspy_optimizer"):
+        expand({"tasks": ["internal:numeric_param"], "trainers": [{"id": "DSPyTrainer", "dspy_optimizer": "Adam"}]})
+    config = {"tasks": ["internal:numeric_param"], "trainers": [{"id": "DSPyTrainer", "dspy_optimizer": "bootstrap"}]}
+    [(result, _)] = run_jobs(config, tmp_path, monkeypatch)
+    assert result.status == "failed" and "BootstrapFewShot only chooses demonstrations" in result.error
+
+
+def test_a_tasks_own_dspy_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "tasks"
+    root.mkdir()
+    (root / "dspy_qa.py").write_text(NATIVE_TASK)
+    config = {"tasks": ["dspy_qa"], "trainers": [COPRO], "seeds": [1]}
+    [(result, job)] = run_jobs(config, tmp_path, monkeypatch, root=root)
+    assert_ok_with_curve(result, job)
+    assert result.usage_by_role["agent"]["llm_calls"] > 0 and result.usage_by_role["optimizer"]["llm_calls"] > 0
+    best = (job / "artifacts" / "final_state.yaml").read_text()
+    assert "instruction" in best
+
+
+def test_real_mode_counts_exactly_what_the_server_returned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeLLMServer() as server:
+        config = {"mode": "real", "tasks": ["internal:numeric_param"], "trainers": [COPRO], "seeds": [1],
+                  "llm": {"base_url": server.url, "model": "fake-model", "max_retries": 0}}
+        [(result, job)] = run_jobs(config, tmp_path, monkeypatch)
+        stats = server.stats()
+    assert_ok_with_curve(result, job)
+    assert result.llm_calls == stats["requests"] == stats["ok"] > 0
+    assert (result.prompt_tokens, result.completion_tokens) == (stats["prompt_tokens"], stats["completion_tokens"])
+    assert not result.tokens_estimated
+
+
+def test_a_budget_stop_ends_the_trainer_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = {"tasks": ["internal:numeric_param"], "trainers": [COPRO], "seeds": [1], "budget": {"llm_calls": 2}}
+    [(result, job)] = run_jobs(config, tmp_path, monkeypatch)
+    assert result.status == "budget_exhausted", (result.error, result.traceback)
+    assert result.llm_calls <= 2 and (job / "artifacts" / "best_state.yaml").is_file()
+    assert result.score_best >= result.score_initial

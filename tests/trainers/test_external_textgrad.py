@@ -1,0 +1,46 @@
+"""TextGradTrainer: textgrad's TGD through the gateway, in stub and real mode, within budgets."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.trainers.external_jobs import assert_no_leaks, assert_ok_with_curve, run_jobs
+from trace_bench.llm.fake_server import FakeLLMServer
+
+TGD = {"id": "TextGradTrainer", "num_steps": 3}
+
+
+def test_stub_runs_improve_and_leave_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # textgrad would create ./logs on import
+    env_before = dict(os.environ)
+    config = {"tasks": ["trace_examples:greeting_stub", "internal:numeric_param"], "trainers": [TGD], "seeds": [1, 2]}
+    done = run_jobs(config, tmp_path, monkeypatch)
+    for result, job in done:
+        assert_ok_with_curve(result, job, min_steps=3)
+        assert result.usage_by_role["optimizer"]["llm_calls"] == result.llm_calls
+    assert sum(r.score_best > r.score_initial for r, _ in done) >= 3
+    assert not (tmp_path / "logs").exists()
+    assert_no_leaks(env_before)
+
+
+def test_real_mode_counts_exactly_what_the_server_returned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeLLMServer() as server:
+        config = {"mode": "real", "tasks": ["trace_examples:greeting_stub"], "trainers": [TGD], "seeds": [1],
+                  "llm": {"base_url": server.url, "model": "fake-model", "max_retries": 0}}
+        [(result, job)] = run_jobs(config, tmp_path, monkeypatch)
+        stats = server.stats()
+    assert_ok_with_curve(result, job)
+    assert result.llm_calls == stats["requests"] == stats["ok"] > 0
+    assert (result.prompt_tokens, result.completion_tokens) == (stats["prompt_tokens"], stats["completion_tokens"])
+
+
+def test_a_budget_stop_ends_the_trainer_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = {"tasks": ["internal:numeric_param"], "trainers": [{"id": "TextGradTrainer", "num_steps": 20}],
+              "seeds": [1], "budget": {"llm_calls": 7}}
+    [(result, job)] = run_jobs(config, tmp_path, monkeypatch)
+    assert result.status == "budget_exhausted", (result.error, result.traceback)
+    assert result.llm_calls <= 7 and 1 <= result.n_steps < 20
+    assert (job / "artifacts" / "best_state.yaml").is_file()
