@@ -219,55 +219,65 @@ def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest
                       "to_run": len(to_run), "resume": resume, "max_workers": config.max_workers})
     progress.line(f"run {run_id}: {len(jobs)} jobs, {len(to_run)} to run, {config.max_workers} worker(s) -> {run_dir}")
 
-    executor = make_executor(config, options)
-    tries: dict[str, int] = {}
-    pending = list(to_run)
-    by_id: dict[str, PlannedJob] = {item.spec.job_id: item for item in to_run}
-    failed_seen = False
-    with _Interrupts(progress) as interrupts:
-        while pending or executor.running:
-            stop = interrupts.count >= 1 or (config.fail_fast and failed_seen)
-            while pending and executor.free_slots > 0 and not stop:
-                item = pending.pop(0)
-                prepare_attempt(item, fresh=resume == "none")
-                write_json(item.paths.meta, {"schema_version": 1, "run_id": run_id, "attempt": item.attempt,
-                                             **item.spec.to_dict()}, durable=False)
-                payload = {"spec": item.spec.to_dict(), "job_dir": str(item.paths.root), "run_id": run_id,
-                           "carried": item.carried, "attempt": item.attempt, "memory_mb": config.job_memory_mb}
-                executor.submit(item.spec.job_id, payload, job_timeout)
-                run_events.write({"type": "job_started", "job_id": item.spec.job_id, "task": item.spec.task,
-                                  "trainer": item.spec.trainer, "seed": item.spec.seed})
-            if interrupts.count >= 2 and executor.running:
-                executor.kill_all("interrupted")
-            if stop and not executor.running:
-                break
-            for finished in executor.poll(0.5):
-                item = by_id[finished.job_id]
-                _write_returned_files(item, finished.extra.get("files"))
-                if _worker_lost(finished) and tries.get(item.spec.job_id, 0) < config.max_retries \
-                        and interrupts.count == 0:
-                    tries[item.spec.job_id] = tries.get(item.spec.job_id, 0) + 1
-                    run_events.write({"type": "job_retry", "job_id": item.spec.job_id,
-                                      "reason": finished.extra.get("error") or f"exit code {finished.exitcode}"})
-                    pending.insert(0, item)
-                    continue
-                record = _record_for(item, finished, run_id, job_timeout, config.job_memory_mb)
-                write_json(item.paths.results, record.model_dump(mode="json"))
-                tables.add(record)
-                tables.maybe_write()
-                failed_seen = failed_seen or record.status not in SUCCESS
-                progress.finished(record)
-                run_events.write({"type": "job_finished", "job_id": record.job_id, "status": record.status,
-                                  "score_best": record.score_best, "time_seconds": record.time_seconds,
-                                  "done": progress.done, "total": len(jobs)})
-        interrupted = interrupts.count >= 1 and bool(pending)
-    not_run = [item.spec.job_id for item in plan if item.spec.job_id not in tables.records]
-    tables.write()
-    statuses = {r.job_id: r.status for r in tables.records.values()}
-    _write_manifest(paths, meta, jobs, statuses)
-    run_events.write({"type": "run_finished", "run_id": run_id, "counts": tables.summary(tables.sorted_records())["counts"],
-                      "not_run": len(not_run), "interrupted": interrupted})
+    try:
+        executor = make_executor(config, options)
+        tries: dict[str, int] = {}
+        pending = list(to_run)
+        by_id: dict[str, PlannedJob] = {item.spec.job_id: item for item in to_run}
+        failed_seen = False
+        with _Interrupts(progress) as interrupts:
+            while pending or executor.running:
+                stop = interrupts.count >= 1 or (config.fail_fast and failed_seen)
+                while pending and executor.free_slots > 0 and not stop:
+                    item = pending.pop(0)
+                    prepare_attempt(item, fresh=resume == "none")
+                    write_json(item.paths.meta, {"schema_version": 1, "run_id": run_id, "attempt": item.attempt,
+                                                 **item.spec.to_dict()}, durable=False)
+                    payload = {"spec": item.spec.to_dict(), "job_dir": str(item.paths.root), "run_id": run_id,
+                               "carried": item.carried, "attempt": item.attempt, "memory_mb": config.job_memory_mb}
+                    executor.submit(item.spec.job_id, payload, job_timeout)
+                    progress.started(item.spec.job_id, item.spec.task, item.spec.trainer, job_dir=item.paths.root)
+                    run_events.write({"type": "job_started", "job_id": item.spec.job_id, "task": item.spec.task,
+                                      "trainer": item.spec.trainer, "seed": item.spec.seed})
+                if interrupts.count >= 2 and executor.running:
+                    executor.kill_all("interrupted")
+                if stop and not executor.running:
+                    break
+                for finished in executor.poll(0.5):
+                    item = by_id[finished.job_id]
+                    _write_returned_files(item, finished.extra.get("files"))
+                    if _worker_lost(finished) and tries.get(item.spec.job_id, 0) < config.max_retries \
+                            and interrupts.count == 0:
+                        tries[item.spec.job_id] = tries.get(item.spec.job_id, 0) + 1
+                        run_events.write({"type": "job_retry", "job_id": item.spec.job_id,
+                                          "reason": finished.extra.get("error") or f"exit code {finished.exitcode}"})
+                        pending.insert(0, item)
+                        continue
+                    record = _record_for(item, finished, run_id, job_timeout, config.job_memory_mb,
+                                          interrupted=interrupts.count >= 1)
+                    write_json(item.paths.results, record.model_dump(mode="json"))
+                    tables.add(record)
+                    tables.maybe_write()
+                    failed_seen = failed_seen or record.status not in SUCCESS
+                    progress.finished(record)
+                    run_events.write({"type": "job_finished", "job_id": record.job_id, "status": record.status,
+                                      "score_best": record.score_best, "time_seconds": record.time_seconds,
+                                      "done": progress.done, "total": len(jobs)})
+            interrupted = interrupts.count >= 1 and bool(pending)
+        not_run = [item.spec.job_id for item in plan if item.spec.job_id not in tables.records]
+        tables.write()
+        statuses = {r.job_id: r.status for r in tables.records.values()}
+        _write_manifest(paths, meta, jobs, statuses)
+        run_events.write({"type": "run_finished", "run_id": run_id, "counts": tables.summary(tables.sorted_records())["counts"],
+                          "not_run": len(not_run), "interrupted": interrupted})
+    finally:
+        progress.close()
     run_events.close()
+    from trace_bench.trackers import active_trackers, export_run
+
+    trackers = active_trackers(config.trackers)
+    if trackers:
+        export_run(paths.root, trackers)
     write_files_index(paths)
     return RunOutcome(run_id, run_dir, tables.sorted_records(), interrupted=interrupted, not_run=not_run)
 
@@ -289,12 +299,14 @@ def _write_returned_files(item: PlannedJob, files: dict[str, bytes] | None) -> N
         write_bytes(target, data, durable=False)
 
 
-def _record_for(item: PlannedJob, finished: Any, run_id: str, timeout: float | None, memory_mb: int | None) -> JobResult:
+def _record_for(item: PlannedJob, finished: Any, run_id: str, timeout: float | None, memory_mb: int | None,
+                interrupted: bool = False) -> JobResult:
     if finished.record is not None and finished.killed_reason is None:
         return JobResult.model_validate(finished.record)
     if finished.killed_reason == "timeout":
         status, error = "timeout", f"job_timeout: exceeded {timeout:g}s (process group killed)"
-    elif finished.killed_reason == "interrupted":
+    elif finished.killed_reason == "interrupted" or (interrupted and finished.record is None):
+        # A job that died without a result after Ctrl-C went down with the interrupt, not on its own.
         status, error = "interrupted", "interrupted by the user (resume to run it again)"
     elif finished.exitcode is not None and finished.exitcode < 0 and memory_mb and finished.exitcode == -9:
         status, error = "oom", f"killed (signal 9) with job_memory_mb={memory_mb}"

@@ -1,0 +1,72 @@
+"""Console progress: plain lines off a terminal (format fixed), a rich live panel on one."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from trace_bench.runner.progress import ConsoleProgress, last_step
+from trace_bench.store.schemas import JobResult
+
+
+def _record(job_id: str, status: str = "ok", **extra: object) -> JobResult:
+    return JobResult(run_id="r", job_id=job_id, task="internal:numeric_param", suite="internal",
+                     trainer="PrioritySearch", params_label="ps_steps=3", seed=1, mode="stub", status=status,
+                     score_initial=-3.0, score_best=0.0, llm_calls=12, total_tokens=1000, cost_usd=0.25,
+                     time_seconds=0.5, **extra)
+
+
+def test_plain_lines_when_not_a_terminal() -> None:
+    stream = io.StringIO()
+    progress = ConsoleProgress(2, stream=stream)
+    progress.started("a", "internal:numeric_param", "PrioritySearch")
+    progress.line("run r: 2 jobs")
+    progress.finished(_record("a"))
+    progress.finished(_record("b", status="failed", error="boom"))
+    progress.close()
+    assert stream.getvalue().splitlines() == [
+        "run r: 2 jobs",
+        "[1/2] ok               internal:numeric_param x PrioritySearch (ps_steps=3) seed=1 initial=-3 best=0 "
+        "calls=12 0.50s",
+        "[2/2] failed           internal:numeric_param x PrioritySearch (ps_steps=3) seed=1 initial=-3 best=0 "
+        "calls=12 0.50s error=boom",
+    ]
+    assert (progress.done, progress.failed, progress.tokens, progress.usd) == (2, 1, 2000, 0.5)
+
+
+def test_quiet_prints_nothing() -> None:
+    stream = io.StringIO()
+    progress = ConsoleProgress(1, stream=stream, quiet=True, live=True)
+    progress.finished(_record("a"))
+    assert stream.getvalue() == "" and progress.done == 1
+
+
+def test_live_panel_shows_counters_and_running_steps(tmp_path: Path) -> None:
+    console_module = pytest.importorskip("rich.console")
+    job_dir = tmp_path / "job"
+    job_dir.mkdir()
+    (job_dir / "events.jsonl").write_text(
+        json.dumps({"type": "step", "step": 2, "best_score": -1.5, "llm_calls": 8, "tokens": 700, "usd": 0.1})
+        + "\n" + '{"type": "llm_call", "total_tok', encoding="utf-8")
+    assert last_step(job_dir)["step"] == 2
+    progress = ConsoleProgress(3, stream=io.StringIO(), live=False)
+    progress.finished(_record("done"))
+    progress.started("running-job", "internal:multi_param", "PrioritySearch", job_dir=job_dir)
+    console = console_module.Console(record=True, width=160, file=io.StringIO())
+    console.print(progress.render())
+    text = console.export_text()
+    assert "1/3 jobs done" in text and "running 1" in text and "tokens 1,700" in text
+    assert "internal:multi_param x PrioritySearch" in text and "-1.5" in text
+    assert "ETA" in text
+
+
+def test_live_display_starts_and_closes_on_a_forced_terminal() -> None:
+    pytest.importorskip("rich")
+    stream = io.StringIO()
+    with ConsoleProgress(1, stream=stream, live=True) as progress:
+        assert progress._live is not None
+        progress.finished(_record("a"))
+    assert progress._live is None and "[1/1] ok" in stream.getvalue()

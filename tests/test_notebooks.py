@@ -1,0 +1,64 @@
+"""Every notebook runs offline, top to bottom, in a kernel on this interpreter; none is stored with outputs.
+
+The kernel is a kernelspec written to a temporary ``JUPYTER_PATH`` (which outranks user and system
+kernelspecs), so the notebooks run on the test's own interpreter whatever Jupyter setup the
+machine has.  Runs go to a temporary directory through ``TRACE_BENCH_RUNS``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+KERNEL = "trace-bench-tests"
+LIMIT_S = 60
+
+
+@pytest.fixture(scope="module")
+def kernel_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("jupyter")
+    spec = root / "kernels" / KERNEL
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "trace-bench tests", "language": "python"}), encoding="utf-8")
+    return root
+
+
+def test_there_are_six_notebooks() -> None:
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_is_stored_without_outputs(path: Path) -> None:
+    book = json.loads(path.read_text(encoding="utf-8"))
+    code = [c for c in book["cells"] if c["cell_type"] == "code"]
+    assert code and all(not c["outputs"] and c["execution_count"] is None for c in code)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_offline(path: Path, kernel_path: Path, tmp_path: Path,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    monkeypatch.setenv("JUPYTER_PATH", str(kernel_path))
+    monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
+    monkeypatch.setenv("TRACE_BENCH_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    book = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(book, timeout=LIMIT_S * 2, kernel_name=KERNEL, allow_errors=False,
+                                     resources={"metadata": {"path": str(path.parent)}})
+    started = time.monotonic()
+    client.execute()
+    elapsed = time.monotonic() - started
+    assert elapsed < LIMIT_S * 1.5, f"{path.name} took {elapsed:.0f}s (budget {LIMIT_S}s)"
+    errors = [o for c in book.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors

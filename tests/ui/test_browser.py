@@ -1,0 +1,288 @@
+"""The UI in a real browser: Debian's headless Chromium driven by playwright (never a downloaded one).
+
+One server (``trace-bench ui`` in a subprocess, with a planted API key in its environment) and one
+page serve the whole module; tests run in file order and build on each other's runs.  Screenshots
+of every tab land in ``test-artifacts/ui/`` (``TRACE_BENCH_PUBLISH_SCREENSHOTS=1`` also copies
+them to ``docs/images/ui-<tab>.png``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+PLANTED = "sk-planted-UIsecret0123456789abcdef"
+TYPED = "sk-typed-UIsecret9876543210fedcba"
+SHOTS = REPO / "test-artifacts" / "ui"
+IMAGES = REPO / "docs" / "images"
+COMPARE_CONFIG = """
+mode: stub
+seeds: [1, 2, 3]
+max_workers: 2
+tasks: [internal:numeric_param, internal:multi_param]
+trainers:
+  - id: PrioritySearch
+    params_variants: [{ps_steps: 3, ps_candidates: 2, ps_proposals: 2}]
+  - NoOpTrainer
+"""
+
+STOP_CONFIG = """# 48 short stub jobs, run one at a time so Stop lands mid-way
+mode: stub
+seeds: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+tasks: [internal:numeric_param, internal:multi_param]
+trainers:
+  - id: PrioritySearch
+    params_variants: [{ps_steps: 2, ps_candidates: 2, ps_proposals: 2}]
+  - NoOpTrainer
+"""
+STOP_JOBS = 48
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is not installed "
+                                 "(run scripts/install-system-deps.sh as root)")]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_http(url: str, process: subprocess.Popen[Any], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the UI server exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise AssertionError(f"the UI server did not answer on {url} within {timeout:.0f}s")
+
+
+def _plant_runs(runs: Path, env: dict[str, str]) -> list[subprocess.Popen[Any]]:
+    """Two comparable runs (B with a tighter LLM-call budget) made by the CLI, plus a broken run dir."""
+    broken = runs / "broken-run" / "meta"
+    broken.mkdir(parents=True)
+    (broken / "manifest.json").write_text('{"run_id": "broken-run", "jobs": [', encoding="utf-8")
+    (broken.parent / "summary.json").write_text('{"counts": {"ok": 1', encoding="utf-8")
+    processes = []
+    for name, extra in (("compare-a", ""), ("compare-b", "budget: {llm_calls: 4}\n")):
+        config = runs.parent / f"{name}.yaml"
+        config.write_text(COMPARE_CONFIG + f"run_id: {name}\n" + extra, encoding="utf-8")
+        processes.append(subprocess.Popen([sys.executable, "-m", "trace_bench", "run", "--config", str(config),
+                                           "--runs-dir", str(runs), "--quiet"], env=env, cwd=REPO,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return processes
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    runs = tmp_path_factory.mktemp("ui") / "runs"
+    runs.mkdir()
+    env = {**os.environ, "OPENAI_API_KEY": PLANTED, "GRADIO_ANALYTICS_ENABLED": "False"}
+    planted = _plant_runs(runs, env)
+    port = _free_port()
+    log = open(runs.parent / "server.log", "wb")  # noqa: SIM115 - closed below
+    process = subprocess.Popen([sys.executable, "-m", "trace_bench", "ui", "--runs-dir", str(runs),
+                                "--port", str(port)], env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        _wait_http(url, process)
+        for other in planted:
+            assert other.wait(120) == 0
+        yield {"url": url, "runs": runs, "port": port}
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def shared() -> dict[str, Any]:
+    """Runs made by earlier tests of this module (they run in file order)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def page(server: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(CHROMIUM), headless=True,
+            args=ARGS, viewport={"width": 1360, "height": 1000})
+        context.set_default_timeout(30_000)
+        tab = context.new_page()
+        tab.goto(server["url"])
+        tab.wait_for_selector("#tb-start")
+        yield tab
+        context.close()
+
+
+def _choose(page: Any, elem_id: str, text: str) -> None:
+    page.locator(f"#{elem_id} input").click()
+    page.get_by_role("option", name=re.compile(re.escape(text))).first.click()
+
+
+def _open_tab(page: Any, name: str) -> None:
+    page.get_by_role("tab", name=name).click()
+    page.wait_for_timeout(700)  # the tab's select event refreshes its run lists
+
+
+def _wait_for_lines(page: Any, elem_id: str) -> None:
+    """A curve chart has drawn at least one line (server-rendered SVG polylines)."""
+    page.wait_for_function(f"() => [...document.querySelectorAll('#{elem_id} polyline.tb-series')]"
+                           ".some(p => (p.getAttribute('points') || '').split(' ').length > 1)")
+
+
+def _shot(page: Any, name: str, publish: bool = True) -> None:
+    """Screenshot to test-artifacts/ui/<name>.png.  With TRACE_BENCH_PUBLISH_SCREENSHOTS=1 the
+    published ones are also copied to docs/images/ui-<name>.png (a plain test run never edits
+    tracked files)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    if publish and os.environ.get("TRACE_BENCH_PUBLISH_SCREENSHOTS") == "1":
+        IMAGES.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, IMAGES / f"ui-{name}.png")
+
+
+def _progress(page: Any) -> dict[str, str]:
+    return page.locator("#tb-progress").evaluate(
+        "e => ({percent: e.dataset.percent, state: e.dataset.state || '', done: e.dataset.done || '0',"
+        " total: e.dataset.total || '0', text: e.innerText})")
+
+
+def _run_dirs(runs: Path) -> set[Path]:
+    return {p for p in runs.iterdir() if (p / "meta" / "manifest.json").exists()}
+
+
+def _all_json_valid(run_dir: Path) -> None:
+    for path in run_dir.rglob("*.json"):
+        json.loads(path.read_text(encoding="utf-8"))
+    for path in run_dir.rglob("*.jsonl"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            json.loads(line)
+
+
+def test_launch_smoke_run_reaches_100_percent(page: Any, server: dict[str, Any], shared: dict[str, Any]) -> None:
+    before = _run_dirs(server["runs"])
+    page.locator("#tb-api-key input").fill(TYPED)
+    page.click("#tb-start")
+    page.wait_for_selector('#tb-progress[data-percent="100"][data-state="finished"]', timeout=90_000)
+    assert page.locator("#tb-api-key input").input_value() == ""  # cleared once the run started
+    (run_dir,) = _run_dirs(server["runs"]) - before
+    shared["smoke"] = run_dir
+    assert json.loads((run_dir / "summary.json").read_text())["counts"] == {"ok": 1}
+    assert "1/1 jobs" in _progress(page)["text"]
+    _shot(page, "launch-finished", publish=False)
+
+
+def test_inspector_shows_the_job_curve(page: Any, shared: dict[str, Any]) -> None:
+    _open_tab(page, "Job inspector")
+    _choose(page, "tb-inspect-run", shared["smoke"].name)
+    page.wait_for_selector("#tb-job-header h3")
+    _wait_for_lines(page, "tb-job-curve")
+    assert "internal:numeric_param" in page.inner_text("#tb-job-header")
+    page.wait_for_function("() => document.querySelector('#tb-job-stdout').innerText.includes('[Step 3]')")
+    assert "not written yet" not in page.inner_text("#tb-state-best")
+    _shot(page, "inspector")
+
+
+def test_browse_shows_results_report_and_broken_runs(page: Any, server: dict[str, Any]) -> None:
+    _open_tab(page, "Browse")
+    _choose(page, "tb-browse-run", "broken-run")
+    page.wait_for_function("() => document.querySelector('#tb-summary').innerText.includes('not valid JSON')")
+    _choose(page, "tb-browse-run", "compare-a")
+    page.wait_for_function("() => document.querySelector('#tb-results').innerText.includes('internal:multi_param')")
+    _wait_for_lines(page, "tb-browse-curves")
+    page.click("#tb-report")
+    page.wait_for_selector("#tb-report-view iframe", timeout=60_000)
+    assert (server["runs"] / "compare-a" / "report.html").exists()
+    _shot(page, "browse")
+
+
+def test_compare_two_runs(page: Any) -> None:
+    _open_tab(page, "Compare")
+    _choose(page, "tb-compare-a", "compare-a")
+    _choose(page, "tb-compare-b", "compare-b")
+    page.click("#tb-compare-btn")
+    page.wait_for_function("() => document.querySelector('#tb-compare-message').innerText.includes('paired')")
+    assert "PrioritySearch" in page.inner_text("#tb-compare-table")
+    _shot(page, "compare")
+    _choose(page, "tb-compare-b", "broken-run")
+    page.click("#tb-compare-btn")
+    page.wait_for_function("() => document.querySelector('#tb-compare-message').innerText.includes('Not comparable')")
+
+
+def test_stop_leaves_a_resumable_run_and_resume_finishes_it(page: Any, server: dict[str, Any]) -> None:
+    _open_tab(page, "Launch")
+    before = _run_dirs(server["runs"])
+    editor = page.locator("#tb-editor .cm-content")
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(STOP_CONFIG)
+    page.wait_for_function("() => document.querySelector('#tb-editor').innerText.includes('Stop lands mid-way')")
+    page.locator("#tb-workers input").fill("1")
+    page.click("#tb-start")
+    page.wait_for_function("() => { const e = document.querySelector('#tb-progress');"
+                           f" return e.dataset.total === '{STOP_JOBS}' && Number(e.dataset.done) >= 3; }}",
+                           timeout=90_000)
+    _shot(page, "launch")  # the published Launch screenshot shows a run in progress
+    page.click("#tb-stop")
+    page.wait_for_selector('#tb-progress[data-state="interrupted"]', timeout=60_000)
+    (run_dir,) = _run_dirs(server["runs"]) - before
+    page.wait_for_function("() => document.querySelector('#tb-progress').innerText.includes('stopped')")
+    _all_json_valid(run_dir)
+    results = list(run_dir.glob("jobs/*/results.json"))
+    assert 3 <= len(results) < STOP_JOBS
+    finished = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()][-1]
+    assert finished["type"] == "run_finished" and finished["interrupted"] is True
+    statuses = [json.loads(p.read_text())["status"] for p in results]
+    assert set(statuses) <= {"ok", "interrupted"}, statuses
+
+    page.locator("#tb-workers input").fill("2")
+    page.click("#tb-resume")
+    page.wait_for_selector('#tb-progress[data-percent="100"][data-state="finished"]', timeout=120_000)
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    starts = [e for e in events if e["type"] == "run_started"]
+    assert len(starts) == 2 and starts[1]["to_run"] == STOP_JOBS - statuses.count("ok")
+    assert json.loads((run_dir / "summary.json").read_text())["counts"] == {"ok": STOP_JOBS}
+    _all_json_valid(run_dir)
+
+
+def test_no_secret_reaches_the_browser(page: Any, server: dict[str, Any]) -> None:
+    for tab in ("Launch", "Browse", "Compare", "Job inspector"):
+        _open_tab(page, tab)
+        content = page.content()
+        assert PLANTED not in content and TYPED not in content, tab
+        assert "sk-planted" not in content and "sk-typed" not in content, tab
+    with urllib.request.urlopen(server["url"] + "config", timeout=10) as response:
+        config = response.read().decode()
+    assert "sk-planted" not in config and "sk-typed" not in config
+    for path in server["runs"].rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert b"sk-planted" not in data and b"sk-typed" not in data, path

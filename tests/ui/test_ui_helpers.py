@@ -1,0 +1,214 @@
+"""The UI's helpers without a browser: readers, discovery, live progress, launcher, plots, secrets."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+from trace_bench.ui.discovery import job_choices, latest_statuses, list_runs, run_info
+from trace_bench.ui.launcher import Launcher, LaunchError, prepare_config
+from trace_bench.ui.live import ProgressReader, progress_html
+from trace_bench.ui.plots import job_curve_frame, run_curve_frame
+from trace_bench.ui.readers import frame_of, json_text, read_csv_rows, read_json, tail_lines
+
+SECRET = "sk-helper-planted-0123456789abcdef"
+STOPPABLE = """mode: stub
+seeds: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+tasks: [internal:numeric_param, internal:multi_param]
+trainers:
+  - id: PrioritySearch
+    params_variants: [{ps_steps: 2}]
+"""
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("ui-helpers") / "runs"
+    run_cli("run", "--config", str(REPO / "configs" / "m1_matrix_smoke.yaml"), "--runs-dir", str(root), "--quiet",
+            check=True)
+    return root
+
+
+@pytest.fixture
+def broken(tmp_path: Path) -> Path:
+    run = tmp_path / "runs" / "broken"
+    (run / "meta").mkdir(parents=True)
+    (run / "meta" / "manifest.json").write_text('{"run_id": "broken", "jobs": [', encoding="utf-8")
+    (run / "summary.json").write_text("{", encoding="utf-8")
+    (run / "results.csv").write_text("job_id,task,status\nabc,t,ok\ntorn,row\n", encoding="utf-8")
+    (run / "events.jsonl").write_text('{"type": "run_started", "total_jobs": 2}\n{"type": "job_sta', encoding="utf-8")
+    return run
+
+
+def test_readers_turn_broken_files_into_messages(broken: Path) -> None:
+    data, problem = read_json(broken / "meta" / "manifest.json")
+    assert data is None and "not valid JSON" in problem
+    assert read_json(broken / "missing.json")[1] == "missing.json: not written yet"
+    assert json_text(broken / "summary.json").startswith("// summary.json: not valid JSON")
+    rows, problem = read_csv_rows(broken / "results.csv")
+    assert problem is None and rows == [{"job_id": "abc", "task": "t", "status": "ok"}]
+    info = run_info(broken)
+    assert info.state == "unreadable" and "not valid JSON" in (info.problem or "")
+    assert job_choices(broken) == []
+
+
+def test_secrets_are_masked_at_the_boundary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    log = tmp_path / "stdout.log"
+    log.write_text("".join(f"line {i}\n" for i in range(5000)) + f"key={SECRET}\n", encoding="utf-8")
+    tail = tail_lines(log, 3)
+    assert SECRET not in tail and tail.splitlines()[-1] == "key=***"
+    frame = frame_of([{"error": f"auth failed for {SECRET}", "max_tokens": 5}])
+    assert frame.loc[0, "error"] == "auth failed for ***" and frame.loc[0, "max_tokens"] == 5
+
+
+def test_discovery_lists_runs_and_job_statuses(runs: Path, broken: Path) -> None:
+    (infos,) = [list_runs(runs)]
+    assert len(infos) == 1 and infos[0].state == "finished" and infos[0].counts == {"ok": 4}
+    choices = job_choices(infos[0].run_dir)
+    assert len(choices) == 4 and all(" · ok" in label for label, _ in choices)
+    events = broken / "events.jsonl"
+    events.write_text('{"type": "run_started", "total_jobs": 2}\n{"type": "job_started", "job_id": "a"}\n'
+                      '{"type": "run_finished", "interrupted": true}\n', encoding="utf-8")
+    assert latest_statuses(broken) == {"a": "interrupted"}
+
+
+def test_progress_reader_follows_a_growing_run(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    job = run / "jobs" / "j1"
+    job.mkdir(parents=True)
+    events = run / "events.jsonl"
+    events.write_text('{"ts": "2026-01-01T00:00:00Z", "type": "run_started", "total_jobs": 2}\n'
+                      '{"type": "job_started", "job_id": "j1"}\n{"type": "job_sta', encoding="utf-8")
+    (job / "events.jsonl").write_text('{"type": "llm_call", "total_tokens": 100, "cost_usd": 0.5}\n',
+                                      encoding="utf-8")
+    reader = ProgressReader(run)
+    progress = reader.read()
+    assert (progress.total, progress.done, progress.running, progress.tokens, progress.usd) == (2, 0, 1, 100, 0.5)
+    with open(events, "a", encoding="utf-8") as handle:  # the torn line is completed by the next write
+        handle.write('rted", "job_id": "j2"}\n{"type": "job_finished", "job_id": "j1", "status": "failed"}\n')
+    (job / "results.json").write_text(json.dumps({"total_tokens": 150, "cost_usd": 0.75}), encoding="utf-8")
+    progress = reader.read()
+    assert (progress.done, progress.running, progress.failed, progress.tokens) == (1, 1, 1, 150)
+    with open(events, "a", encoding="utf-8") as handle:
+        handle.write('{"type": "job_finished", "job_id": "j2", "status": "ok"}\n{"type": "run_finished"}\n')
+    progress = reader.read()
+    assert progress.percent == 100 and progress.state == "finished"
+    page = progress_html(progress, "done")
+    assert 'data-percent="100"' in page and 'data-state="finished"' in page and "2/2 jobs" in page
+
+
+def test_prepare_config_validates_and_applies_the_mode() -> None:
+    text, key_env = prepare_config((REPO / "configs" / "smoke.yaml").read_text(), "real")
+    assert "mode: real" in text and key_env == "OPENAI_API_KEY"
+    _, key_env = prepare_config("tasks: [internal:numeric_param]\ntrainers: [NoOpTrainer]\n"
+                                "llm: {api_key_env: MY_KEY}\n", None)
+    assert key_env == "MY_KEY"
+    for bad, message in (("", "empty"), ("tasks: [", "not valid YAML"), ("mode: stub\n", "no tasks"),
+                         ("tasks: [a]\ntrainers: [b]\nllm: {api_key: x}\n", "not allowed")):
+        with pytest.raises(LaunchError, match=message):
+            prepare_config(bad, None)
+
+
+def test_launcher_passes_the_key_only_to_the_child_and_stop_leaves_a_resumable_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    launcher = Launcher(tmp_path / "runs")
+    launch = launcher.start(STOPPABLE, max_workers=1, api_key=SECRET)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (launch.resolve_run_dir() is None
+                                           or len(list(launch.run_dir.glob("jobs/*/results.json"))) < 2):
+        assert launch.alive, launch.log_path.read_text()
+        time.sleep(0.1)
+    assert launcher.for_run(launch.run_dir) is launch
+    launcher.stop(launch)
+    launch.process.wait(30)
+    assert launcher.describe(launch).startswith("stopped")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and _group_exists(launch.process.pid):
+        time.sleep(0.2)
+    assert not _group_exists(launch.process.pid)  # the whole process group is gone (zombies reaped)
+    progress = ProgressReader(launch.run_dir).read()
+    assert progress.state == "interrupted" and 2 <= progress.done < 32
+    env = json.loads((launch.run_dir / "meta" / "env.json").read_text())
+    assert env["env"]["OPENAI_API_KEY"] == "***"  # the child had the key, and masked it
+    for path in launch.run_dir.parent.rglob("*"):
+        assert not path.is_file() or SECRET.encode() not in path.read_bytes(), path
+    with pytest.raises(LaunchError, match="no meta/config.snapshot.yaml"):
+        launcher.resume(tmp_path)
+
+
+def test_curve_frames_per_job_and_per_trainer(runs: Path) -> None:
+    run = list_runs(runs)[0].run_dir
+    per_trainer = run_curve_frame(run, "llm_calls", "trainer")
+    assert list(per_trainer.columns) == ["x", "best_score", "series"] and per_trainer["x"].dtype == float
+    assert {s.split(" · ")[1].split(" (")[0] for s in per_trainer["series"]} == {"PrioritySearch", "NoOpTrainer"}
+    per_job = run_curve_frame(run, "tokens", "job")
+    assert per_job["series"].nunique() == 4
+    job_id = job_choices(run)[0][1]
+    frame = job_curve_frame(run, job_id, "step")
+    assert set(frame["series"]) <= {"best score", "score"} and not frame.empty
+    assert run_curve_frame(run, "llm_calls", "job", job_ids=[]).empty
+
+
+def test_chart_is_plain_svg_with_one_line_per_series() -> None:
+    import pandas as pd
+
+    from trace_bench.ui.chart import line_chart, nice_ticks
+
+    assert nice_ticks(-3, 0) == [-3, -2, -1, 0] and nice_ticks(0, 11160) == [0, 5000, 10000, 15000]
+    frame = pd.DataFrame({"x": [0, 4, 8, 0, 4], "best_score": [-3, -1, 0, -2, float("nan")],
+                          "series": ["a <b>", "a <b>", "a <b>", "c", "c"]})
+    chart = line_chart(frame, title="t", x_label="LLM calls", y_label="best")
+    assert chart.count('class="tb-series"') == 2 and "a &lt;b&gt;" in chart and "<script" not in chart
+    assert 'data-series="0"' in line_chart(frame.iloc[:0], title="t", x_label="x", y_label="y")
+
+
+def test_app_builds_with_no_secret_in_its_config(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("gradio")
+    from trace_bench.ui import build_app
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    app = build_app(runs)
+    config = json.dumps(app.config, default=str)
+    assert SECRET not in config
+    key_box = next(c for c in app.config["components"] if c.get("props", {}).get("elem_id") == "tb-api-key")
+    assert key_box["props"]["value"] == "" and key_box["props"]["type"] == "password"
+    assert {"Launch", "Browse", "Compare", "Job inspector"} <= {
+        c["props"].get("label") for c in app.config["components"] if c.get("type") == "tabitem"}
+
+
+def test_views_of_broken_runs_are_messages(broken: Path) -> None:
+    from trace_bench.ui.tabs.browse import summary_markdown
+    from trace_bench.ui.tabs.compare import compare_table
+    from trace_bench.ui.tabs.inspector import job_view
+
+    assert "not valid JSON" in summary_markdown(broken)
+    view = job_view(broken, "nope", "step")
+    assert "has not started" in view[0] and "not written yet" in view[1]
+    assert compare_table(str(broken), str(broken))[0] == "Pick two different runs."
+    message, rows, _ = compare_table(str(broken), str(broken.parent / "other"))
+    assert message.startswith("**Not comparable:**") and rows == []
+
+
+def test_launch_ui_without_gradio_exits_2(monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from trace_bench.ui import launch_ui
+
+    monkeypatch.setitem(sys.modules, "gradio", None)
+    assert launch_ui("runs") == 2
+    assert "pip install 'trace-bench[ui]'" in capsys.readouterr().err

@@ -1,0 +1,231 @@
+"""Start, stop and resume ``trace-bench run`` as background processes for the UI.
+
+A run launched from the browser is an ordinary CLI run in its own session (process group): the
+UI never runs a benchmark inside a request, a UI restart leaves the run going, and Stop uses the
+driver's own signal contract.  SIGTERM makes the driver kill its running jobs, record them as
+``interrupted`` and write its tables; the whole process group then gets SIGTERM (and SIGKILL
+after a grace period) so nothing is left behind.  The run stays resumable with ``--resume``.
+
+An API key typed in the browser goes to the child's environment only, under the variable the
+config names in ``llm.api_key_env``; it is registered with the masking layer so that the
+driver's log, when shown, cannot echo it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trace_bench.store.masking import register_secret
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+_RUN_LINE = re.compile(r"^run (\S+): \d+ jobs", re.M)
+
+
+class LaunchError(ValueError):
+    """The run could not be started; the message says what to fix."""
+
+
+@dataclass
+class Launch:
+    launch_id: str
+    command: list[str]
+    log_path: Path
+    process: subprocess.Popen[bytes]
+    runs_dir: Path
+    run_dir: Path | None = None
+    started: float = field(default_factory=time.time)
+    stop_requested: bool = False
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.poll()
+
+    def resolve_run_dir(self) -> Path | None:
+        """The run directory, once the driver has announced it on its first progress line."""
+        if self.run_dir is None:
+            try:
+                head = self.log_path.read_text(encoding="utf-8", errors="replace")[:8192]
+            except OSError:
+                return None
+            match = _RUN_LINE.search(head)
+            if match:
+                self.run_dir = self.runs_dir / match.group(1)
+        return self.run_dir
+
+
+def prepare_config(text: str, mode: str | None) -> tuple[str, str]:
+    """Validate the editor's YAML, apply the mode override; return (yaml text, api key env name)."""
+    from trace_bench.config.errors import ConfigError
+    from trace_bench.config.loader import parse_config
+
+    try:
+        data = yaml.safe_load(text) if text and text.strip() else None
+    except yaml.YAMLError as exc:
+        raise LaunchError(f"the config is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise LaunchError("the config is empty or not a mapping: pick a config or paste YAML with tasks and trainers")
+    if mode in ("stub", "real"):
+        data["mode"] = mode
+    try:
+        config = parse_config(data)
+    except ConfigError as exc:
+        raise LaunchError(f"invalid config: {exc}") from None
+    if not config.tasks or not config.trainers:
+        raise LaunchError("the config lists no tasks or no trainers")
+    return yaml.safe_dump(data, sort_keys=False), config.llm.api_key_env or DEFAULT_KEY_ENV
+
+
+def snapshot_key_env(run_dir: Path) -> str:
+    try:
+        data = yaml.safe_load((run_dir / "meta" / "config.snapshot.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return DEFAULT_KEY_ENV
+    llm = data.get("llm") if isinstance(data, dict) else None
+    return str((llm or {}).get("api_key_env") or DEFAULT_KEY_ENV)
+
+
+class Launcher:
+    """The runs started by one UI server (shared by all browser sessions of that server)."""
+
+    def __init__(self, runs_dir: str | Path, tasks_root: str | None = None, python: str | None = None) -> None:
+        self.runs_dir = Path(runs_dir).resolve()
+        self.tasks_root = tasks_root
+        self.python = python or sys.executable
+        self.launches: dict[str, Launch] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    @property
+    def work_dir(self) -> Path:
+        return self.runs_dir / ".ui"
+
+    def start(self, config_text: str, *, mode: str | None = None, max_workers: int | None = None,
+              job_timeout: float | None = None, api_key: str | None = None) -> Launch:
+        text, key_env = prepare_config(config_text, mode)
+        launch_id = self._new_id()
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        config_path = self.work_dir / f"{launch_id}.yaml"
+        config_path.write_text(text, encoding="utf-8")
+        args = ["run", "--config", str(config_path), "--runs-dir", str(self.runs_dir)]
+        return self._spawn(launch_id, args, max_workers, job_timeout, api_key, key_env, run_dir=None)
+
+    def resume(self, run_dir: str | Path, *, max_workers: int | None = None, job_timeout: float | None = None,
+               api_key: str | None = None) -> Launch:
+        run_dir = Path(run_dir).resolve()
+        if not (run_dir / "meta" / "config.snapshot.yaml").exists():
+            raise LaunchError(f"{run_dir.name} has no meta/config.snapshot.yaml; it cannot be resumed")
+        active = self.for_run(run_dir)
+        if active is not None:
+            raise LaunchError(f"{run_dir.name} is already running (launch {active.launch_id})")
+        args = ["run", "--resume", str(run_dir), "--runs-dir", str(run_dir.parent)]
+        return self._spawn(self._new_id(), args, max_workers, job_timeout, api_key, snapshot_key_env(run_dir),
+                           run_dir=run_dir)
+
+    def _new_id(self) -> str:
+        with self._lock:
+            return f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(self._ids)}"
+
+    def _spawn(self, launch_id: str, args: list[str], max_workers: int | None, job_timeout: float | None,
+               api_key: str | None, key_env: str, run_dir: Path | None) -> Launch:
+        if self.tasks_root:
+            args += ["--root", str(self.tasks_root)]
+        if max_workers:
+            args += ["--max-workers", str(int(max_workers))]
+        if job_timeout:
+            args += ["--job-timeout", str(float(job_timeout))]
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        if api_key and api_key.strip():
+            register_secret(api_key.strip())
+            env[key_env] = api_key.strip()
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        log_path = self.work_dir / f"{launch_id}.log"
+        command = [self.python, "-m", "trace_bench", *args]
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                       env=env, start_new_session=True)
+        launch = Launch(launch_id, command, log_path, process, self.runs_dir, run_dir=run_dir)
+        with self._lock:
+            self.launches[launch_id] = launch
+        return launch
+
+    def get(self, launch_id: str | None) -> Launch | None:
+        return self.launches.get(launch_id) if launch_id else None
+
+    def latest(self) -> Launch | None:
+        return list(self.launches.values())[-1] if self.launches else None
+
+    def for_run(self, run_dir: str | Path | None, alive_only: bool = True) -> Launch | None:
+        """The newest launch writing ``run_dir`` (only a live one unless ``alive_only`` is false)."""
+        if not run_dir:
+            return None
+        target = Path(run_dir).resolve()
+        for launch in reversed(list(self.launches.values())):
+            resolved = launch.resolve_run_dir()
+            if resolved is not None and resolved.resolve() == target and (launch.alive or not alive_only):
+                return launch
+        return None
+
+    def stop(self, launch: Launch, grace_s: float = 20.0) -> None:
+        """Cancel a run: SIGTERM to the driver, then to its whole process group; returns at once."""
+        launch.stop_requested = True
+        if not launch.alive:
+            return
+        try:
+            os.kill(launch.process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        threading.Thread(target=_reap_group, args=(launch.process, grace_s), daemon=True,
+                         name=f"stop-{launch.launch_id}").start()
+
+    def describe(self, launch: Launch | None) -> str:
+        if launch is None:
+            return ""
+        code = launch.returncode
+        if code is None:
+            return "stopping…" if launch.stop_requested else "running"
+        if launch.stop_requested:
+            return f"stopped (exit {code}); resumable with Resume"
+        return "finished" if code == 0 else f"ended with exit code {code}"
+
+
+def _reap_group(process: subprocess.Popen[Any], grace_s: float) -> None:
+    """Let the driver record its interrupted jobs, then make sure its whole group is gone."""
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        pass
+    for sig, wait_s in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 0.0)):
+        if not _group_signal(process.pid, sig):
+            break
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline and (process.poll() is None or _group_signal(process.pid, 0)):
+            time.sleep(0.1)
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _group_signal(pgid: int, sig: int) -> bool:
+    """Send ``sig`` to a process group; False when the group no longer exists."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True

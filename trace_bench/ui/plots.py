@@ -1,0 +1,89 @@
+"""Frames for the curve plots: best-so-far score against an axis, per job or per trainer.
+
+Curves are read straight from each job's ``artifacts/curve.csv`` (with the manifest naming the
+job's task and trainer), not through ``results.csv``, so a run that is still going has curves for
+its running and finished jobs alike.  Aggregation over seeds reuses
+``trace_bench.analysis.curves.arm_curves`` so the UI and report.html draw the same means.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from trace_bench.ui.discovery import job_entries
+from trace_bench.ui.readers import numeric, read_csv_rows
+
+AXES = {"llm_calls": "LLM calls", "tokens": "tokens", "usd": "USD", "wall_s": "wall time (s)", "step": "step"}
+POINT_COLUMNS = ("step", "wall_s", "n_evals", "llm_calls", "tokens", "usd", "score", "best_score")
+PLOT_COLUMNS = ["x", "best_score", "series"]
+
+
+def job_points(run_dir: Path, job_id: str) -> list[dict[str, float | None]]:
+    """A job's curve points as numbers (torn rows are dropped by the CSV reader)."""
+    rows, _ = read_csv_rows(Path(run_dir) / "jobs" / job_id / "artifacts" / "curve.csv")
+    points = [{c: numeric(row.get(c)) for c in POINT_COLUMNS} for row in rows]
+    return [p for p in points if p["step"] is not None]
+
+
+def job_curve_frame(run_dir: Path, job_id: str, axis: str = "step") -> Any:
+    """One job: best-so-far and current score against ``axis`` (long format, for a colour legend)."""
+    import pandas as pd
+
+    rows = []
+    for point in job_points(run_dir, job_id):
+        x = point.get(axis)
+        if x is None:
+            continue
+        for name in ("best_score", "score"):
+            if point.get(name) is not None:
+                rows.append({"x": x, "best_score": point[name], "series": name.replace("_", " ")})
+    return pd.DataFrame(rows, columns=PLOT_COLUMNS)
+
+
+def curves_long(run_dir: Path, job_ids: list[str] | None = None) -> Any:
+    """All (or the given) jobs' curve points with task/trainer/params_label/seed attached."""
+    import pandas as pd
+
+    wanted = set(job_ids) if job_ids is not None else None
+    rows: list[dict[str, Any]] = []
+    for entry in job_entries(Path(run_dir)):
+        if wanted is not None and entry["job_id"] not in wanted:
+            continue
+        for point in job_points(run_dir, entry["job_id"]):
+            rows.append({"job_id": entry["job_id"], "task": str(entry.get("task", "?")),
+                         "trainer": str(entry.get("trainer", "?")),
+                         "params_label": str(entry.get("params_label") or "default"),
+                         "seed": entry.get("seed"), **point})
+    columns = ["job_id", "task", "trainer", "params_label", "seed", *POINT_COLUMNS]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def run_curve_frame(run_dir: Path, axis: str = "llm_calls", group: str = "trainer",
+                    job_ids: list[str] | None = None) -> Any:
+    """Best score vs ``axis``: one series per job, or the mean over seeds per (task, trainer, params)."""
+    import pandas as pd
+
+    curves = curves_long(run_dir, job_ids)
+    if curves.empty or axis not in curves:
+        return pd.DataFrame(columns=PLOT_COLUMNS)
+    curves = curves[curves[axis].notna() & curves["best_score"].notna()]
+    several_tasks = curves["task"].nunique() > 1
+    if group == "job":
+        def label(row: Any) -> str:
+            prefix = f"{row.task} · " if several_tasks else ""
+            return f"{prefix}{row.trainer} s{row.seed} [{row.job_id[:6]}]"
+
+        frame = curves.sort_values(["job_id", "step"])
+        frame = frame.assign(series=[label(r) for r in frame.itertuples()])
+        best = frame.groupby("job_id")["best_score"].cummax()
+        return pd.DataFrame({"x": frame[axis].to_numpy(), "best_score": best.to_numpy(),
+                             "series": frame["series"].to_numpy()})
+    from trace_bench.analysis.curves import arm_curves
+
+    means = arm_curves(curves, axis)
+    if means.empty:
+        return pd.DataFrame(columns=PLOT_COLUMNS)
+    series = [(f"{t} · " if several_tasks else "") + f"{tr} ({p})"
+              for t, tr, p in zip(means["task"], means["trainer"], means["params_label"], strict=True)]
+    return pd.DataFrame({"x": means["x"], "best_score": means["mean"], "series": series})

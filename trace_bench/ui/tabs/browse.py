@@ -1,0 +1,152 @@
+"""Browse tab: runs newest first, a run's summary, filtered results, leaderboard, curves, report."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from trace_bench.ui.chart import line_chart
+from trace_bench.ui.context import ALL, UIContext, choice_list, guarded
+from trace_bench.ui.discovery import list_runs, run_choices, run_info
+from trace_bench.ui.plots import AXES, run_curve_frame
+from trace_bench.ui.readers import frame_of, masked, read_csv_rows, read_json, read_text
+
+RESULT_COLUMNS = ["job_id", "task", "trainer", "params_label", "seed", "status", "score_initial", "score_best",
+                  "score_final", "score_test", "n_steps", "llm_calls", "total_tokens", "cost_usd", "time_seconds",
+                  "error"]
+RUN_COLUMNS = ["run_id", "created", "jobs", "finished", "state", "counts", "problem"]
+GROUPS = {"mean per trainer": "trainer", "per job": "job"}
+
+
+def curve_chart(frame: Any, axis: str, group: str) -> str:
+    """The Browse chart: best score so far against ``axis``, per job or averaged over seeds."""
+    per_job = GROUPS.get(group) == "job"
+    return line_chart(frame, title=f"best score so far vs {AXES.get(axis, axis)}" + ("" if per_job else
+                      " (mean over seeds)"), x_label=AXES.get(axis, axis), y_label="best score")
+
+
+def summary_markdown(run_dir: Path) -> str:
+    info = run_info(run_dir)
+    summary, problem = read_json(run_dir / "summary.json")
+    lines = [f"### {masked(info.run_id)}", f"state **{info.state}** · created {info.created[:19]} · "
+             f"{info.total_jobs} jobs"]
+    if info.problem:
+        lines.append(f"**Problem:** {masked(info.problem)}")
+    if isinstance(summary, dict):
+        tokens = summary.get("token_totals") or {}
+        counts = ", ".join(f"{k}: {v}" for k, v in sorted((summary.get("counts") or {}).items()))
+        lines.append(f"mode {summary.get('mode', '?')} · finished {summary.get('finished_jobs', '?')} · {counts}")
+        lines.append(f"LLM calls {summary.get('llm_calls', 0)} · tokens {tokens.get('total', 0):,} "
+                     f"(prompt {tokens.get('prompt', 0):,}, completion {tokens.get('completion', 0):,}) · "
+                     f"USD {float(summary.get('cost_usd') or 0):.4f} · job time {summary.get('job_seconds', 0):.1f} s")
+    else:
+        lines.append(f"summary.json: {masked(problem or 'not an object')}")
+    return "\n\n".join(masked(line) for line in lines)
+
+
+def filtered_rows(run_dir: Path, task: str, trainer: str, status: str) -> tuple[list[dict[str, str]], str | None]:
+    rows, problem = read_csv_rows(run_dir / "results.csv")
+    wanted = {"task": task, "trainer": trainer, "status": status}
+    keep = [r for r in rows if all(v in (None, "", ALL) or r.get(k) == v for k, v in wanted.items())]
+    return keep, problem
+
+
+def build(ctx: UIContext) -> dict[str, Any]:
+    import gradio as gr
+    import pandas as pd
+
+    with gr.Row():
+        refresh = gr.Button("Refresh", scale=1, elem_id="tb-browse-refresh")
+        run = gr.Dropdown(run_choices(ctx.runs_dir), value=None, label="Run", scale=6, elem_id="tb-browse-run")
+    runs_table = gr.Dataframe(frame_of([r.row() for r in list_runs(ctx.runs_dir)], RUN_COLUMNS),
+                              label="Runs (newest first)", interactive=False, max_height=240, elem_id="tb-runs-table")
+    summary = gr.Markdown("Pick a run.", elem_id="tb-summary")
+    with gr.Accordion("Config snapshot and environment", open=False):
+        snapshot = gr.Code("", language="yaml", interactive=False, label="meta/config.snapshot.yaml")
+        environment = gr.Code("", language="json", interactive=False, label="meta/env.json (secrets masked)")
+    with gr.Row():
+        task = gr.Dropdown([ALL], value=ALL, label="Task", elem_id="tb-filter-task")
+        trainer = gr.Dropdown([ALL], value=ALL, label="Trainer", elem_id="tb-filter-trainer")
+        status = gr.Dropdown([ALL], value=ALL, label="Status", elem_id="tb-filter-status")
+    results = gr.Dataframe(pd.DataFrame(columns=RESULT_COLUMNS), label="results.csv (filtered)", interactive=False,
+                           max_height=320, elem_id="tb-results")
+    leaderboard = gr.Dataframe(pd.DataFrame(), label="leaderboard.csv", interactive=False, max_height=260,
+                               elem_id="tb-leaderboard")
+    with gr.Row():
+        axis = gr.Radio([(v, k) for k, v in AXES.items() if k != "step"], value="llm_calls", label="x axis",
+                        elem_id="tb-axis")
+        group = gr.Radio(list(GROUPS), value="mean per trainer", label="Curves", elem_id="tb-group")
+    curves = gr.HTML(curve_chart(None, "llm_calls", "mean per trainer"), elem_id="tb-browse-curves")
+    with gr.Row():
+        report = gr.Button("Generate report.html", elem_id="tb-report")
+        report_file = gr.File(label="report.html", interactive=False, elem_id="tb-report-file")
+    report_message = gr.Markdown("", elem_id="tb-report-message")
+    report_view = gr.HTML("", elem_id="tb-report-view")
+
+    def curve_frame(run_dir: str, rows: list[dict[str, str]] | None, axis_value: str, group_value: str) -> str:
+        job_ids = [r["job_id"] for r in rows] if rows is not None else None
+        frame = run_curve_frame(Path(run_dir), axis_value, GROUPS.get(group_value, "trainer"), job_ids)
+        return curve_chart(frame, axis_value, group_value)
+
+    @guarded(9, 0)
+    def on_run(run_dir: str | None, axis_value: str, group_value: str) -> tuple[Any, ...]:
+        if not run_dir:
+            return ("Pick a run.", "", "", gr.update(choices=[ALL], value=ALL), gr.update(choices=[ALL], value=ALL),
+                    gr.update(choices=[ALL], value=ALL), pd.DataFrame(columns=RESULT_COLUMNS), pd.DataFrame(),
+                    curve_chart(None, axis_value, group_value))
+        path = Path(run_dir)
+        rows, problem = read_csv_rows(path / "results.csv")
+        board, board_problem = read_csv_rows(path / "leaderboard.csv")
+        text = summary_markdown(path)
+        if problem:
+            text += f"\n\nresults.csv: {masked(problem)}"
+        return (text, read_text(path / "meta" / "config.snapshot.yaml"), read_text(path / "meta" / "env.json"),
+                gr.update(choices=choice_list(r.get("task") for r in rows), value=ALL),
+                gr.update(choices=choice_list(r.get("trainer") for r in rows), value=ALL),
+                gr.update(choices=choice_list(r.get("status") for r in rows), value=ALL),
+                frame_of(rows, RESULT_COLUMNS), frame_of(board) if not board_problem else pd.DataFrame(),
+                curve_frame(run_dir, None, axis_value, group_value))
+
+    @guarded(3, 0)
+    def on_filter(run_dir: str | None, task_value: str, trainer_value: str, status_value: str, axis_value: str,
+                  group_value: str) -> tuple[Any, ...]:
+        if not run_dir:
+            return gr.skip(), pd.DataFrame(columns=RESULT_COLUMNS), curve_chart(None, axis_value, group_value)
+        rows, _ = filtered_rows(Path(run_dir), task_value, trainer_value, status_value)
+        filtered = any(v not in (None, ALL) for v in (task_value, trainer_value, status_value))
+        return gr.skip(), frame_of(rows, RESULT_COLUMNS), curve_frame(run_dir, rows if filtered else None,
+                                                                       axis_value, group_value)
+
+    @guarded(4, 0)
+    def on_report(run_dir: str | None) -> tuple[Any, ...]:
+        if not run_dir:
+            return "Pick a run first.", None, "", gr.skip()
+        try:
+            from trace_bench.analysis import RunDirError, write_report
+        except ImportError as exc:
+            return f"report.html needs the analysis extra (pandas, scipy): {exc}", None, "", gr.skip()
+        try:
+            path = write_report([run_dir])
+        except RunDirError as exc:
+            return f"**Cannot build the report:** {masked(str(exc))}", None, "", gr.skip()
+        page = masked(path.read_text(encoding="utf-8"))
+        frame = (f'<iframe title="report.html" style="width:100%;height:640px;border:1px solid #ddd" '
+                 f'srcdoc="{html.escape(page, quote=True)}"></iframe>')
+        return f"Wrote `{masked(str(path))}` (shown below; download it above).", str(path), frame, gr.skip()
+
+    @guarded(3, None)
+    def on_refresh(run_dir: str | None) -> tuple[Any, ...]:
+        infos = list_runs(ctx.runs_dir)
+        choices = [(i.label, str(i.run_dir)) for i in infos]
+        keep = run_dir if run_dir in {c[1] for c in choices} else (choices[0][1] if choices else None)
+        return gr.update(choices=choices, value=keep), frame_of([i.row() for i in infos], RUN_COLUMNS), gr.skip()
+
+    outputs = [summary, snapshot, environment, task, trainer, status, results, leaderboard, curves]
+    run.change(on_run, [run, axis, group], outputs)
+    filters = [run, task, trainer, status, axis, group]
+    for control in (task, trainer, status, axis, group):
+        control.input(on_filter, filters, [summary, results, curves])
+    report.click(on_report, run, [report_message, report_file, report_view, summary])
+    refresh.click(on_refresh, run, [run, runs_table, summary])
+    return {"run": run, "runs_table": runs_table, "refresh": on_refresh, "refresh_outputs": [run, runs_table, summary]}

@@ -1,0 +1,126 @@
+"""Job inspector: one job's meta, results, curve, events, stdout and states, followed live.
+
+While "Follow live" is on, a timer re-reads the job's files; when none of them changed since the
+last tick it sends nothing (``gr.skip``), so following an idle or finished job costs a few stats.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from trace_bench.ui.chart import line_chart
+from trace_bench.ui.context import UIContext, guarded
+from trace_bench.ui.discovery import job_choices, job_entries, run_choices
+from trace_bench.ui.plots import AXES, job_curve_frame
+from trace_bench.ui.readers import file_stamp, json_text, masked, read_json, read_text, tail_lines
+
+TICK_S = 1.5
+STATES = ("initial", "best", "final")
+
+
+def job_files(run_dir: Path, job_id: str) -> dict[str, Path]:
+    root = run_dir / "jobs" / job_id
+    files = {"meta": root / "job_meta.json", "results": root / "results.json", "events": root / "events.jsonl",
+             "stdout": root / "stdout.log", "curve": root / "artifacts" / "curve.csv"}
+    files.update({kind: root / "artifacts" / f"{kind}_state.yaml" for kind in STATES})
+    return files
+
+
+def job_header(run_dir: Path, job_id: str) -> str:
+    entry = next((e for e in job_entries(run_dir) if e["job_id"] == job_id), {"job_id": job_id})
+    results, _ = read_json(run_dir / "jobs" / job_id / "results.json")
+    line = (f"### {job_id} · {entry.get('task', '?')} × {entry.get('trainer', '?')} "
+            f"({entry.get('params_label', 'default')}) seed {entry.get('seed', '?')} · **{entry.get('status')}**")
+    if isinstance(results, dict):
+        def fmt(key: str) -> str:
+            value = results.get(key)
+            return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
+
+        line += (f"\n\ninitial {fmt('score_initial')} → best {fmt('score_best')} (final {fmt('score_final')}, "
+                 f"test {fmt('score_test')}) · steps {fmt('n_steps')} · LLM calls {fmt('llm_calls')} · "
+                 f"tokens {fmt('total_tokens')} · USD {fmt('cost_usd')} · {fmt('time_seconds')} s")
+        if results.get("error"):
+            line += f"\n\n**Error:** {str(results['error'])[:500]}"
+    elif not (run_dir / "jobs" / job_id).exists():
+        line += "\n\n(the job has not started yet)"
+    return masked(line)
+
+
+def job_view(run_dir: Path, job_id: str, axis: str) -> tuple[Any, ...]:
+    """Every output of the inspector for one job (header, meta, results, curve, events, stdout, states)."""
+    files = job_files(run_dir, job_id)
+    return (job_header(run_dir, job_id), json_text(files["meta"]), json_text(files["results"]),
+            line_chart(job_curve_frame(run_dir, job_id, axis), title="score and best score so far",
+                       x_label=AXES.get(axis, axis), y_label="score", dashed=frozenset({"score"})),
+            tail_lines(files["events"], 60),
+            tail_lines(files["stdout"], 200), *(read_text(files[kind]) for kind in STATES))
+
+
+def build(ctx: UIContext) -> dict[str, Any]:
+    import gradio as gr
+
+    with gr.Row():
+        run = gr.Dropdown(run_choices(ctx.runs_dir), value=None, label="Run", scale=4, elem_id="tb-inspect-run")
+        job = gr.Dropdown([], value=None, label="Job", scale=4, elem_id="tb-inspect-job")
+        follow = gr.Checkbox(True, label="Follow live", scale=1, elem_id="tb-follow")
+        refresh = gr.Button("Refresh", scale=1, elem_id="tb-inspect-refresh")
+    header = gr.Markdown("Pick a run and a job.", elem_id="tb-job-header")
+    axis = gr.Radio([(v, k) for k, v in AXES.items()], value="step", label="x axis", elem_id="tb-job-axis")
+    curve = gr.HTML(line_chart(None, title="score and best score", x_label="step", y_label="score"),
+                    elem_id="tb-job-curve")
+    with gr.Row():
+        events = gr.Code("", language="json", interactive=False, lines=12, max_lines=20,
+                         label="events.jsonl (tail)", elem_id="tb-job-events")
+        stdout = gr.Code("", language="shell", interactive=False, lines=12, max_lines=20,
+                         label="stdout.log (tail)", elem_id="tb-job-stdout")
+    with gr.Row():
+        meta = gr.Code("", language="json", interactive=False, max_lines=20, label="job_meta.json")
+        results = gr.Code("", language="json", interactive=False, max_lines=20, label="results.json")
+    with gr.Row():
+        states = [gr.Code("", language="yaml", interactive=False, max_lines=20, label=f"{kind}_state.yaml",
+                          elem_id=f"tb-state-{kind}") for kind in STATES]
+    stamp = gr.State(None)
+    timer = gr.Timer(TICK_S)
+    view = [header, meta, results, curve, events, stdout, *states]
+
+    def blank(message: str) -> tuple[Any, ...]:
+        return (message, "", "", line_chart(None, title="score", x_label="step", y_label="score"), "", "", "", "",
+                "")
+
+    @guarded(2, None)
+    def on_run(run_dir: str | None) -> tuple[Any, ...]:
+        choices = job_choices(run_dir)
+        if not choices:
+            return gr.update(choices=[], value=None), None
+        entries = job_entries(Path(run_dir)) if run_dir else []
+        running = [e["job_id"] for e in entries if e["status"] == "running"]
+        return gr.update(choices=choices, value=running[0] if running else choices[0][1]), None
+
+    @guarded(len(view) + 1, 0)
+    def on_job(run_dir: str | None, job_id: str | None, axis_value: str) -> tuple[Any, ...]:
+        if not run_dir or not job_id:
+            return (*blank("Pick a run and a job."), None)
+        files = job_files(Path(run_dir), job_id)
+        return (*job_view(Path(run_dir), job_id, axis_value), file_stamp(*files.values()))
+
+    @guarded(len(view) + 1, None)
+    def on_tick(run_dir: str | None, job_id: str | None, axis_value: str, live: bool, last: Any) -> tuple[Any, ...]:
+        if not live or not run_dir or not job_id:
+            return tuple(gr.skip() for _ in range(len(view) + 1))
+        current = file_stamp(*job_files(Path(run_dir), job_id).values())
+        if last is not None and tuple(map(tuple, last)) == current:
+            return tuple(gr.skip() for _ in range(len(view) + 1))
+        return (*job_view(Path(run_dir), job_id, axis_value), current)
+
+    def on_refresh(run_dir: str | None, job_id: str | None) -> tuple[Any, ...]:
+        return (gr.update(choices=run_choices(ctx.runs_dir), value=run_dir),
+                gr.update(choices=job_choices(run_dir), value=job_id))
+
+    run.change(on_run, run, [job, stamp])
+    job.change(on_job, [run, job, axis], [*view, stamp])
+    axis.input(on_job, [run, job, axis], [*view, stamp])
+    timer.tick(on_tick, [run, job, axis, follow, stamp], [*view, stamp], show_progress="hidden")
+    refresh.click(on_refresh, [run, job], [run, job])
+    return {"run": run, "job": job, "refresh": on_refresh}
+

@@ -1,0 +1,147 @@
+"""Launch tab: start a run in the background, follow it live, stop it, resume it.
+
+The API key box is a password field that starts empty on every page load (never filled from the
+environment), is cleared as soon as a run starts, and is never an output of any callback except
+to clear it; the key travels only to the child process's environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from trace_bench.ui.context import UIContext, guarded
+from trace_bench.ui.discovery import run_choices
+from trace_bench.ui.launcher import Launch, LaunchError
+from trace_bench.ui.live import progress_html
+from trace_bench.ui.readers import tail_lines
+
+MODES = ["config", "stub", "real"]
+TICK_S = 1.0
+
+
+def _positive(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number > 0 else None
+
+
+def build(ctx: UIContext) -> dict[str, Any]:
+    import gradio as gr
+
+    names = ctx.config_names()
+    default = "smoke.yaml" if "smoke.yaml" in names else (names[0] if names else None)
+    with gr.Row():
+        with gr.Column(scale=3):
+            config_name = gr.Dropdown(names, value=default, label="Config (from configs/)", elem_id="tb-config")
+            editor = gr.Code(ctx.config_text(default), language="yaml", interactive=True, lines=14, max_lines=30,
+                             label="Config YAML (edit freely; Start uses this text)", elem_id="tb-editor")
+        with gr.Column(scale=2):
+            mode = gr.Radio(MODES, value="config", label="Mode (config = keep the config's mode)", elem_id="tb-mode")
+            with gr.Row():
+                workers = gr.Number(0, precision=0, minimum=0, label="max_workers (0 = config)",
+                                    elem_id="tb-workers")
+                timeout = gr.Number(0, minimum=0, label="job_timeout s (0 = config)", elem_id="tb-timeout")
+            api_key = gr.Textbox("", type="password", label="API key (optional, real mode)",
+                                 info="Sent only to the run process, as the variable named by llm.api_key_env "
+                                      "(default OPENAI_API_KEY). Never stored or shown.",
+                                 placeholder="leave empty to use the server's environment",
+                                 elem_id="tb-api-key")
+            with gr.Row():
+                start = gr.Button("Start", variant="primary", elem_id="tb-start")
+                stop = gr.Button("Stop", variant="stop", elem_id="tb-stop")
+                resume = gr.Button("Resume", elem_id="tb-resume")
+            message = gr.Markdown("", elem_id="tb-launch-message")
+    with gr.Row():
+        run = gr.Dropdown(run_choices(ctx.runs_dir), value=None, label="Run shown below (Stop/Resume act on it)",
+                          elem_id="tb-follow-run", scale=5)
+        refresh = gr.Button("Refresh runs", scale=1, elem_id="tb-launch-refresh")
+    progress = gr.HTML(progress_html(None), elem_id="tb-progress-box")
+    log = gr.Code("", language="shell", lines=8, max_lines=14, interactive=False, label="Driver output (tail)",
+                  elem_id="tb-driver-log")
+    state = gr.State({"launch": None, "pending": False})
+    timer = gr.Timer(TICK_S)
+
+    def load_config(name: str | None) -> str:
+        return ctx.config_text(name)
+
+    @guarded(4, 0)
+    def on_start(text: str, mode_value: str, max_workers: Any, job_timeout: Any, key: str,
+                 current: dict[str, Any]) -> tuple[Any, ...]:
+        try:
+            launch = ctx.launcher.start(text, mode=None if mode_value == "config" else mode_value,
+                                        max_workers=int(_positive(max_workers) or 0) or None,
+                                        job_timeout=_positive(job_timeout), api_key=key or None)
+        except LaunchError as exc:
+            return f"**Not started:** {exc}", "", current, gr.skip()
+        note = "with the API key you typed" if key and key.strip() else "with the server's environment"
+        return (f"Started launch `{launch.launch_id}` {note}.", "",
+                {"launch": launch.launch_id, "pending": True}, progress_html(None, "starting…"))
+
+    @guarded(4, 0)
+    def on_resume(run_dir: str | None, max_workers: Any, job_timeout: Any, key: str,
+                  current: dict[str, Any]) -> tuple[Any, ...]:
+        if not run_dir:
+            return "Pick a run to resume first.", "", current, gr.skip()
+        try:
+            launch = ctx.launcher.resume(run_dir, max_workers=int(_positive(max_workers) or 0) or None,
+                                         job_timeout=_positive(job_timeout), api_key=key or None)
+        except LaunchError as exc:
+            return f"**Not resumed:** {exc}", "", current, gr.skip()
+        return (f"Resuming `{Path(run_dir).name}` (launch `{launch.launch_id}`).", "",
+                {"launch": launch.launch_id, "pending": False}, gr.skip())
+
+    @guarded(1, 0)
+    def on_stop(run_dir: str | None, current: dict[str, Any]) -> str:
+        launch = ctx.launcher.for_run(run_dir) if run_dir else None
+        own = ctx.launcher.get(current.get("launch"))
+        if launch is None and own is not None and own.alive:
+            launch = own
+        if launch is None:
+            return "No run started from this UI is running" + (f" for `{Path(run_dir).name}`." if run_dir else ".")
+        ctx.launcher.stop(launch)
+        return (f"Stop requested for `{(launch.run_dir or Path('?')).name}`: running jobs are killed and recorded "
+                "as interrupted; Resume continues the run.")
+
+    @guarded(4, None)
+    def on_tick(current: dict[str, Any], run_dir: str | None) -> tuple[Any, ...]:
+        launch = ctx.launcher.get(current.get("launch"))
+        run_update: Any = gr.skip()
+        if launch is not None and current.get("pending"):
+            resolved = launch.resolve_run_dir()
+            if resolved is not None:
+                run_dir = str(resolved)
+                run_update = gr.update(choices=run_choices(ctx.runs_dir), value=run_dir)
+                current = {**current, "pending": False}
+            elif not launch.alive:
+                current = {**current, "pending": False}
+                note = f"the run did not start (exit code {launch.returncode}); see the driver output"
+                return progress_html(None, note), _log(launch), run_update, current
+            else:
+                return progress_html(None, "starting…"), _log(launch), run_update, current
+        if not run_dir:
+            return progress_html(None), _log(launch), run_update, current
+        shown = ctx.launcher.for_run(run_dir, alive_only=False)
+        note = ctx.launcher.describe(shown) if shown is not None else "not started from this UI"
+        progress = ctx.progress(run_dir).read()
+        if (progress.state, note) != tuple(current.get("shown") or ()):  # relabel the run when its state changes
+            current = {**current, "shown": [progress.state, note]}
+            run_update = gr.update(choices=run_choices(ctx.runs_dir), value=run_dir)
+        return progress_html(progress, note), _log(shown), run_update, current
+
+    def on_refresh(run_dir: str | None) -> Any:
+        return gr.update(choices=run_choices(ctx.runs_dir), value=run_dir)
+
+    config_name.change(load_config, config_name, editor)
+    start.click(on_start, [editor, mode, workers, timeout, api_key, state], [message, api_key, state, progress])
+    resume.click(on_resume, [run, workers, timeout, api_key, state], [message, api_key, state, progress])
+    stop.click(on_stop, [run, state], [message])
+    timer.tick(on_tick, [state, run], [progress, log, run, state], show_progress="hidden")
+    refresh.click(on_refresh, run, run)
+    return {"run": run, "refresh": on_refresh}
+
+
+def _log(launch: Launch | None) -> str:
+    return tail_lines(launch.log_path, 40) if launch is not None else ""
