@@ -21,12 +21,17 @@ DEFAULTS = {
 _configured = False
 
 
+def set_environment_defaults() -> None:
+    """The quiet-by-default variables, unless the user set them; cheap enough for every command."""
+    for key, value in DEFAULTS.items():
+        os.environ.setdefault(key, value)
+
+
 def configure_environment() -> None:
     global _configured
     if _configured:
         return
-    for key, value in DEFAULTS.items():
-        os.environ.setdefault(key, value)
+    set_environment_defaults()
     from trace_bench._lazy import defer
 
     defer("litellm", "openai", "black")

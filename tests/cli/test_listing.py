@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import USER_TASKS, run_cli
 
@@ -66,3 +69,18 @@ def test_version_and_help() -> None:
 
 def test_no_command_is_usage_error() -> None:
     assert run_cli().returncode == 2
+
+
+def test_every_command_turns_telemetry_and_price_map_downloads_off(monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The driver (UI, Ray, trackers) must not phone home or fetch LiteLLM's price map offline,
+    unless the user chose otherwise."""
+    from trace_bench.cli.main import main
+
+    monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)
+    monkeypatch.delenv("GRADIO_ANALYTICS_ENABLED", raising=False)
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "1")  # the user's own choice wins
+    assert main(["list-trainers"]) == 0
+    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    assert os.environ["GRADIO_ANALYTICS_ENABLED"] == "False"
+    assert os.environ["RAY_USAGE_STATS_ENABLED"] == "1"

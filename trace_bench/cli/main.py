@@ -92,6 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return fake_llm_main(argv[1:])
     args = build_parser().parse_args(argv)
+    from trace_bench.runtime import set_environment_defaults
+
+    set_environment_defaults()  # no telemetry or price-map downloads from the driver either (ui, ray, mlflow)
     from trace_bench.cli import commands
 
     handler = getattr(commands, "cmd_" + args.command.replace("-", "_"))
