@@ -11,12 +11,18 @@ export HF_DATASETS_OFFLINE := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export RAY_USAGE_STATS_ENABLED := 0
 
-.PHONY: install demo test lint perf system-deps clean
+.PHONY: install install-all demo test lint perf system-deps clean
 
 $(UV):
 	$(PYTHON) -m pip install --quiet --user uv || $(PYTHON) -m pip install --quiet uv
 
+# The lean environment (no extras, no dev tools: about 300 MB); --inexact keeps whatever a
+# previous `make test` installed instead of removing it.
 install: $(UV)
+	$(UV) sync --frozen --no-dev --inexact
+
+# Every extra and the dev tools: what the tests need.
+install-all: $(UV)
 	$(UV) sync --frozen --all-extras
 
 demo: install
@@ -25,11 +31,11 @@ demo: install
 system-deps:
 	@bash scripts/install-system-deps.sh
 
-test: install system-deps
+test: install-all system-deps
 	.venv/bin/ruff check .
 	.venv/bin/python -m pytest
 
-perf: install
+perf: install-all
 	for script in perf/*.py; do echo "== $$script"; .venv/bin/python $$script || exit 1; done
 
 clean:
