@@ -60,10 +60,14 @@ def test_read_events_skips_a_torn_last_line(tmp_path: Path) -> None:
     assert [e["type"] for e in read_events(path)] == ["a", "b"]
 
 
-def test_t_quantile_fallback_matches_scipy() -> None:
-    pytest.importorskip("scipy")
+def test_t_quantiles_match_scipy() -> None:
+    """The table and Hill's approximation (used without scipy, and by the driver) agree with scipy."""
+    stats = pytest.importorskip("scipy.stats")
     for df in (*range(1, 40), 50, 100, 1000):
-        assert abs(t_quantile_fallback(0.975, df) - t_quantile(0.975, df)) < 1e-5, df
+        exact = float(stats.t.ppf(0.975, df))
+        assert abs(t_quantile_fallback(0.975, df) - exact) < 1e-5, df
+        assert abs(t_quantile(0.975, df) - exact) < 1e-5, df
+    assert abs(t_quantile(0.95, 7) - float(stats.t.ppf(0.95, 7))) < 1e-9
 
 
 def test_summarize_hand_computed() -> None:
@@ -72,3 +76,15 @@ def test_summarize_hand_computed() -> None:
     assert low == pytest.approx(2 - 2.4843, abs=1e-3) and high == pytest.approx(2 + 2.4843, abs=1e-3)
     assert summarize([]) == (0, None, None, None, None)
     assert summarize([5.0])[:2] == (1, 5.0)
+
+
+def test_masking_follows_environment_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Secret values are cached between calls; a changed, added or removed variable must show."""
+    from trace_bench.store.masking import mask_secrets
+
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "first-value-123456")
+    assert mask_secrets("a first-value-123456 b") == "a *** b"
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "second-value-123456")
+    assert mask_secrets("first-value-123456 second-value-123456") == "first-value-123456 ***"
+    monkeypatch.delenv("SOME_SERVICE_TOKEN")
+    assert mask_secrets("second-value-123456") == "second-value-123456"

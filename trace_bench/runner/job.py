@@ -124,7 +124,9 @@ def _state_yaml(parameters: list[Any], state: list[Any], score: float | None, **
     from trace_bench.trainers.params import describe
 
     data = {**describe(parameters, state), "score": score, **extra}
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    # libyaml's emitter writes the same text as the pure-Python one, five times faster
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True)
 
 
 def run_job(spec: JobSpec, paths: JobPaths, *, run_id: str, carried: dict[str, float] | None = None,

@@ -38,11 +38,30 @@ def register_secret(value: str | None) -> None:
             _extra.add(value)
 
 
+_cache: tuple[object, int, list[str]] | None = None
+
+
+def _environment_snapshot() -> object:
+    """A cheap identity of the current environment (C-level copy of the raw byte mapping), so the
+    values are recomputed only when the environment changed; masking runs on every written file."""
+    data = getattr(os.environ, "_data", None)
+    return frozenset(data.items()) if isinstance(data, dict) else tuple(os.environ.items())
+
+
 def secret_values() -> list[str]:
-    values = {v for k, v in os.environ.items() if secret_name(k) and v and len(v) >= _MIN_SECRET_LENGTH}
+    global _cache
+    snapshot = _environment_snapshot()
     with _lock:
-        values |= _extra
-    return sorted(values, key=len, reverse=True)  # longest first: a secret containing another
+        cached = _cache
+        extra_count = len(_extra)
+        if cached is not None and cached[1] == extra_count and cached[0] == snapshot:
+            return cached[2]
+        extra = set(_extra)
+    values = {v for k, v in os.environ.items() if secret_name(k) and v and len(v) >= _MIN_SECRET_LENGTH}
+    ordered = sorted(values | extra, key=len, reverse=True)  # longest first: a secret containing another
+    with _lock:
+        _cache = (snapshot, extra_count, ordered)
+    return ordered
 
 
 def mask_secrets(text: str) -> str:
