@@ -140,7 +140,7 @@ def test_stub_mode_never_invokes_harbor(tmp_path: Path, monkeypatch: pytest.Monk
     [(result, job)] = run_jobs(config, tmp_path, monkeypatch)
     assert result.status == "ok" and result.score_initial == 1.0, result.error
     assert not (job / "artifacts" / "terminal_bench").exists()
-    with pytest.raises(ConfigError, match="harbor not found"):
+    with pytest.raises(ConfigError, match="harbor not found"):  # real mode needs the extra: say how
         expand({**config, "mode": "real"})
     assert HARBOR_MISSING.startswith("harbor not found")
 

@@ -7,6 +7,7 @@ error, ``sorry`` a warning; ``FAKE_TIMEOUT`` sleeps, ``FAKE_GARBAGE`` crashes wi
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import stat
@@ -16,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from tests.trainers.external_jobs import assert_ok_with_curve, expand, run_jobs
-from trace_bench.config.errors import ConfigError
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.tasks.veribench import data
 from trace_bench.tasks.veribench.lean import parse_diagnostics
@@ -118,5 +118,39 @@ def test_without_lean_tasks_are_unavailable(dataset: Path, tmp_path: Path, monke
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     specs = TaskCatalog.create().list(["veribench"])
     assert specs and all(s.unavailable_reason() == "lean not found" for s in specs)
-    with pytest.raises(ConfigError, match="lean not found"):
-        expand({"tasks": ["veribench:add"], "trainers": ["NoOpTrainer"]})
+    jobs = expand({"tasks": ["veribench:add", "internal:numeric_param"], "trainers": ["NoOpTrainer"]})
+    assert [(j.task, j.skip_reason) for j in jobs] == [("veribench:add", "task unavailable: lean not found"),
+                                                      ("internal:numeric_param", None)]
+
+
+def test_unavailable_task_is_skipped_then_runs_on_resume_once_available(
+        dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config of the original naming a suite this machine lacks still runs: those jobs are
+    recorded ``skipped`` with the reason (exit 0), and a resume runs them once the tool exists."""
+    from tests.conftest import only_run_dir, run_cli
+
+    config = tmp_path / "c.yaml"
+    config.write_text("tasks: [veribench:add, internal:numeric_param]\ntrainers: [NoOpTrainer]\nseeds: [1]\n")
+    env = {"PATH": str(Path(sys.executable).parent), "TRACE_BENCH_VERIBENCH_ROOT": str(dataset)}
+    checked = run_cli("validate", "--config", str(config), env=env)
+    assert checked.returncode == 0 and "[SKIP] task veribench:add: task unavailable: lean not found" in checked.stdout
+    first = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), env=env)
+    assert first.returncode == 0, first.stderr
+    assert "veribench:add: task unavailable: lean not found" in first.stderr
+    run = only_run_dir(tmp_path / "runs")
+    rows = {r["task"]: r for r in csv.DictReader(open(run / "results.csv"))}
+    assert rows["veribench:add"]["status"] == "skipped" and "lean not found" in rows["veribench:add"]["error"]
+    assert rows["internal:numeric_param"]["status"] == "ok"
+    manifest = json.loads((run / "meta" / "manifest.json").read_text())
+    assert [j["skip_reason"] for j in manifest["jobs"] if j["task"] == "veribench:add"] == [
+        "task unavailable: lean not found"]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    lean = bin_dir / "lean"
+    lean.write_text(FAKE_LEAN.format(python=sys.executable))
+    lean.chmod(lean.stat().st_mode | stat.S_IEXEC)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    again = run_cli("run", "--resume", run.name, "--runs-dir", str(tmp_path / "runs"), env=env)
+    assert again.returncode == 0, again.stderr
+    rows = {r["task"]: r for r in csv.DictReader(open(run / "results.csv"))}
+    assert rows["veribench:add"]["status"] == "ok" and len(rows) == 2

@@ -27,7 +27,7 @@ def _strict_task_check(jobs: list[JobSpec]) -> list[tuple[str, str, str]]:
     seen: set[str] = set()
     for job in jobs:
         key = f"{job.task}|{sorted(job.eval_kwargs.items())!r}"
-        if key in seen:
+        if key in seen or job.skip_reason:
             continue
         seen.add(key)
         try:
@@ -54,8 +54,9 @@ def validate(config: RunConfig, args: Namespace) -> int:
     errors = 0
     for trainer in sorted({j.trainer for j in jobs}):
         print(f"[OK] trainer {trainer}")
+    skipped = {j.task: j.skip_reason for j in jobs if j.skip_reason}
     for task in dict.fromkeys(j.task for j in jobs):
-        print(f"[OK] task {task}")
+        print(f"[SKIP] task {task}: {skipped[task]}" if task in skipped else f"[OK] task {task}")
     if args.strict:
         for task, verdict, detail in _strict_task_check(jobs):
             print(f"[{verdict}] {task}: {detail}")

@@ -40,6 +40,7 @@ class JobSpec:
     budget: dict[str, Any] = field(default_factory=dict)
     logger: str | None = None
     task_root: str | None = None
+    skip_reason: str | None = None  # the task cannot run here (e.g. "lean not found"): recorded as skipped
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -135,6 +136,12 @@ def canonical_logger(name: str | None, where: str = "logger") -> str | None:
     return _LOGGER_ALIASES[key]
 
 
+def _needs_install(reason: str) -> bool:
+    """A missing Python package (an install hint) is a config error; a missing tool, GPU or dataset
+    only makes the task's jobs ``skipped``."""
+    return reason.startswith("install ") or "install trace-bench[" in reason
+
+
 def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: str | None = None) -> list[JobSpec]:
     if not config.tasks:
         raise ConfigError("no tasks: add a 'tasks:' list", key_path="tasks")
@@ -143,7 +150,7 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
     identity = llm_identity(config)
     llm = config.llm.model_dump(mode="json")
     budget = config.budget.model_dump(mode="json")
-    task_cells: list[tuple[str, dict[str, Any]]] = []
+    task_cells: list[tuple[str, dict[str, Any], str | None]] = []
     seen: set[str] = set()
     for t_index, entry in enumerate(config.tasks):
         for task_id in catalog.expand(entry.id):
@@ -153,12 +160,16 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
                 raise ConfigError(exc.reason, key_path=f"tasks[{t_index}].id", hint=exc.hint) from None
             eval_kwargs = {**config.eval_kwargs, **entry.eval_kwargs}
             reason = catalog.unavailable_reason(spec, eval_kwargs)
-            if reason and not (config.mode == "stub" and spec.stub_without_availability):
+            if config.mode == "stub" and spec.stub_without_availability:
+                reason = None
+            if reason and _needs_install(reason):  # fixable here and now: say how, like a missing trainer extra
                 raise ConfigError(f"task '{spec.id}' is unavailable: {reason}", key_path=f"tasks[{t_index}].id")
             key = f"{spec.id}|{json.dumps(eval_kwargs, sort_keys=True, default=str)}"
             if key not in seen:
                 seen.add(key)
-                task_cells.append((spec.id, eval_kwargs))
+                # An unavailable task does not void the config (the original skipped it too): its
+                # jobs are recorded ``skipped`` with the reason and run on a resume once available.
+                task_cells.append((spec.id, eval_kwargs, f"task unavailable: {reason}" if reason else None))
     resolved_trainers = []
     for r_index, entry in enumerate(trainers):
         for v_index, variant in enumerate(entry.variants()):
@@ -166,7 +177,7 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
             shown = {**{k: v for k, v in entry.knobs.items()}, **variant}  # what distinguishes this arm
             resolved_trainers.append((shown, *resolve_variant(entry, variant, config.trainer_kwargs, where)))
     jobs: list[JobSpec] = []
-    for task_id, eval_kwargs in task_cells:
+    for task_id, eval_kwargs, skip_reason in task_cells:
         suite = task_id.split(":", 1)[0]
         for variant, trainer_id, kwargs, optimizer, optimizer_kwargs, logger in resolved_trainers:
             for seed in config.seeds:
@@ -177,7 +188,7 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
                     trainer=trainer_id, params=variant, params_label=params_label(variant), trainer_kwargs=kwargs,
                     optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, mode=config.mode, llm=llm,
                     llm_identity=identity, budget=budget, logger=override or logger,
-                    task_root=str(catalog.root) if catalog.root else None,
+                    task_root=str(catalog.root) if catalog.root else None, skip_reason=skip_reason,
                 ))
     ids = [j.job_id for j in jobs]
     if len(set(ids)) != len(ids):

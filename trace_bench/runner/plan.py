@@ -29,6 +29,8 @@ class PlannedJob:
 
 
 def should_run(previous: JobResult | None, mode: ResumeMode) -> bool:
+    if previous is not None and previous.status == "skipped" and mode != "failed":
+        return True  # skipped because its task was unavailable; it may be available now
     if mode == "none":
         return True
     if mode == "failed":  # only jobs that ran and did not complete (the original's semantics)
@@ -42,6 +44,9 @@ def plan_jobs(jobs: list[JobSpec], paths: RunPaths, mode: ResumeMode) -> list[Pl
         job_paths = paths.job(spec.job_id)
         previous = load_job_record(job_paths.results)
         planned.append(PlannedJob(spec, job_paths, previous, should_run(previous, mode)))
+        if spec.skip_reason and planned[-1].run:
+            planned[-1].run = False  # recorded as skipped by the runner, never executed
+            planned[-1].previous = None
     return planned
 
 

@@ -58,7 +58,7 @@ class RunOutcome:
     def exit_code(self) -> int:
         if self.interrupted or self.not_run:
             return 1
-        return 0 if all(r.status in SUCCESS for r in self.records) else 1
+        return 0 if all(r.status in SUCCESS or r.status == "skipped" for r in self.records) else 1
 
 
 def snapshot_text(config: RunConfig) -> str:
@@ -83,6 +83,7 @@ def manifest_entry(spec: JobSpec, status: str = "pending") -> dict[str, Any]:
         "resolved": {"trainer_kwargs": spec.trainer_kwargs, "optimizer": spec.optimizer or "OptoPrime",
                      "optimizer_kwargs": spec.optimizer_kwargs, "logger": spec.logger},
         "llm_identity": spec.llm_identity, "status": status,
+        **({"skip_reason": spec.skip_reason} if spec.skip_reason else {}),
     }
 
 
@@ -209,7 +210,9 @@ def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest
     tables = ResultTables(paths, meta)
     tables.set_order([j.job_id for j in jobs])
     for item in plan:
-        if item.previous is not None and not item.run:
+        if item.spec.skip_reason and item.previous is None:
+            tables.add(_record_skipped(item, run_id))
+        elif item.previous is not None and not item.run:
             tables.add(item.previous)
     to_run = [item for item in plan if item.run]
     progress = ConsoleProgress(len(jobs), quiet=options.quiet)
@@ -218,6 +221,8 @@ def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest
     run_events.write({"type": "run_started", "run_id": run_id, "config_hash": digest, "total_jobs": len(jobs),
                       "to_run": len(to_run), "resume": resume, "max_workers": config.max_workers})
     progress.line(f"run {run_id}: {len(jobs)} jobs, {len(to_run)} to run, {config.max_workers} worker(s) -> {run_dir}")
+    for task, reason in sorted({(j.task, j.skip_reason) for j in jobs if j.skip_reason}):
+        progress.line(f"warning: {task}: {reason}; its jobs are recorded as skipped")
 
     try:
         executor = make_executor(config, options)
@@ -280,6 +285,17 @@ def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest
         export_run(paths.root, trackers)
     write_files_index(paths)
     return RunOutcome(run_id, run_dir, tables.sorted_records(), interrupted=interrupted, not_run=not_run)
+
+
+def _record_skipped(item: PlannedJob, run_id: str) -> JobResult:
+    """The record of a job whose task cannot run here: written like any other, never executed."""
+    item.paths.root.mkdir(parents=True, exist_ok=True)
+    write_json(item.paths.meta, {"schema_version": 1, "run_id": run_id, "attempt": 1, **item.spec.to_dict()},
+               durable=False)
+    record = salvage_record(item.spec, item.paths, run_id=run_id, status="skipped",
+                            error=item.spec.skip_reason or "skipped", wall_s=0.0, attempt=1)
+    write_json(item.paths.results, record.model_dump(mode="json"))
+    return record
 
 
 def _worker_lost(finished: Any) -> bool:
