@@ -76,3 +76,20 @@ def assert_no_leaks(env_before: dict[str, str]) -> None:
         assert sys.modules["dspy"].settings.lm is None
     added = set(os.environ) - set(env_before) - set(JOB_ENV) - set(DEFAULTS)
     assert not added, added
+
+
+def run_real_against_fake_server(task: str, trainer: dict[str, Any], tmp_path: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> tuple[JobResult, Path, dict[str, Any]]:
+    """One real-mode job against the fake server; asserts the metered totals equal what the server
+    returned, exactly, and returns (result, job dir, server stats) for further checks."""
+    from trace_bench.llm.fake_server import FakeLLMServer
+
+    with FakeLLMServer() as server:
+        config = {"mode": "real", "tasks": [task], "trainers": [trainer], "seeds": [1],
+                  "llm": {"base_url": server.url, "model": "fake-model", "max_retries": 0}}
+        [(result, job)] = run_jobs(config, tmp_path, monkeypatch)
+        stats = server.stats()
+    assert_ok_with_curve(result, job)
+    assert result.llm_calls == stats["requests"] == stats["ok"] > 0
+    assert (result.prompt_tokens, result.completion_tokens) == (stats["prompt_tokens"], stats["completion_tokens"])
+    return result, job, stats

@@ -7,9 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.trainers.external_jobs import assert_no_leaks, assert_ok_with_curve, expand, run_jobs
+from tests.trainers.external_jobs import (
+    assert_no_leaks,
+    assert_ok_with_curve,
+    expand,
+    run_jobs,
+    run_real_against_fake_server,
+)
 from trace_bench.config.errors import ConfigError
-from trace_bench.llm.fake_server import FakeLLMServer
 from trace_bench.registry.specs import missing_packages
 
 COPRO = {"id": "DSPyTrainer", "dspy_optimizer": "COPRO", "breadth": 3, "depth": 2}
@@ -104,14 +109,7 @@ def test_a_tasks_own_dspy_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_real_mode_counts_exactly_what_the_server_returned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with FakeLLMServer() as server:
-        config = {"mode": "real", "tasks": ["internal:numeric_param"], "trainers": [COPRO], "seeds": [1],
-                  "llm": {"base_url": server.url, "model": "fake-model", "max_retries": 0}}
-        [(result, job)] = run_jobs(config, tmp_path, monkeypatch)
-        stats = server.stats()
-    assert_ok_with_curve(result, job)
-    assert result.llm_calls == stats["requests"] == stats["ok"] > 0
-    assert (result.prompt_tokens, result.completion_tokens) == (stats["prompt_tokens"], stats["completion_tokens"])
+    result, _, _ = run_real_against_fake_server("internal:numeric_param", COPRO, tmp_path, monkeypatch)
     assert not result.tokens_estimated
 
 

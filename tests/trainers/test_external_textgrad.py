@@ -7,8 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.trainers.external_jobs import assert_no_leaks, assert_ok_with_curve, run_jobs
-from trace_bench.llm.fake_server import FakeLLMServer
+from tests.trainers.external_jobs import (
+    assert_no_leaks,
+    assert_ok_with_curve,
+    run_jobs,
+    run_real_against_fake_server,
+)
 
 TGD = {"id": "TextGradTrainer", "num_steps": 3}
 
@@ -27,14 +31,7 @@ def test_stub_runs_improve_and_leave_nothing_behind(tmp_path: Path, monkeypatch:
 
 
 def test_real_mode_counts_exactly_what_the_server_returned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with FakeLLMServer() as server:
-        config = {"mode": "real", "tasks": ["trace_examples:greeting_stub"], "trainers": [TGD], "seeds": [1],
-                  "llm": {"base_url": server.url, "model": "fake-model", "max_retries": 0}}
-        [(result, job)] = run_jobs(config, tmp_path, monkeypatch)
-        stats = server.stats()
-    assert_ok_with_curve(result, job)
-    assert result.llm_calls == stats["requests"] == stats["ok"] > 0
-    assert (result.prompt_tokens, result.completion_tokens) == (stats["prompt_tokens"], stats["completion_tokens"])
+    run_real_against_fake_server("trace_examples:greeting_stub", TGD, tmp_path, monkeypatch)
 
 
 def test_a_budget_stop_ends_the_trainer_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
