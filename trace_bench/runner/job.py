@@ -348,5 +348,7 @@ def _route_opto_llm(session: Any) -> None:
     opto_llm.LLM = job_llm  # this process runs exactly one job: no cross-job leak
 
 
-def write_job_meta(paths: JobPaths, spec: JobSpec, run_id: str) -> None:
-    write_json(paths.meta, {"schema_version": 1, "run_id": run_id, **spec.to_dict()}, durable=False)
+def write_job_meta(paths: JobPaths, spec: JobSpec, run_id: str, attempt: int = 1) -> None:
+    """``job_meta.json``: the job's full specification, written by the driver before each attempt."""
+    write_json(paths.meta, {"schema_version": 1, "run_id": run_id, "attempt": attempt, **spec.to_dict()},
+               durable=False)

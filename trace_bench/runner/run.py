@@ -20,6 +20,7 @@ from trace_bench.config.models import RunConfig
 from trace_bench.matrix.expand import JobSpec, expand_matrix
 from trace_bench.matrix.identity import config_hash, new_run_id
 from trace_bench.registry.tasks import TaskCatalog
+from trace_bench.runner.job import write_job_meta
 from trace_bench.runner.plan import SUCCESS, PlannedJob, ResumeMode, plan_jobs, prepare_attempt
 from trace_bench.runner.progress import ConsoleProgress
 from trace_bench.runner.salvage import salvage_record
@@ -236,8 +237,7 @@ def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest
                 while pending and executor.free_slots > 0 and not stop:
                     item = pending.pop(0)
                     prepare_attempt(item, fresh=resume == "none")
-                    write_json(item.paths.meta, {"schema_version": 1, "run_id": run_id, "attempt": item.attempt,
-                                                 **item.spec.to_dict()}, durable=False)
+                    write_job_meta(item.paths, item.spec, run_id, item.attempt)
                     payload = {"spec": item.spec.to_dict(), "job_dir": str(item.paths.root), "run_id": run_id,
                                "carried": item.carried, "attempt": item.attempt, "memory_mb": config.job_memory_mb}
                     executor.submit(item.spec.job_id, payload, job_timeout)
@@ -290,8 +290,7 @@ def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest
 def _record_skipped(item: PlannedJob, run_id: str) -> JobResult:
     """The record of a job whose task cannot run here: written like any other, never executed."""
     item.paths.root.mkdir(parents=True, exist_ok=True)
-    write_json(item.paths.meta, {"schema_version": 1, "run_id": run_id, "attempt": 1, **item.spec.to_dict()},
-               durable=False)
+    write_job_meta(item.paths, item.spec, run_id)
     record = salvage_record(item.spec, item.paths, run_id=run_id, status="skipped",
                             error=item.spec.skip_reason or "skipped", wall_s=0.0, attempt=1)
     write_json(item.paths.results, record.model_dump(mode="json"))
