@@ -169,6 +169,14 @@ class RunConfig(_Strict):
             data["trainers"] = [{"id": t} if isinstance(t, str) else t for t in trainers]
         return data
 
+    @classmethod
+    def from_dict(cls, data: Any) -> RunConfig:
+        """The original Trace-Bench's constructor name: :func:`~trace_bench.config.loader.parse_config`
+        (unknown keys and bad values raise ``ConfigError``, a ``ValueError``)."""
+        from trace_bench.config.loader import parse_config
+
+        return parse_config(data)
+
     @field_validator("seeds")
     @classmethod
     def _seeds(cls, value: list[int]) -> list[int]:
