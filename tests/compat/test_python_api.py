@@ -233,3 +233,27 @@ def test_veribench_adapter_without_data_skips(fresh_adapter: Any, monkeypatch: p
         load_task_bundle("veribench:smoke_placeholder")
     with pytest.raises(NotImplementedError):
         fresh_adapter.build_bundle("some_task")
+
+
+def test_llm4ad_root_of_the_original_layout(tmp_path: Path) -> None:
+    import sys
+
+    from trace_bench.registry import discover_llm4ad, ensure_llm4ad_importable, load_task_bundle
+
+    root = tmp_path / "benchmark_tasks"
+    (root / "demo_task").mkdir(parents=True)
+    (tmp_path / "llm4ad_loader.py").write_text("MARK = 'shipped beside the root'\n")
+    (root / "index.json").write_text(json.dumps([{"key": "optimization/demo", "module": "demo_task"}]))
+    (root / "demo_task" / "__init__.py").write_text(
+        "import llm4ad_loader\nfrom opto import trace\n\n"
+        "def build_trace_problem(**kwargs):\n"
+        "    return {'param': trace.node(1.0, trainable=True), 'guide': lambda x, y, z: (0.0, llm4ad_loader.MARK),\n"
+        "            'train_dataset': {'inputs': [0], 'infos': [0]}, 'optimizer_kwargs': {}, 'metadata': {}}\n")
+    sys.modules.pop("llm4ad_loader", None)
+    try:
+        ensure_llm4ad_importable(root)
+        assert sys.modules["llm4ad_loader"].MARK == "shipped beside the root"
+        assert "llm4ad:optimization/demo" in {spec.id for spec in discover_llm4ad(root)}
+        assert load_task_bundle("llm4ad:optimization/demo", str(root))["param"].data == 1.0
+    finally:
+        sys.modules.pop("llm4ad_loader", None)

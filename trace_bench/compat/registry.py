@@ -21,7 +21,7 @@ from trace_bench.registry.tasks import TaskCatalog, normalize_task_id, parse_ben
 __all__ = [
     "TaskSpec", "TrainerSpec", "discover_hf_tasks", "discover_internal", "discover_llm4ad", "discover_tasks",
     "discover_terminal_bench", "discover_trace_examples", "discover_trainers", "discover_veribench",
-    "ensure_opto_importable", "expand_special_tasks", "load_task_bundle", "load_task_module", "normalize_task_id",
+    "ensure_llm4ad_importable", "ensure_opto_importable", "expand_special_tasks", "load_task_bundle", "load_task_module", "normalize_task_id",
 ]
 
 _PROBLEM_DEFAULTS = {"optimizer_kwargs": dict, "metadata": dict}
@@ -38,10 +38,22 @@ class TrainerSpec:
 
 def ensure_opto_importable() -> None:
     """Make the ``opto.trainer.*`` names that original task modules import resolve (a no-op when
-    the installed ``opto`` has them; see :mod:`trace_bench.compat.opto_shim`)."""
+    the installed ``opto`` has them; see :mod:`trace_bench.compat.opto_shim`), with the harness's
+    quiet defaults (no telemetry, LiteLLM's bundled price map) unless the user chose otherwise."""
     from trace_bench.compat.opto_shim import install
+    from trace_bench.runtime import set_environment_defaults
 
+    set_environment_defaults()
     install()
+
+
+def ensure_llm4ad_importable(tasks_root: str | Path) -> None:
+    """Make ``import llm4ad_loader`` (the helper the original's LLM4AD task packages import) resolve
+    to the one shipped beside ``tasks_root``; loading a task from such a root does this too."""
+    from trace_bench.tasks.llm4ad.legacy_root import _register_loader
+
+    ensure_opto_importable()
+    _register_loader(Path(tasks_root))
 
 
 def _catalog(tasks_root: str | Path | None) -> TaskCatalog:

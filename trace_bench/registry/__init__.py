@@ -13,5 +13,5 @@ _COMPAT = "trace_bench.compat.registry"
 __getattr__ = lazy_getattr(__name__, {name: _COMPAT for name in (
     "TrainerSpec", "discover_hf_tasks", "discover_internal", "discover_llm4ad", "discover_tasks",
     "discover_terminal_bench", "discover_trace_examples", "discover_trainers", "discover_veribench",
-    "ensure_opto_importable", "expand_special_tasks", "load_task_bundle", "load_task_module",
+    "ensure_llm4ad_importable", "ensure_opto_importable", "expand_special_tasks", "load_task_bundle", "load_task_module",
 )} | {"normalize_task_id": "trace_bench.registry.tasks", "TaskSpec": "trace_bench.registry.specs"})
