@@ -44,7 +44,7 @@ FILES = {
     ''',
     "trainer/algorithms/__init__.py": '''
         from opto.trainer.algorithms.algorithm import Trainer
-        from opto.trainer.algorithms.toy import ToySearch, PrioritySearch
+        from opto.trainer.algorithms.toy import ToySearch, PrioritySearch, KnobsFirst
         LegacyName = ToySearch
     ''',
     "trainer/algorithms/algorithm.py": '''
@@ -80,6 +80,7 @@ FILES = {
                     raise TypeError("guide must be a Guide.")
                 print(f"FAKE-TRAIN validate={validate_dataset is not None} test_frequency={test_frequency} "
                       f"log_frequency={log_frequency} patience={self.patience} num_steps={num_steps} "
+                      f"epsilon={getattr(self, 'epsilon', None)} "
                       f"optimizer={type(self.optimizer).__name__} objective={getattr(objective_config, 'mode', None)} "
                       f"extra={sorted(kwargs)}", flush=True)
                 inputs, infos = train_dataset["inputs"], train_dataset["infos"]
@@ -95,6 +96,13 @@ FILES = {
 
         class PrioritySearch(ToySearch):
             """Same name as trace-bench's own PrioritySearch: reachable only as opto:PrioritySearch."""
+
+        class KnobsFirst(ToySearch):
+            """Like OpenTrace's POLCA: its own knobs come first, everything else goes to the base."""
+
+            def __init__(self, epsilon: float = 0.1, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                self.epsilon = epsilon
     ''',
 }
 

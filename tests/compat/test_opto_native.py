@@ -26,6 +26,8 @@ trainers:
   - id: opto:PrioritySearch
     optimizer: opto:OPRO
     params_variants: [{ps_steps: 2}]
+  - id: KnobsFirst
+    params_variants: [{epsilon: 0.5, num_steps: 1}]
 """
 
 
@@ -67,7 +69,7 @@ def test_discovery_reads_exports_and_signatures_without_importing_opto(with_fake
 
     before = {name for name in sys.modules if name.split(".")[0] == "opto"}
     found = native_trainers()
-    assert set(found) == {"ToySearch", "PrioritySearch"}, "the base class Trainer is not a trainer"
+    assert set(found) == {"ToySearch", "PrioritySearch", "KnobsFirst"}, "the base class Trainer is not a trainer"
     assert found["ToySearch"].also_exported_as == ("LegacyName",)
     toy = signature(found["ToySearch"])
     assert toy.init_knobs == {"patience": 3}
@@ -123,17 +125,20 @@ def test_native_trainers_run_under_the_harness(fake_root: Path, tmp_path: Path) 
     config.write_text(CONFIG)
     proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), "--quiet",
                    env={"PYTHONPATH": str(fake_root)}, check=True)
-    assert "jobs:        ok=2" in proc.stdout
+    assert "jobs:        ok=3" in proc.stdout
     jobs = job_files(next((tmp_path / "runs").iterdir()))
-    toy, priority = jobs["opto:ToySearch"], jobs["opto:PrioritySearch"]
+    toy, priority, knobs_first = jobs["opto:ToySearch"], jobs["opto:PrioritySearch"], jobs["opto:KnobsFirst"]
     # the adapter hands opto the validation split and opto's own ObjectiveConfig, keeps opto's test
     # evaluation off (the harness measures) and logs every iteration
     assert ("FAKE-TRAIN validate=True test_frequency=None log_frequency=1 patience=5 num_steps=3 "
-            "optimizer=OptoPrime objective=weighted") in str(toy["stdout"])
-    assert "patience=3 num_steps=2 optimizer=OPRO" in str(priority["stdout"])
+            "epsilon=None optimizer=OptoPrime objective=weighted") in str(toy["stdout"])
+    assert "patience=3 num_steps=2 epsilon=None optimizer=OPRO" in str(priority["stdout"])
+    # agent and optimizer go by keyword, so a class whose own knobs come first still gets them right
+    assert "patience=3 num_steps=1 epsilon=0.5 optimizer=OptoPrime" in str(knobs_first["stdout"])
     for record, steps in ((toy, 3), (priority, 2)):
         assert record["status"] == "ok" and record["n_steps"] == steps
         assert record["llm_calls"] == steps, "one metered optimizer call per iteration"
+        assert record["n_evals"] == steps, "opto's guide calls count as the trainer's evaluations"
         assert [row["step"] for row in record["curve"]] == [str(i) for i in range(steps + 1)]
         step_events = [e for e in record["events"] if e["type"] == "step"]
         assert [e["info"]["opto_step"] for e in step_events] == list(range(steps))

@@ -15,6 +15,7 @@ opto's own test evaluation is switched off (``test_frequency=None``): the harnes
 from __future__ import annotations
 
 import inspect
+import threading
 from typing import Any
 
 from trace_bench.tasks.guide import call_guide
@@ -66,14 +67,22 @@ def build_optimizer(ctx: Any, agent: Any, name: str) -> Any:
     return cls(agent.parameters(), llm=ctx.session.client("optimizer"), **options)
 
 
-def opto_guide(guide: Any) -> Any:
+def opto_guide(guide: Any, ctx: Any) -> Any:
+    """The task's guide as an opto ``Guide``; every feedback opto asks for counts as one of the
+    trainer's evaluations (``n_evals``), as our own trainers' rollouts do."""
     from opto.trainer.guide import Guide
 
-    if isinstance(guide, Guide):
-        return guide
+    lock = threading.Lock()
+
+    def count() -> None:
+        with lock:
+            ctx.evaluator.n_evals += 1
 
     class TaskGuide(Guide):
         def get_feedback(self, query: Any, response: Any, reference: Any = None, **kwargs: Any) -> Any:
+            count()
+            if isinstance(guide, Guide):
+                return guide.get_feedback(query, response, reference, **kwargs)
             return call_guide(guide, query, response, reference)
 
         def get_score_dict(self, query: Any, response: Any, reference: Any = None, **kwargs: Any) -> Any:
@@ -126,6 +135,19 @@ def objective_for(native_accepts: frozenset[str], objective: Any) -> dict[str, A
     return {"objective_config": ObjectiveConfig(**values)}
 
 
+def construct(cls: Any, agent: Any, optimizer: Any, logger: Any, init_kwargs: dict[str, Any]) -> Any:
+    """``cls(agent, optimizer, logger=...)`` as ``opto.trainer.train`` does, but by keyword when the
+    class (or a base it forwards ``**kwargs`` to) names them: POLCA's ``__init__`` starts with its
+    own knobs, so positional arguments would land in ``epsilon`` and ``use_summarizer``."""
+    parameters = inspect.signature(cls.__init__).parameters
+    first = [name for name, p in parameters.items() if name != "self"
+             and p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)][:2]
+    if first == ["agent", "optimizer"] or "agent" not in parameters and any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return cls(agent=agent, optimizer=optimizer, logger=logger, **init_kwargs)
+    return cls(agent, optimizer, logger=logger, **init_kwargs)
+
+
 def run_native(ctx: Any, native: NativeTrainer, found: NativeSignature, params: Any) -> None:
     import importlib
 
@@ -140,8 +162,8 @@ def run_native(ctx: Any, native: NativeTrainer, found: NativeSignature, params: 
     train_kwargs = {k: v for k, v in values.items() if k in found.train_knobs}
     if "num_threads" in found.init_knobs and "num_threads" not in found.train_knobs:
         init_kwargs["num_threads"] = params.num_threads
-    algorithm = cls(agent, optimizer, logger=step_logger(ctx, echo), **init_kwargs)
-    kwargs: dict[str, Any] = {"guide": opto_guide(problem.guide), "train_dataset": problem.train_dataset, **train_kwargs}
+    algorithm = construct(cls, agent, optimizer, step_logger(ctx, echo), init_kwargs)
+    kwargs: dict[str, Any] = {"guide": opto_guide(problem.guide, ctx), "train_dataset": problem.train_dataset, **train_kwargs}
     if problem.validate_dataset and "validate_dataset" in found.accepts:
         kwargs["validate_dataset"] = problem.validate_dataset
     for key, value in (("test_frequency", None), ("log_frequency", 1)):
