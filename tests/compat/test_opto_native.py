@@ -155,3 +155,20 @@ def test_native_trainers_stop_at_the_budget(fake_root: Path, tmp_path: Path) -> 
     record = next(iter(job_files(next((tmp_path / "runs").iterdir())).values()))
     assert record["status"] == "budget_exhausted" and record["budget_spent"]["llm_calls"] == 2
     assert record["n_steps"] == 2 and len(record["curve"]) == 3
+
+
+def test_optimizer_names_ours_and_opto(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trace_bench.trainers import optimizers
+    from trace_bench.trainers.opto_native import discovery
+
+    assert optimizers.canonical_optimizer("OptoPrimeV2") == "OptoPrime", "the original's spelling, our class"
+    assert optimizers.canonical_optimizer("opto:TextGrad") == "opto:TextGrad"
+    with pytest.raises(ValueError, match="opto's own: opto:OPRO"):
+        optimizers.canonical_optimizer("opto:OPROv2")
+    monkeypatch.setattr(discovery, "native_optimizers", lambda: ("OPROv2", "OptoPrimeV2"))
+    assert optimizers.canonical_optimizer("opto:OPROv2") == "opto:OPROv2"
+    rows = {row["optimizer"]: row for row in optimizers.listed_optimizers()}
+    assert rows["OptoPrime"]["source"] == "built-in" and "optoprimev2" in rows["OptoPrime"]["aliases"]
+    assert rows["opto:OptoPrimeV2"]["source"] == "opto"
+    listed = run_cli("list-trainers", "--optimizers", check=True).stdout.splitlines()
+    assert "opto:TextGrad\topto" in listed and "OPRO\tbuilt-in" in listed

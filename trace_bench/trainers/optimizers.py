@@ -33,6 +33,19 @@ def canonical_optimizer(name: str | None) -> str:
     return canonical
 
 
+def listed_optimizers() -> list[dict[str, str]]:
+    """Every optimizer name a config may give: ours (opto's classes under trace-bench's names, with
+    the aliases that map the original's spellings) and, as ``opto:<Name>``, every class the
+    installed ``opto.optimizers`` exports (read statically, no import)."""
+    from trace_bench.trainers.opto_native.discovery import native_optimizers
+
+    rows = [{"optimizer": name, "source": "built-in",
+             "aliases": ",".join(sorted(a for a, target in _ALIASES.items() if target == name and a != name.lower()))}
+            for name in OPTIMIZERS]
+    rows += [{"optimizer": f"opto:{name}", "source": "opto", "aliases": ""} for name in native_optimizers()]
+    return rows
+
+
 def build_optimizer(name: str | None, parameters: list[Any], llm: Any, kwargs: dict[str, Any] | None = None) -> Any:
     """An optimizer over ``parameters`` that calls ``llm`` (never a global default LLM)."""
     import opto.optimizers as optimizers
