@@ -86,6 +86,9 @@ def test_original_task_checks_through_load_task_bundle(monkeypatch: pytest.Monke
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path))
     with pytest.raises(NotImplementedError, match="dataset not cached"):
         load_task_bundle("hf:strategy_qa", None)  # unavailable here: the original's skip signal
+    monkeypatch.setenv("TRACE_BENCH_MODE", "stub")  # Terminal-Bench's stub never invokes Harbor
+    stub = load_task_bundle("terminal_bench:regex-log")
+    assert stub["guide"].get_feedback("regex-log", "prompt", None)[0] == 0.0
     from opto.trainer.objectives import (
         ObjectiveConfig,  # importable after load_task_bundle, as in the original
     )

@@ -10,6 +10,7 @@ reason.  ``discover_*`` return the original's record shapes; ``expand_special_ta
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -39,11 +40,12 @@ class TrainerSpec:
 def ensure_opto_importable() -> None:
     """Make the ``opto.trainer.*`` names that original task modules import resolve (a no-op when
     the installed ``opto`` has them; see :mod:`trace_bench.compat.opto_shim`), with the harness's
-    quiet defaults (no telemetry, LiteLLM's bundled price map) unless the user chose otherwise."""
+    process setup: quiet defaults (no telemetry, LiteLLM's bundled price map) unless the user chose
+    otherwise, and ``litellm``/``openai`` imported on first use instead of with ``opto`` (seconds)."""
     from trace_bench.compat.opto_shim import install
-    from trace_bench.runtime import set_environment_defaults
+    from trace_bench.runtime import configure_environment
 
-    set_environment_defaults()
+    configure_environment()
     install()
 
 
@@ -165,6 +167,8 @@ def load_task_bundle(task_id: str, tasks_root: str | Path | None = None,
         catalog = _catalog(tasks_root)
         spec = catalog.get(task_id)
         reason = catalog.unavailable_reason(spec, {**spec.default_eval_kwargs, **kwargs})
+        if spec.stub_without_availability and os.environ.get("TRACE_BENCH_MODE") == "stub":
+            reason = None  # e.g. Terminal-Bench: its stub mode never invokes the missing tool
         if reason:
             raise NotImplementedError(f"{task_id} is unavailable here: {reason}")
         raw = catalog.build(task_id, kwargs)
