@@ -31,7 +31,7 @@ from trace_bench.trainers.external.bridge import (
     text_parameters,
     texts_of,
 )
-from trace_bench.trainers.params import State
+from trace_bench.trainers.state import State
 
 
 class OpenEvolveParams(TrainerParams):

@@ -18,7 +18,7 @@ from pydantic import Field
 from trace_bench.trainers.base import Trainer, TrainerParams
 from trace_bench.trainers.opto_search import selection
 from trace_bench.trainers.opto_search.knobs import SearchParams
-from trace_bench.trainers.params import State, state_key
+from trace_bench.trainers.state import State, state_key
 
 _VALUE_CHARS = 300
 

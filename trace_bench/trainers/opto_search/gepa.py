@@ -26,7 +26,7 @@ from trace_bench.trainers.evaluate import mean
 from trace_bench.trainers.objectives import mean_score_dict
 from trace_bench.trainers.opto_search import selection
 from trace_bench.trainers.opto_search.knobs import SearchParams
-from trace_bench.trainers.params import State, state_key
+from trace_bench.trainers.state import State, state_key
 
 CAPACITY = 16
 MERGE_ATTEMPTS = 8
