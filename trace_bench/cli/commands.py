@@ -88,6 +88,15 @@ def cmd_validate(args: Namespace) -> int:
 
 
 def cmd_run(args: Namespace) -> int:
+    from trace_bench.runner.interrupts import InterruptHandler
+
+    # Installed before anything slow (imports, config, the run's creation): Ctrl-C from here on is a
+    # clean interrupt that leaves the run resumable, never a traceback.
+    with InterruptHandler(quiet=args.quiet) as interrupts:
+        return _run(args, interrupts)
+
+
+def _run(args: Namespace, interrupts: Any) -> int:
     from trace_bench.runner.run import RunOptions, execute_run, locate_run
     from trace_bench.store.run_store import RunStore
 
@@ -110,7 +119,7 @@ def cmd_run(args: Namespace) -> int:
                              resume=resume_mode, resume_run=resume_run, force=args.force,
                              job_timeout=args.job_timeout, logger=args.logger, quiet=args.quiet,
                              config_path=args.config, executor=args.executor, ray_address=args.ray_address)
-        outcome = execute_run(config, options)
+        outcome = execute_run(config, options, interrupts)
     except ConfigError as exc:
         return _config_error(exc, args.config)
     except OSError as exc:  # e.g. the disk is full: every file written so far is intact (atomic writes)

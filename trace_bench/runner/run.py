@@ -84,31 +84,39 @@ def open_run(config: RunConfig, options: RunOptions) -> OpenedRun:
     return OpenedRun(store, lock, digest, created, created_at, _task_root(options))
 
 
-def execute_run(config: RunConfig, options: RunOptions) -> RunOutcome:
-    with InterruptHandler(quiet=options.quiet) as interrupts:
-        if options.max_workers is not None:
-            config = config.model_copy(update={"max_workers": max(1, options.max_workers)})
-        resume: ResumeMode = "none" if options.force else (options.resume or config.resume)
-        if options.resume_run and not options.root:  # a run remembers the task root it was started with
-            stored = _stored_task_root(options.resume_run, options.runs_dir or config.runs_dir)
-            if stored and Path(stored).is_dir():
-                options.root = stored
-        opened = open_run(config, options)
-        store = opened.store
-        try:
-            if (options.executor or config.executor) == "local":
-                from trace_bench.execution.local import warm_up
-                from trace_bench.runner.executors import PRELOAD
+def execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHandler | None = None) -> RunOutcome:
+    """Run (or resume) ``config``.  ``interrupts``: handlers the caller installed even earlier (the
+    CLI does, before it imports anything slow); otherwise they are installed here, first."""
+    if interrupts is None:
+        with InterruptHandler(quiet=options.quiet) as own:
+            return _execute_run(config, options, own)
+    return _execute_run(config, options, interrupts)
 
-                warm_up(PRELOAD)  # the template imports opto while the driver expands and writes meta
-            jobs = _expand(config, options, opened)
-            job_timeout = effective_job_timeout(config, options.job_timeout)
-            return drive(config, options, jobs, store, opened, resume, job_timeout, interrupts)
-        except OSError as exc:
-            raise RunWriteError(f"cannot write run {store.run_id} in {store.root}: {exc}. Free space, then continue "
-                                f"it with: trace-bench run --resume {store.root}") from exc
-        finally:
-            opened.lock.release()
+
+def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHandler) -> RunOutcome:
+    if options.max_workers is not None:
+        config = config.model_copy(update={"max_workers": max(1, options.max_workers)})
+    resume: ResumeMode = "none" if options.force else (options.resume or config.resume)
+    if options.resume_run and not options.root:  # a run remembers the task root it was started with
+        stored = _stored_task_root(options.resume_run, options.runs_dir or config.runs_dir)
+        if stored and Path(stored).is_dir():
+            options.root = stored
+    opened = open_run(config, options)
+    store = opened.store
+    try:
+        if (options.executor or config.executor) == "local":
+            from trace_bench.execution.local import warm_up
+            from trace_bench.runner.executors import PRELOAD
+
+            warm_up(PRELOAD)  # the template imports opto while the driver expands and writes meta
+        jobs = _expand(config, options, opened)
+        job_timeout = effective_job_timeout(config, options.job_timeout)
+        return drive(config, options, jobs, store, opened, resume, job_timeout, interrupts)
+    except OSError as exc:
+        raise RunWriteError(f"cannot write run {store.run_id} in {store.root}: {exc}. Free space, then continue "
+                            f"it with: trace-bench run --resume {store.root}") from exc
+    finally:
+        opened.lock.release()
 
 
 def _expand(config: RunConfig, options: RunOptions, opened: OpenedRun) -> list[JobSpec]:

@@ -42,10 +42,19 @@ class UpgradeError(StoreError):
     """An old file whose shape cannot be carried to the current version; the message says what to do."""
 
 
+def _version_in_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """In the exported JSON Schema, ``schema_version`` is the version this code writes."""
+    prop = schema.get("properties", {}).get("schema_version")
+    version = getattr(model, "SCHEMA_VERSION", None)
+    if isinstance(prop, dict) and isinstance(version, int):
+        prop.update({"const": version, "default": version})
+
+
 class StoreModel(BaseModel):
     """A record of a run directory (``SCHEMA_VERSION`` is the version this code writes)."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True,
+                              json_schema_extra=_version_in_schema)
 
     SCHEMA_VERSION: ClassVar[int] = 1
     UPGRADES: ClassVar[dict[int, Upgrade]] = {}

@@ -83,7 +83,7 @@ class ProblemAdapter:
         return {name: records for name in components_to_update}
 
 
-class GEPATrainer(Trainer):
+class GEPATrainer(Trainer[GEPAParams]):
     id = "GEPATrainer"
     aliases = ("gepa-library",)
     family = "external"
@@ -97,7 +97,7 @@ class GEPATrainer(Trainer):
     def train(self) -> None:
         import gepa
 
-        params: GEPAParams = self.params  # type: ignore[assignment]
+        params = self.params
         ctx = self.ctx
         parameters = text_parameters(ctx)
         if params.components:
