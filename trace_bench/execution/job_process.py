@@ -19,7 +19,6 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from trace_bench.store.job_store import JobStore
@@ -82,13 +81,13 @@ class MaskingStream(io.TextIOBase):
 
 
 @contextlib.contextmanager
-def job_output(path: Path) -> Iterator[None]:
-    """File descriptors 1 and 2 (and ``sys.stdout``/``sys.stderr``) go to ``path`` until the block
-    ends, then back where they were (a Ray worker outlives its job's block)."""
+def job_output(job: JobStore) -> Iterator[None]:
+    """File descriptors 1 and 2 (and ``sys.stdout``/``sys.stderr``) go to the job's ``stdout.log``
+    until the block ends, then back where they were (a Ray worker outlives its job's block)."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = job.open_stdout()
     saved = os.dup(1), os.dup(2)
     streams = sys.stdout, sys.stderr
     os.dup2(fd, 1)
@@ -119,7 +118,7 @@ def run_job_body(body: JobBody, launch: JobLaunch, job: JobStore) -> dict[str, A
     never raises for what the body does.
     """
     job.root.mkdir(parents=True, exist_ok=True)
-    with job_output(job.stdout_path):
+    with job_output(job):
         try:
             limit_memory(launch.memory_mb)
             return {"record": body(launch.args, job), "error": None}

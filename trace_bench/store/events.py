@@ -15,13 +15,13 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from trace_bench.store.jsonio import dumps
 from trace_bench.store.masking import mask_secrets
 from trace_bench.store.models import JOB_EVENTS, RUN_EVENTS, Event, OtherEvent, StoreError, StoreModel
 
-Line = TypeVar("Line", bound=StoreModel)
+Classify = Callable[[dict[str, Any]], type[StoreModel]]
 _TAIL_BYTES = 8192
 
 
@@ -29,7 +29,7 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _event_class(table: Mapping[str, type[Event]]) -> Callable[[dict[str, Any]], type[StoreModel]]:
+def _event_class(table: Mapping[str, type[Event]]) -> Classify:
     return lambda data: table.get(str(data.get("type")), OtherEvent)
 
 
@@ -96,7 +96,7 @@ class EventLog(LineLog):
     __call__ = write
 
 
-def _parse(line: str, classify: Callable[[dict[str, Any]], type[Line]], source: Path) -> Line | None:
+def _parse(line: str, classify: Classify, source: Path) -> Any:
     try:
         data = json.loads(line)
     except ValueError:
@@ -109,8 +109,7 @@ def _parse(line: str, classify: Callable[[dict[str, Any]], type[Line]], source: 
         return None
 
 
-def read_lines(path: str | Path, classify: Callable[[dict[str, Any]], type[Line]], *,
-               contains: str | None = None) -> Iterator[Line]:
+def read_lines(path: str | Path, classify: Classify, *, contains: str | None = None) -> Iterator[Any]:
     """Records of a JSON-lines file; a missing file is empty, a torn or invalid line is skipped.
     ``contains`` skips lines without that text before parsing (e.g. ``'"llm_call"'``), which
     keeps reading large logs for one kind of record cheap."""
@@ -130,8 +129,8 @@ def read_lines(path: str | Path, classify: Callable[[dict[str, Any]], type[Line]
                     yield record
 
 
-def last_line(path: str | Path, classify: Callable[[dict[str, Any]], type[Line]], *, contains: str,
-              accept: Callable[[Line], bool] = lambda _: True) -> Line | None:
+def last_line(path: str | Path, classify: Classify, *, contains: str,
+              accept: Callable[[Any], bool] = lambda _: True) -> Any:
     """The latest accepted record of a growing log, reading only its last few kilobytes."""
     source = Path(path)
     try:
@@ -152,7 +151,7 @@ def last_line(path: str | Path, classify: Callable[[dict[str, Any]], type[Line]]
 class LogFollower:
     """Reads only what was appended to a log since the last call; a partial last line waits."""
 
-    def __init__(self, path: str | Path, classify: Callable[[dict[str, Any]], type[StoreModel]]) -> None:
+    def __init__(self, path: str | Path, classify: Classify) -> None:
         self.path = Path(path)
         self._classify = classify
         self.offset = 0
@@ -173,8 +172,8 @@ class LogFollower:
 
 
 def read_job_events(path: str | Path, *, contains: str | None = None) -> Iterable[Event]:
-    return read_lines(path, job_event_class, contains=contains)  # type: ignore[arg-type]
+    return read_lines(path, job_event_class, contains=contains)
 
 
 def read_run_events(path: str | Path, *, contains: str | None = None) -> Iterable[Event]:
-    return read_lines(path, run_event_class, contains=contains)  # type: ignore[arg-type]
+    return read_lines(path, run_event_class, contains=contains)

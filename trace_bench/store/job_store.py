@@ -239,6 +239,12 @@ class JobStore:
             raise StoreError(f"{self.state_path(kind)}: not valid YAML ({str(exc).splitlines()[0]})") from None
         return StateFile.load(data, source=self.state_path(kind))
 
+    def open_stdout(self) -> int:
+        """A file descriptor appending to ``stdout.log``; the job process makes it its fds 1 and 2
+        (what passes through is masked by the process's streams, see ``execution.job_process``)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        return os.open(self.stdout_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
     def write_heartbeat(self) -> None:
         beat = Heartbeat(pid=os.getpid(), ts=utc_now(), monotonic=time.monotonic())
         write_json(self.heartbeat_path, beat.record(), durable=False)
