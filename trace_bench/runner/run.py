@@ -28,6 +28,8 @@ from trace_bench.store.events import utc_now
 from trace_bench.store.models import Manifest, StoreError
 from trace_bench.store.run_store import RunLocked, RunNotFound, RunStore
 
+__all__ = ["RunOptions", "RunOutcome", "RunWriteError", "execute_run", "locate_run", "open_run", "plan_run_id"]
+
 
 class RunWriteError(OSError):
     """The run directory could not be written (disk full, permissions); the run stays resumable."""

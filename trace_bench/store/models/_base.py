@@ -53,7 +53,7 @@ def _version_in_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
 class StoreModel(BaseModel):
     """A record of a run directory (``SCHEMA_VERSION`` is the version this code writes)."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True,
+    model_config = ConfigDict(extra="allow", populate_by_name=True,
                               json_schema_extra=_version_in_schema)
 
     SCHEMA_VERSION: ClassVar[int] = 1
