@@ -97,6 +97,10 @@ def cmd_run(args: Namespace) -> int:
 
 
 def _run(args: Namespace, interrupts: Any) -> int:
+    if args.executor in (None, "local"):
+        from trace_bench.runner.warm import start_job_template
+
+        start_job_template()  # asynchronous: the job template imports opto while this process reads the config
     from trace_bench.runner.run import RunOptions, execute_run, locate_run
     from trace_bench.store.run_store import RunStore
 

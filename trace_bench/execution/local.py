@@ -15,11 +15,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trace_bench.execution.job_process import Finished, JobBody, JobLaunch, run_job_body
 from trace_bench.processes import die_with_parent, kill_process_group
-from trace_bench.store.job_store import JobStore
+
+if TYPE_CHECKING:  # imported where used: starting the template early must stay cheap for the driver
+    from trace_bench.execution.job_process import Finished, JobBody, JobLaunch
 
 _CONTEXT: Any = None
 
@@ -53,6 +54,9 @@ def warm_up(preload: Sequence[str] = ()) -> None:
 def _job_process_main(body: JobBody, launch: JobLaunch, conn: Connection) -> None:
     """A job process: die with the template, lead its own group (a timeout kills everything the
     job started), run the body through the shared wrapper, send the outcome, exit."""
+    from trace_bench.execution.job_process import run_job_body
+    from trace_bench.store.job_store import JobStore
+
     die_with_parent()
     os.setpgrp()
     try:
@@ -108,6 +112,8 @@ class LocalExecutor:
 
     def poll(self, block_s: float = 0.5) -> list[Finished]:
         """Wait up to ``block_s`` for a job event; return the jobs that ended."""
+        from trace_bench.execution.job_process import Finished
+
         if not self.running:
             return []
         now = time.monotonic()

@@ -7,9 +7,7 @@ from typing import Any
 from trace_bench.config.errors import ConfigError
 from trace_bench.config.models import RunConfig
 from trace_bench.runner.job import job_body
-
-#: What the local executor's job template imports once (see trace_bench/runner/template.py).
-PRELOAD = ("trace_bench.runner.template",)
+from trace_bench.runner.warm import PRELOAD
 
 
 def make_executor(config: RunConfig, kind: str | None = None, ray_address: str | None = None) -> Any:

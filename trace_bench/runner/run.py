@@ -107,10 +107,9 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
     store = opened.store
     try:
         if (options.executor or config.executor) == "local":
-            from trace_bench.execution.local import warm_up
-            from trace_bench.runner.executors import PRELOAD
+            from trace_bench.runner.warm import start_job_template
 
-            warm_up(PRELOAD)  # the template imports opto while the driver expands and writes meta
+            start_job_template()  # (a no-op when the CLI started it) imports opto while the driver expands
         jobs = _expand(config, options, opened)
         job_timeout = effective_job_timeout(config, options.job_timeout)
         return drive(config, options, jobs, store, opened, resume, job_timeout, interrupts)
