@@ -18,9 +18,9 @@ _EXPORTS = {
     "RunConfig": "trace_bench.config.models",
     "ConfigError": "trace_bench.config.errors",
     "execute_run": "trace_bench.runner.run",
-    "RunOptions": "trace_bench.runner.run",
-    "RunOutcome": "trace_bench.runner.run",
-    "BenchRunner": "trace_bench.compat.runner",
+    "RunOptions": "trace_bench.runner.options",
+    "RunOutcome": "trace_bench.runner.options",
+    "BenchRunner": "trace_bench.legacy.runner",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -105,7 +105,7 @@ def build_bundle(task_name: str, eval_kwargs: dict[str, Any] | None = None) -> d
 
     catalog = TaskCatalog.create()
     spec = catalog.get(f"veribench:{task_name}")
-    reason = catalog.unavailable_reason(spec, kwargs)
+    reason = catalog.unavailability(spec, kwargs)
     if reason:
         raise NotImplementedError(f"veribench_unavailable: {reason}")
     return catalog.build(spec.id, kwargs)

@@ -13,8 +13,8 @@ from functools import lru_cache
 from importlib.metadata import entry_points
 from typing import Any
 
+from trace_bench.availability import missing_packages
 from trace_bench.config.errors import ConfigError, did_you_mean
-from trace_bench.registry.specs import missing_packages
 
 ENTRY_POINT_GROUP = "trace_bench.trainers"
 
@@ -133,3 +133,11 @@ def resolve_trainer(name: str) -> TrainerInfo:
 def list_trainers(include_unavailable: bool = False) -> list[TrainerInfo]:
     infos = sorted(all_trainers().values(), key=lambda info: info.id.lower())
     return [info for info in infos if include_unavailable or info.available]
+
+
+def list_optimizers() -> list[dict[str, str]]:
+    """Every optimizer name a config may give (``list-trainers --optimizers``): ours with their
+    aliases, and ``opto:<Name>`` for each class the installed ``opto.optimizers`` exports."""
+    from trace_bench.trainers.optimizers import listed_optimizers
+
+    return listed_optimizers()

@@ -22,7 +22,7 @@ from opto import trace
 
 from trace_bench.tasks.guide import Guide
 from trace_bench.tasks.internal.boolean_data import load_examples, split
-from trace_bench.trainers.objectives import ObjectiveConfig
+from trace_bench.tasks.objectives import ObjectiveConfig
 
 TARGET = "trace_bench.tasks.internal.pal_program:run_program"
 INITIAL_PROGRAM = """\

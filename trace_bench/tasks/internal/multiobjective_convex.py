@@ -13,7 +13,7 @@ from typing import Any
 from opto import trace
 
 from trace_bench.tasks.guide import Guide
-from trace_bench.trainers.objectives import ObjectiveConfig
+from trace_bench.tasks.objectives import ObjectiveConfig
 
 INVALID = 1e6
 _POINT = re.compile(r"\[\s*(-?\d+(?:\.\d+)?(?:e-?\d+)?)\s*,\s*(-?\d+(?:\.\d+)?(?:e-?\d+)?)\s*\]")

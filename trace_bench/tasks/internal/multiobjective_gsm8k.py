@@ -23,7 +23,7 @@ from opto import trace
 
 from trace_bench.llm.current import get_llm
 from trace_bench.tasks.guide import Guide
-from trace_bench.trainers.objectives import ObjectiveConfig
+from trace_bench.tasks.objectives import ObjectiveConfig
 
 INITIAL_PROMPT = ("You are a math problem solver. Solve the problem step by step. "
                   "End your answer with #### followed by the final numeric answer.")
@@ -95,7 +95,7 @@ class TokenAwareMathGuide(Guide):
 
 
 def load_rows(n_train: int, seed: int, eval_kwargs: dict[str, Any]) -> tuple[list[dict[str, str]], str]:
-    from trace_bench.registry.specs import missing_packages
+    from trace_bench.availability import missing_packages
     from trace_bench.tasks.hf.catalog import DATASETS, cache_reason
 
     entry = DATASETS["gsm8k"]

@@ -4,7 +4,7 @@ follow OpenTrace's own examples (more parameters, code blocks included)."""
 
 from __future__ import annotations
 
-from trace_bench.registry.specs import TaskSpec
+from trace_bench.tasks.spec import TaskSpec
 
 SUITE = "trace_examples"
 

@@ -7,22 +7,21 @@ runs it inside a job under the harness's metering, budgets, curves and artifacts
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from trace_bench.trainers.opto_native.adapter import PREFIX, OptoNativeTrainer, native_trainer_classes
 
 __all__ = ["PREFIX", "OptoNativeTrainer", "native_trainer_classes", "warm"]
 
 
-def warm() -> None:
-    """For the job template: import ``opto.trainer.algorithms`` and read every native trainer's
-    knobs once, so forked jobs start warm.  A no-op where opto has no trainer package."""
-    from trace_bench.trainers.opto_native.discovery import native_trainers
-
-    if not native_trainers():
+def warm(trainer_classes: Iterable[type[OptoNativeTrainer] | None]) -> None:
+    """For the job template: import ``opto.trainer.algorithms`` and build the knobs of each of
+    ``trainer_classes`` (the registry's native trainers) once, so forked jobs start warm.  A no-op
+    when there are none (``opto`` without a trainer package)."""
+    classes = [cls for cls in trainer_classes if cls is not None]
+    if not classes:
         return
     import opto.trainer.algorithms  # noqa: F401 - imported for the forked jobs
 
-    from trace_bench.registry.trainers import all_trainers
-
-    for info in all_trainers().values():
-        if info.source == "opto" and info.cls is not None:
-            info.cls.Params  # noqa: B018 - builds and caches the knobs model
+    for cls in classes:
+        cls.Params  # noqa: B018 - builds and caches the knobs model

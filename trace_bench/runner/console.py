@@ -1,0 +1,167 @@
+"""Console progress for ``trace-bench run``.
+
+Not a terminal (a pipe, a file, CI): one plain line per finished job, a format users grep and
+pipe, so it does not change.  A terminal with ``rich`` installed: the same lines scroll above a
+live panel with jobs done/running/failed, a progress bar, tokens, USD, ETA and the current step of
+each running job (read from the tail of its ``events.jsonl``).  ``rich`` is optional and imported
+only when the live panel is used.
+
+The runner drives it with ``started`` (a job process was submitted), ``finished`` (its record),
+``line`` (a message) and ``close`` (restore the terminal); it may also set ``done`` directly for
+jobs that a resumed run reuses.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from trace_bench.store.job_store import JobStore
+from trace_bench.store.masking import mask_secrets
+from trace_bench.store.models import JobResult
+from trace_bench.store.status import FAILED
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+@dataclass
+class _RunningJob:
+    task: str
+    trainer: str
+    job_dir: Path | None
+    started: float
+
+
+def last_step(job_dir: Path | None) -> dict[str, Any] | None:
+    """The job's latest ``step`` event as a mapping (only the tail of its log is read)."""
+    if job_dir is None:
+        return None
+    step = JobStore(job_dir).last_step()
+    return None if step is None else step.model_dump(mode="json")
+
+
+class ConsoleReporter:
+    """Progress of ``trace-bench run`` on the console (see module docstring)."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, quiet: bool = False,
+                 live: bool | None = None) -> None:
+        self.total = total
+        self.done = 0
+        self.stream = stream or sys.stderr
+        self.quiet = quiet
+        self.failed = 0
+        self.tokens = 0
+        self.usd = 0.0
+        self.running: dict[str, _RunningJob] = {}
+        self._session_finished = 0
+        self._started_at = time.monotonic()
+        self._live: Any = None
+        if not quiet and (live if live is not None else _is_terminal(self.stream)):
+            self._live = _start_live(self)
+
+    def __enter__(self) -> ConsoleReporter:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def line(self, text: str) -> None:
+        if self.quiet:
+            return
+        text = mask_secrets(text)
+        if self._live is not None:
+            self._live.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def started(self, job_id: str, task: str, trainer: str, job_dir: str | Path | None = None) -> None:
+        self.running[job_id] = _RunningJob(task, trainer, Path(job_dir) if job_dir else None, time.monotonic())
+
+    def finished(self, record: JobResult) -> None:
+        self.done += 1
+        self._session_finished += 1
+        self.running.pop(record.job_id, None)
+        self.failed += record.status in FAILED
+        self.tokens += record.total_tokens
+        self.usd += record.cost_usd
+        extra = f" error={record.error[:120]}" if record.error else ""
+        self.line(
+            f"[{self.done}/{self.total}] {record.status:<16} {record.task} x {record.trainer}"
+            f" ({record.params_label}) seed={record.seed} initial={_fmt(record.score_initial)}"
+            f" best={_fmt(record.score_best)} calls={record.llm_calls} {record.time_seconds:.2f}s{extra}"
+        )
+
+    def eta_s(self) -> float | None:
+        remaining = self.total - self.done
+        if not self._session_finished or remaining <= 0:
+            return None
+        return (time.monotonic() - self._started_at) / self._session_finished * remaining
+
+    def close(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
+
+    def render(self) -> Any:
+        """The live panel (rich renderables): counters, a bar, then one row per running job."""
+        from rich.console import Group
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+        from rich.text import Text
+
+        running = list(self.running.items())  # the runner's thread mutates the dict while we render
+        spend = [last_step(job.job_dir) for _, job in running]
+        tokens = self.tokens + sum(int(s.get("tokens") or 0) for s in spend if s)
+        usd = self.usd + sum(float(s.get("usd") or 0.0) for s in spend if s)
+        header = (f"[bold]{self.done}/{self.total}[/] jobs done · running {len(running)} · "
+                  f"[red]failed {self.failed}[/] · tokens {tokens:,} · USD {usd:.4f} · "
+                  f"elapsed {_duration(time.monotonic() - self._started_at)} · ETA {_duration(self.eta_s())}")
+        table = Table(box=None, show_header=bool(running), pad_edge=False, expand=False)
+        for column in ("job", "task x trainer", "step", "best", "calls", "time"):
+            table.add_column(column, no_wrap=True)
+        now = time.monotonic()
+        for (job_id, job), step in zip(running, spend, strict=True):
+            step = step or {}
+            table.add_row(job_id[:12], f"{job.task} x {job.trainer}", str(step.get("step", "-")),
+                          _fmt(step.get("best_score")), str(step.get("llm_calls", "-")), f"{now - job.started:.0f}s")
+        return Group(Text.from_markup(header), ProgressBar(total=max(self.total, 1), completed=self.done, width=60), table)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty() and os.environ.get("TERM", "") != "dumb"
+    except (AttributeError, ValueError):
+        return False
+
+
+def _start_live(progress: ConsoleReporter) -> Any:
+    """A rich ``Live`` bound to ``progress.render``; None (plain lines) when rich is missing."""
+    try:
+        from rich.console import Console
+        from rich.live import Live
+    except ImportError:
+        return None
+
+    class _Panel:
+        def __rich__(self) -> Any:
+            return progress.render()
+
+    live = Live(_Panel(), console=Console(file=progress.stream), refresh_per_second=4, transient=True,
+                redirect_stdout=False, redirect_stderr=False)
+    live.start()
+    atexit.register(live.stop)  # restore the cursor even if the runner never calls close()
+    return live
