@@ -4,7 +4,8 @@ The public Python API, resolved lazily so that ``import trace_bench`` stays chea
 
 - ``load_config(path)`` / ``parse_config(data)`` -> ``RunConfig``
 - ``execute_run(config, RunOptions(...))`` -> ``RunOutcome`` (run_id, run_dir, records, exit_code)
-- ``BenchRunner(config).run()``: the original Trace-Bench entry point, kept for existing scripts
+- ``BenchRunner(config).run(force=False)``: the original Trace-Bench entry point, kept for existing
+  scripts; its result is a ``RunOutcome`` with ``results`` (per-job dicts in the original's shape)
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ _EXPORTS = {
     "execute_run": "trace_bench.runner.run",
     "RunOptions": "trace_bench.runner.options",
     "RunOutcome": "trace_bench.runner.options",
-    "BenchRunner": "trace_bench.runner.api",
+    "BenchRunner": "trace_bench.legacy.runner",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -55,6 +55,12 @@ def cmd_list_tasks(args: Namespace) -> int:
 
 def cmd_list_trainers(args: Namespace) -> int:
     from trace_bench.cli.output import render
+
+    if getattr(args, "optimizers", False):
+        from trace_bench.registry.trainers import list_optimizers
+
+        _print(render(list_optimizers(), ["optimizer", "source", "aliases"], args.format, ["optimizer", "source"]))
+        return 0
     from trace_bench.registry.trainers import list_trainers
 
     rows = [{"trainer_id": info.id, "status": "available" if info.available else "unavailable",

@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list-trainers", help="list trainers")
     p.add_argument("--all", action="store_true", help="include unavailable trainers with the reason")
+    p.add_argument("--optimizers", action="store_true", help="list the optimizer names instead (opto's own as opto:<Name>)")
     p.add_argument("--format", choices=FORMATS, default="tsv")
 
     p = sub.add_parser("validate", help="check a config without running it")

@@ -14,6 +14,8 @@ _EXPORTS = {
     "BudgetConfig": "trace_bench.config.models", "LLMConfig": "trace_bench.config.models",
     "RunConfig": "trace_bench.config.models", "TaskEntry": "trace_bench.config.models",
     "TrainerEntry": "trace_bench.config.models",
+    # the original Trace-Bench's names for the same entries
+    "TaskConfig": "trace_bench.config.models:TaskEntry", "TrainerConfig": "trace_bench.config.models:TrainerEntry",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -23,5 +25,6 @@ def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         import importlib
 
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
+        module, _, attribute = _EXPORTS[name].partition(":")
+        return getattr(importlib.import_module(module), attribute or name)
     raise AttributeError(name)

@@ -9,7 +9,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from trace_bench.config.errors import ConfigError
+from trace_bench.config.messages import config_error
 
 # Trainer knobs the original accepts at the top level of a config; they join the global
 # trainer kwargs of every trainer entry.
@@ -169,6 +180,12 @@ class RunConfig(_Strict):
             data["trainers"] = [{"id": t} if isinstance(t, str) else t for t in trainers]
         return data
 
+    @classmethod
+    def from_dict(cls, data: Any) -> RunConfig:
+        """The original Trace-Bench's constructor name for :func:`parse_config` (unknown keys and bad
+        values raise ``ConfigError``, a ``ValueError``)."""
+        return parse_config(data)
+
     @field_validator("seeds")
     @classmethod
     def _seeds(cls, value: list[int]) -> list[int]:
@@ -188,3 +205,34 @@ _HYPHEN_KEYS = {"job-timeout", "n-concurrent", "max-workers", "runs-dir", "fail-
 
 RUN_LOCAL_FIELDS = ("run_id", "runs_dir", "max_workers", "resume", "force", "executor", "ray", "trackers",
                     "max_retries")
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model that owns the mapping at ``loc`` (for 'did you mean' on unknown keys)."""
+    path = tuple(p for p in loc if not isinstance(p, int))
+    table: dict[tuple[str, ...], type[BaseModel]] = {
+        (): RunConfig, ("llm",): LLMConfig, ("budget",): BudgetConfig, ("ray",): RayConfig,
+        ("tasks",): TaskEntry,
+    }
+    if len(path) == 3 and path[:2] == ("llm", "roles"):
+        return RoleConfig
+    if len(path) == 3 and path[:2] == ("llm", "prices"):
+        return PriceConfig
+    return table.get(path)
+
+
+def parse_config(data: Any, *, file: str | None = None) -> RunConfig:
+    """Validate a config mapping; raises :class:`ConfigError` with the key path and a hint."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"the top level must be a mapping of keys, got {type(data).__name__}", file=file)
+    for key in data:
+        if not isinstance(key, str):
+            raise ConfigError(f"keys must be strings, got {key!r}", file=file)
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise config_error(exc, _model_at, RunConfig, TOP_LEVEL_KNOBS).with_file(file or "<config>") from None
+    except (TypeError, ValueError) as exc:  # raised by a 'before' validator on odd shapes
+        raise ConfigError(str(exc), file=file) from None

@@ -96,7 +96,20 @@ def all_trainers() -> dict[str, TrainerInfo]:
             extra = getattr(cls, "extra", None)
             reason = f"install trace-bench[{extra}]" if extra else f"missing {', '.join(absent)}"
         found[getattr(cls, "id", trainer_id)] = TrainerInfo(getattr(cls, "id", trainer_id), target, source, cls, reason)
+    found.update(_opto_native(found))
     return found
+
+
+def _opto_native(found: dict[str, TrainerInfo]) -> dict[str, TrainerInfo]:
+    """``opto``'s own trainers when the installed opto has ``opto.trainer`` (read statically, never
+    imported here): ids ``opto:<Name>``, plus ``<Name>`` when no trainer above answers to it."""
+    from trace_bench.trainers.opto_native import native_trainer_classes
+
+    taken = {trainer_id.lower() for trainer_id in found}
+    for info in found.values():
+        taken.update(alias.lower() for alias in getattr(info.cls, "aliases", ()) if info.cls is not None)
+    return {cls.id: TrainerInfo(cls.id, f"opto.trainer.algorithms:{cls.native.name}", "opto", cls, None)
+            for cls in native_trainer_classes(taken)}
 
 
 def _alias_table() -> dict[str, str]:
@@ -120,3 +133,11 @@ def resolve_trainer(name: str) -> TrainerInfo:
 def list_trainers(include_unavailable: bool = False) -> list[TrainerInfo]:
     infos = sorted(all_trainers().values(), key=lambda info: info.id.lower())
     return [info for info in infos if include_unavailable or info.available]
+
+
+def list_optimizers() -> list[dict[str, str]]:
+    """Every optimizer name a config may give (``list-trainers --optimizers``): ours with their
+    aliases, and ``opto:<Name>`` for each class the installed ``opto.optimizers`` exports."""
+    from trace_bench.trainers.optimizers import listed_optimizers
+
+    return listed_optimizers()

@@ -43,6 +43,10 @@ def _preload_trainers() -> None:
     try:
         prepare_process()  # what every job does first; idempotent
         all_trainers()
+        from trace_bench.trainers.opto_native import warm
+
+        # opto's own trainers (OpenTrace 0.2.x): their module and knobs, once
+        warm(info.cls for info in all_trainers().values() if info.source == "opto")
     except Exception:  # pragma: no cover - a job reports the real error when it resolves its trainer
         all_trainers.cache_clear()
 

@@ -96,6 +96,7 @@ class TrainerContext:
         self.rng = random.Random(seed)
         self.parameters = state_ops.trainable_parameters(problem.param)
         self.optimizer_name = canonical_optimizer(optimizer)
+        self.optimizer_requested = optimizer  # as the config wrote it (opto's own trainers resolve it natively)
         self.optimizer_kwargs = {**problem.optimizer_kwargs, **(optimizer_kwargs or {})}
         self.objective = ObjectiveConfig.coerce(problem.objective_config)
         error_score = float(problem.metadata.get("failure_score", 0.0))

@@ -1,7 +1,7 @@
 """Multi-objective selection: weighted scalarization and Pareto fronts over score dicts.
 
 Tasks give a score dict per example (``guide.get_score_dict``) and an ``objective_config``
-(the original's ``opto.trainer.objectives.ObjectiveConfig`` shape, or a plain dict).  Trainers
+(:class:`~trace_bench.tasks.objectives.ObjectiveConfig`, re-exported here, or a plain dict).  Trainers
 select candidates through :func:`scalarize` and :func:`pareto_front`, so every trainer treats
 objectives the same way.
 """
@@ -10,45 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
+from trace_bench.tasks.objectives import ObjectiveConfig
 
-@dataclass(frozen=True)
-class ObjectiveConfig:
-    mode: str = "scalar"
-    weights: Mapping[str, float] = field(default_factory=dict)
-    minimize: frozenset[str] = frozenset()
-    missing_value: float = float("-inf")
-    pareto_metrics: tuple[str, ...] | None = None
-    tie_break: str = "weighted"
-    seed: int = 0
-    score_key: str = "score"
-
-    def __post_init__(self) -> None:
-        if self.mode not in ("scalar", "weighted", "pareto"):
-            raise ValueError(f"objective mode must be scalar, weighted or pareto, got {self.mode!r}")
-        object.__setattr__(self, "minimize", frozenset(self.minimize))
-        object.__setattr__(self, "weights", dict(self.weights))
-
-    @classmethod
-    def coerce(cls, value: Any) -> ObjectiveConfig | None:
-        if value is None or isinstance(value, ObjectiveConfig):
-            return value
-        if isinstance(value, Mapping):
-            known = {k: v for k, v in value.items() if k in cls.__dataclass_fields__}
-            if "minimize" in known:
-                known["minimize"] = frozenset(known["minimize"])
-            if known.get("pareto_metrics") is not None:
-                known["pareto_metrics"] = tuple(known["pareto_metrics"])
-            return cls(**known)
-        # an object from another library with the same attribute names
-        fields = {k: getattr(value, k) for k in cls.__dataclass_fields__ if hasattr(value, k)}
-        return cls.coerce(fields)
-
-    @property
-    def multi(self) -> bool:
-        return self.mode in ("weighted", "pareto")
+__all__ = ["ObjectiveConfig", "dominates", "mean_score_dict", "oriented", "pareto_front", "scalarize"]
 
 
 def oriented(score_dict: Mapping[str, float], config: ObjectiveConfig) -> dict[str, float]:

@@ -16,12 +16,34 @@ _ALIASES = {"optoprime": "OptoPrime", "optoprimev1": "OptoPrime", "optoprimev2":
 
 
 def canonical_optimizer(name: str | None) -> str:
+    """Our name for ``name``; ``opto:<Name>`` (or a name only the installed opto has, such as
+    OpenTrace's ``OPROv2`` under that prefix) selects opto's own class of that name."""
     if not name:
         return "OptoPrime"
-    canonical = _ALIASES.get(name.lower().replace("-", "").replace("_", ""))
+    canonical = None if name.startswith("opto:") else _ALIASES.get(name.lower().replace("-", "").replace("_", ""))
     if canonical is None:
-        raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
+        from trace_bench.trainers.opto_native.discovery import native_optimizers
+
+        native = native_optimizers()
+        bare = name.removeprefix("opto:")
+        if bare in native:
+            return f"opto:{bare}"
+        extra = f"; opto's own: {', '.join(f'opto:{n}' for n in native)}" if native else ""
+        raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}{extra}")
     return canonical
+
+
+def listed_optimizers() -> list[dict[str, str]]:
+    """Every optimizer name a config may give: ours (opto's classes under trace-bench's names, with
+    the aliases that map the original's spellings) and, as ``opto:<Name>``, every class the
+    installed ``opto.optimizers`` exports (read statically, no import)."""
+    from trace_bench.trainers.opto_native.discovery import native_optimizers
+
+    rows = [{"optimizer": name, "source": "built-in",
+             "aliases": ",".join(sorted(a for a, target in _ALIASES.items() if target == name and a != name.lower()))}
+            for name in OPTIMIZERS]
+    rows += [{"optimizer": f"opto:{name}", "source": "opto", "aliases": ""} for name in native_optimizers()]
+    return rows
 
 
 def build_optimizer(name: str | None, parameters: list[Any], llm: Any, kwargs: dict[str, Any] | None = None) -> Any:
@@ -41,7 +63,7 @@ def build_optimizer(name: str | None, parameters: list[Any], llm: Any, kwargs: d
     if canonical == "TextGrad":
         options.pop("memory_size", None)
         options.pop("include_example", None)
-    cls = getattr(optimizers, canonical)
+    cls = getattr(optimizers, canonical.removeprefix("opto:"))
     return cls(parameters, llm=llm, **options)
 
 

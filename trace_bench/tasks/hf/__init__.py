@@ -1,7 +1,7 @@
 """hf:* tasks: prompt optimization on HuggingFace QA datasets (the original ``hf_qa`` suite).
 
 Ids are ``hf:<dataset>`` and, for BBEH, ``hf:bbeh/<subtask>``; ``hf:bbeh`` expands to its 23
-subtasks.  Listing reads the static catalog only (no ``datasets`` import, no network): a task is
+subtasks (``hf:bbeh_eight`` and ``hf:bbeh_horizon``, the original suite's curated subsets, to 8 each).  Listing reads the static catalog only (no ``datasets`` import, no network): a task is
 unavailable when ``datasets`` is missing, or when the hub is switched off and the dataset is not in
 the local datasets cache.  Such a task still builds from local files in the dataset's row schema
 (eval_kwargs ``data_files``); :func:`available_with` is the check that knows about them.
@@ -25,6 +25,8 @@ _SCORING = {
     "bbeh": "(X) option or exact match",
     "gsm8k": "final number == '####' number",
     "mcqa": "chosen option letter/text",
+    "yesno": "first yes/no of the answer",
+    "code": "unit tests pass in the sandbox (0/1)",
 }
 
 
@@ -45,7 +47,7 @@ def _spec(entry: HFDataset, subtask: str | None = None) -> TaskSpec:
         id=task_id, suite=SUITE, description=description, module=_MODULE,
         parameter_kinds=("text",), scoring=_SCORING[entry.task_type], needs=("datasets",),
         availability=_availability(entry),
-        tags=("prompt", "qa", entry.task_type),
+        tags=("prompt", "code" if entry.task_type == "code" else "qa", entry.task_type),
     )
 
 

@@ -21,6 +21,7 @@ INITIAL_INSTRUCTIONS = {
     "bbeh": "Answer the question.",
     "gsm8k": "Solve the math word problem.",
     "mcqa": "Choose the correct option.",
+    "yesno": "Answer the question with Yes or No.",
 }
 
 STUB_INSTRUCTIONS = {
@@ -39,6 +40,8 @@ STUB_INSTRUCTIONS = {
     "mcqa": ("Consider each option against the question and the context, eliminate wrong ones, and answer "
              "with the letter of the best option in the form (X).",
              "Pick the single best option and answer as (X)."),
+    "yesno": ("Break the question into the facts it implicitly needs, check each, then answer Yes or No.",
+              "Answer only Yes or No."),
 }
 
 _FRAME = "Reply with your reasoning if needed, then a final line of the form 'Answer: <your answer>'."

@@ -14,6 +14,16 @@ from pathlib import Path
 
 _TRUE = {"1", "ON", "YES", "TRUE"}
 
+# The original suite's curated BBEH subsets (same dataset, same rows; only the subtask list differs).
+BBEH_EIGHT: tuple[str, ...] = (
+    "dyck_languages", "geometric_shapes", "linguini", "causal_understanding", "disambiguation_qa",
+    "boolean_expressions", "movie_recommendation", "boardgame_qa",
+)
+BBEH_HORIZON: tuple[str, ...] = (  # long reasoning chains whose intermediate steps must be tracked
+    "multistep_arithmetic", "web_of_lies", "dyck_languages", "shuffled_objects", "temporal_sequence",
+    "object_counting", "time_arithmetic", "zebra_puzzles",
+)
+
 BBEH_SUBTASKS: tuple[str, ...] = (
     "boardgame_qa", "boolean_expressions", "buggy_tables", "causal_understanding", "disambiguation_qa",
     "dyck_languages", "geometric_shapes", "hyperbaton", "linguini", "movie_recommendation",
@@ -27,8 +37,11 @@ BBEH_SUBTASKS: tuple[str, ...] = (
 class HFDataset:
     """One hf task family: where its rows live and how a row becomes a question and a gold answer.
 
-    ``task_type`` names the scoring rule (:mod:`trace_bench.tasks.hf.metrics`); ``context_format``
+    ``task_type`` names the scoring rule (:mod:`trace_bench.tasks.hf.metrics`; ``code`` tasks are
+    scored by their unit tests in the sandbox, :mod:`trace_bench.tasks.hf.code`); ``context_format``
     names how the context field is flattened into text (:mod:`trace_bench.tasks.hf.rows`).
+    ``validate_split`` is where validation examples come from (default: the training split, sliced
+    after the training examples); ``test_field``/``entry_field`` name a code row's tests and function.
     ``cache_name`` is the directory ``datasets`` prepares under its cache root (namespace, three
     underscores, snake-cased name), so availability is a directory check, not an import.
     """
@@ -51,6 +64,9 @@ class HFDataset:
     options_field: str | None = None
     answer_index_base: int = 0
     subtasks: tuple[str, ...] = ()
+    validate_split: str | None = None
+    test_field: str | None = None
+    entry_field: str | None = None
 
     @property
     def split_is_subtask(self) -> bool:
@@ -95,6 +111,26 @@ DATASETS: dict[str, HFDataset] = {
                   "output",
                   "Qasper QA over full NLP papers (converted, script-free mirror)", test_split="validation",
                   num_train=128, num_validate=128, num_test=128),
+        HFDataset("bbeh_eight", "hubert233/BigBenchExtraHard", "hubert233___big_bench_extra_hard", "bbeh", "input",
+                  "target", "BIG-Bench Extra Hard, the original suite's 8 curated subtasks", subtasks=BBEH_EIGHT),
+        HFDataset("bbeh_horizon", "hubert233/BigBenchExtraHard", "hubert233___big_bench_extra_hard", "bbeh",
+                  "input", "target", "BIG-Bench Extra Hard, 8 long-horizon subtasks", subtasks=BBEH_HORIZON),
+        HFDataset("aqua_rat", "deepmind/aqua_rat", "deepmind___aqua_rat", "mcqa", "question", "correct",
+                  "AQuA-RAT algebraic word problems, five options", dataset_config="raw", test_split="test",
+                  num_train=128, num_validate=128, num_test=128, options_field="options"),
+        HFDataset("strategy_qa", "ChilleD/StrategyQA", "ChilleD___strategy_qa", "yesno", "question", "answer",
+                  "StrategyQA implicit multi-step yes/no questions", test_split="test",
+                  num_train=128, num_validate=128, num_test=128),
+        # HumanEval has one split: the three partitions are disjoint slices of it.
+        HFDataset("humaneval", "openai/openai_humaneval", "openai___openai_humaneval", "code", "prompt",
+                  "entry_point", "HumanEval Python functions, scored by their unit tests (sandboxed)",
+                  train_split="test", test_split="test", num_train=41, num_validate=41, num_test=82,
+                  test_field="test", entry_field="entry_point"),
+        # MBPP's own validation split (43 rows) serves validation; the original sliced it from train.
+        HFDataset("mbpp", "google-research-datasets/mbpp", "google-research-datasets___mbpp", "code", "prompt",
+                  "code", "MBPP basic Python problems, scored by their asserts (sandboxed)",
+                  dataset_config="sanitized", test_split="test", validate_split="validation",
+                  num_train=120, num_validate=43, num_test=257, test_field="test_list"),
     )
 }
 

@@ -101,6 +101,9 @@ def partition(sizes: Mapping[str, int], splits: Mapping[str, str], rows: Mapping
     skipped = 0
     for part in ("train", "validate", "test"):
         split = splits[part]
+        if int(sizes[part]) <= 0:  # a split nobody asks rows from is never loaded
+            chosen[part] = []
+            continue
         if split not in orders:
             orders[split] = shuffled_indices(len(rows[split]), seed=seed, salt=f"{salt}|{split}")
             cursor[split] = 0

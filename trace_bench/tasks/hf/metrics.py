@@ -5,7 +5,8 @@ The rules are the usual ones of each benchmark family, written for free-form LLM
 - ``alias``: 1 when an alias equals or is contained in the extracted answer, else the best token F1;
 - ``bbeh``: a "(X)" gold compares with the last "(X)" of the answer, anything else by exact match;
 - ``gsm8k``: the last number of the reply equals the number after ``####``;
-- ``mcqa``: the chosen option letter, or (when no letter is given) the gold option's text alone.
+- ``mcqa``: the chosen option letter, or (when no letter is given) the gold option's text alone;
+- ``yesno``: the first "yes" or "no" of the final answer (of the whole reply when it has none).
 Feedback names what was extracted and what was expected, so an optimizer can see the mismatch.
 :class:`QAGuide` applies the rule a gold record names.
 """
@@ -157,12 +158,26 @@ def score_mcqa(response: Any, info: dict[str, Any]) -> tuple[float, str]:
     return 0.0, f"Incorrect: no single option chosen (write it as (X)); the answer is {info['answer']}."
 
 
+def score_yesno(response: Any, info: dict[str, Any]) -> tuple[float, str]:
+    def first_yes_no(text: str) -> str | None:
+        words = [w for w in normalize(text).split() if w in ("yes", "no")]
+        return words[0] if words else None
+
+    chosen = first_yes_no(final_answer(response)) or first_yes_no(str(response or ""))
+    if chosen == info["answer"]:
+        return 1.0, f"Correct: {chosen}."
+    shown = chosen or f"no yes/no in {_shown(final_answer(response), 60)}"
+    return 0.0, (f"Incorrect: answered {shown}; the answer is {info['answer']}. Work out the implicit steps "
+                 "and state the final Yes or No explicitly.")
+
+
 SCORERS = {
     "hfqa": score_hfqa,
     "alias": score_alias,
     "bbeh": score_bbeh,
     "gsm8k": score_gsm8k,
     "mcqa": score_mcqa,
+    "yesno": score_yesno,
 }
 
 SCORING_TEXT = {
@@ -171,6 +186,8 @@ SCORING_TEXT = {
     "bbeh": "last '(X)' of the final answer vs a '(X)' gold, else exact match (case-insensitive)",
     "gsm8k": "1 if the last number in the reply equals the number after '####'",
     "mcqa": "1 if the chosen option letter (or the only option text named) is the gold option",
+    "yesno": "1 if the first yes/no of the final answer is the gold one",
+    "code": "1 if every unit test passes (run in the sandbox), else 0",
 }
 
 

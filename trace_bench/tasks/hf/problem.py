@@ -2,7 +2,8 @@
 
 Eval kwargs (all optional): ``seed`` (0), ``num_train``/``num_validate``/``num_test`` (catalog
 defaults), ``train_split``/``test_split`` (catalog defaults; BBEH's split is its subtask),
-``data_files`` (a path or ``{split: path}``: local rows in the dataset's own schema),
+``validate_split`` (catalog default, else the training split), ``data_files`` (a path or
+``{split: path}``: local rows in the dataset's own schema),
 ``cache_dir``, ``initial_instructions``, ``max_tokens``, ``framework`` (``trace`` or ``dspy``).
 
 With ``framework: dspy`` the problem also carries ``dspy_program``, a native DSPy program whose
@@ -24,6 +25,12 @@ _OBJECTIVE = (
     "Improve the instruction (#Variables: instruction) that an LLM agent follows to answer {what}. "
     "Scoring: {scoring}. Write instructions that generalize across questions, guided by the feedback "
     "on individual examples; the agent must still end its reply with 'Answer: <answer>'."
+)
+
+_CODE_OBJECTIVE = (
+    "Improve the instruction (#Variables: instruction) that a code-writing LLM agent follows for {what}. "
+    "Scoring: {scoring}. Write instructions that make the functions it writes correct on problems it has "
+    "not seen, guided by the failing tests reported for individual examples."
 )
 
 
@@ -57,12 +64,13 @@ def load_examples(entry: HFDataset, *, task: str, subtask: str | None, eval_kwar
     seed = int(eval_kwargs.get("seed", 0))
     train_split = str(eval_kwargs.get("train_split") or subtask or entry.train_split)
     test_split = str(eval_kwargs.get("test_split") or subtask or entry.test_split)
+    validate_split = str(eval_kwargs.get("validate_split") or subtask or entry.validate_split or train_split)
     sizes = {part: _size(eval_kwargs, f"num_{part}", getattr(entry, f"num_{part}"))
              for part in ("train", "validate", "test")}
     data_files = eval_kwargs.get("data_files")
     if data_files and not isinstance(data_files, dict):
-        test_split = train_split  # one file holds every partition: slice it once so they stay disjoint
-    splits = {"train": train_split, "validate": train_split, "test": test_split}
+        test_split = validate_split = train_split  # one file holds every partition: slice it once
+    splits = {"train": train_split, "validate": validate_split, "test": test_split}
     needed = sorted({splits[part] for part in splits if sizes[part] > 0})
     cache_dir = eval_kwargs.get("cache_dir")
     rows = {split: load_split(entry, split, task=task, data_files=data_files, cache_dir=cache_dir)
@@ -95,6 +103,23 @@ def _dspy_program(instruction: str, *, with_context: bool) -> Any:
     return build_program(instruction, with_context=with_context)
 
 
+def _agent_and_guide(kind: str, eval_kwargs: dict[str, Any]) -> tuple[Any, Any, tuple[str, ...]]:
+    """The agent, its guide and the stub's instruction candidates: code tasks write programs that
+    the sandboxed unit tests score; every other task answers in text scored by :class:`QAGuide`."""
+    max_tokens = int(eval_kwargs.get("max_tokens", 1024))
+    if kind == "code":
+        from trace_bench.tasks.hf.code import INITIAL_INSTRUCTION, HFCodeAgent
+        from trace_bench.tasks.hf.code import STUB_INSTRUCTIONS as CODE_STUBS
+        from trace_bench.tasks.humaneval.guide import UnitTestGuide
+
+        instruction = str(eval_kwargs.get("initial_instructions") or INITIAL_INSTRUCTION)
+        guide = UnitTestGuide(timeout_s=float(eval_kwargs.get("timeout_s", 10.0)),
+                              memory_mb=int(eval_kwargs.get("memory_mb", 1024)))
+        return HFCodeAgent(instruction, max_tokens=max_tokens), guide, CODE_STUBS
+    instruction = str(eval_kwargs.get("initial_instructions") or INITIAL_INSTRUCTIONS[kind])
+    return QAAgent(instruction, max_tokens=max_tokens), metrics.QAGuide(), STUB_INSTRUCTIONS[kind]
+
+
 def _dataset(examples: list[tuple[dict[str, str], dict[str, Any]]]) -> dict[str, list[Any]]:
     return {"inputs": [x for x, _ in examples], "infos": [info for _, info in examples]}
 
@@ -108,17 +133,18 @@ def build_trace_problem(task_id: str = "hf:gsm8k", subtask: str | None = None,
         raise ValueError(f"eval_kwargs.framework must be 'trace' or 'dspy', got {framework!r}")
     if framework == "dspy" and missing_packages("dspy"):
         raise ValueError("eval_kwargs.framework 'dspy' needs the dspy package: install trace-bench[dspy]")
+    if framework == "dspy" and entry.task_type == "code":
+        raise ValueError(f"{task}: framework 'dspy' is not available for code tasks (use 'trace')")
     chosen, described = load_examples(entry, task=task, subtask=subtask, eval_kwargs=eval_kwargs)
     kind = entry.task_type
-    instruction = str(eval_kwargs.get("initial_instructions") or INITIAL_INSTRUCTIONS[kind])
-    param = QAAgent(instruction, max_tokens=int(eval_kwargs.get("max_tokens", 1024)))
+    param, guide, stub_texts = _agent_and_guide(kind, eval_kwargs)
     what = entry.description + (f" (subtask {subtask})" if subtask else "")
     problem: dict[str, Any] = {
         "param": param,
-        "guide": metrics.QAGuide(),
+        "guide": guide,
         "train_dataset": _dataset(chosen["train"]),
-        "optimizer_kwargs": {"objective": _OBJECTIVE.format(what=what, scoring=metrics.SCORING_TEXT[kind]),
-                             "memory_size": 10},
+        "optimizer_kwargs": {"objective": (_CODE_OBJECTIVE if kind == "code" else _OBJECTIVE).format(
+                                 what=what, scoring=metrics.SCORING_TEXT[kind]), "memory_size": 10},
         "metadata": {
             "benchmark": "hf", "task": task, "dataset_id": entry.dataset_id,
             "dataset_config": entry.dataset_config, "subtask": subtask, "task_type": kind,
@@ -126,10 +152,12 @@ def build_trace_problem(task_id: str = "hf:gsm8k", subtask: str | None = None,
             "optimizes": "the agent's instruction text (trainable node 'instruction')",
             "scoring": metrics.SCORING_TEXT[kind], "failure_score": 0.0, **described,
         },
-        "stub_candidates": [{"instruction": text} for text in STUB_INSTRUCTIONS[kind]],
+        "stub_candidates": [{"instruction": text} for text in stub_texts],
     }
+    if kind == "code":
+        problem["metadata"]["sandbox"] = {"timeout_s": guide.timeout_s, "memory_mb": guide.memory_mb}
     if framework == "dspy":
-        problem["dspy_program"] = _dspy_program(instruction, with_context=entry.context_format != "none")
+        problem["dspy_program"] = _dspy_program(param.instruction.data, with_context=entry.context_format != "none")
     if chosen["validate"]:
         problem["validate_dataset"] = _dataset(chosen["validate"])
     if chosen["test"]:

@@ -41,13 +41,24 @@ def format_context(row: dict[str, Any], entry: HFDataset) -> str:
     return str(value or "")
 
 
+_LABELLED_OPTION = re.compile(r"^\s*\(?([A-Z])\)\s*(.*)$", re.S)
+
+
 def _options(row: dict[str, Any], entry: HFDataset) -> list[tuple[str, str]]:
-    """(label, text) pairs: ARC/QASC ``choices`` dicts or QuALITY's plain option list (labels A, B, ...)."""
+    """(label, text) pairs: ARC/QASC ``choices`` dicts or a plain option list (labels A, B, ...);
+    list items that carry their own label (AQuA-RAT's "B)21.5") lose it, the label is shown once."""
     value = _field(row, entry.options_field or "", entry)
     if isinstance(value, dict):
         pairs = zip(value.get("label", []), value.get("text", []), strict=False)
         return [(str(label), str(text)) for label, text in pairs]
-    return [(chr(ord("A") + i), str(text)) for i, text in enumerate(value)]
+    options = []
+    for i, text in enumerate(value):
+        label, shown = chr(ord("A") + i), str(text)
+        own = _LABELLED_OPTION.match(shown)
+        if own and own.group(1) == label:
+            shown = own.group(2).strip()
+        options.append((label, shown))
+    return options
 
 
 def _gold_label(row: dict[str, Any], entry: HFDataset, labels: list[str]) -> str:
@@ -91,7 +102,21 @@ def gold_info(row: dict[str, Any], entry: HFDataset) -> dict[str, Any]:
         aliases += [str(a) for a in row.get("answer_aliases", []) or []]  # MuSiQue
         aliases = [a for a in dict.fromkeys(aliases) if a.strip()]
         return {"task_type": kind, "aliases": aliases, "answer": aliases[0] if aliases else ""}
+    if kind == "yesno":
+        return {"task_type": kind, "answer": yes_no(raw)}
     return {"task_type": kind, "answer": str(raw).strip()}
+
+
+def yes_no(raw: Any) -> str:
+    """StrategyQA's boolean answer as "yes"/"no" (strings such as "True" or "no" accepted too)."""
+    if isinstance(raw, bool):
+        return "yes" if raw else "no"
+    text = str(raw).strip().lower()
+    if text in ("yes", "true", "1"):
+        return "yes"
+    if text in ("no", "false", "0"):
+        return "no"
+    raise RowError(f"a yes/no answer must be a boolean or yes/no, got {raw!r}")
 
 
 def format_question(row: dict[str, Any], entry: HFDataset) -> str:
@@ -108,13 +133,19 @@ def has_gold(info: dict[str, Any]) -> bool:
         return bool(info["label"])
     if info["task_type"] == "alias":
         return bool(info["aliases"])
+    if info["task_type"] == "code":
+        return bool(info["test"].strip())
     return bool(str(info["answer"]).strip())
 
 
-def row_to_example(row: dict[str, Any], entry: HFDataset) -> tuple[dict[str, str], dict[str, Any]]:
+def row_to_example(row: dict[str, Any], entry: HFDataset) -> tuple[dict[str, Any], dict[str, Any]]:
     """One (input, info) pair; ``id`` fields are carried into the info for traceability."""
+    if entry.task_type == "code":
+        from trace_bench.tasks.hf.code import code_example
+
+        return code_example(row, entry)
     info = gold_info(row, entry)
-    for key in ("id", "query_id", "section_id"):
+    for key in ("id", "qid", "query_id", "section_id"):
         if key in row and row[key] not in (None, ""):
             info.setdefault("row_id", str(row[key]))
     return {"question": format_question(row, entry), "context": format_context(row, entry)}, info

@@ -14,6 +14,10 @@ _TASKS = (
     ("non_trainable", "non_trainable", "No trainable parameters: expected to fail.", (), "n/a"),
     ("multiobjective_convex", "multiobjective_convex", "Six-Hump-Camel point with an L2 penalty (2 objectives).",
      ("text",), "weighted -(f + penalty)"),
+    ("multiobjective_bbeh", "multiobjective_bbeh", "PAL program for boolean expressions: accuracy and CPU time.",
+     ("code",), "weighted accuracy - 0.3 x CPU seconds (sandboxed)"),
+    ("multiobjective_gsm8k", "multiobjective_gsm8k", "Math solver system prompt: error, input and output tokens.",
+     ("text",), "weighted -(error + 1e-3 x tokens)"),
 )
 
 

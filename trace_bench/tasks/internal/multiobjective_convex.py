@@ -13,6 +13,7 @@ from typing import Any
 from opto import trace
 
 from trace_bench.tasks.guide import Guide
+from trace_bench.tasks.objectives import ObjectiveConfig
 
 INVALID = 1e6
 _POINT = re.compile(r"\[\s*(-?\d+(?:\.\d+)?(?:e-?\d+)?)\s*,\s*(-?\d+(?:\.\d+)?(?:e-?\d+)?)\s*\]")
@@ -61,9 +62,9 @@ def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
         "guide": CamelGuide(float(eval_kwargs.get("reg", 0.1))),
         "train_dataset": {"inputs": ["Propose a point minimizing both losses."], "infos": [None]},
         "optimizer_kwargs": {"objective": "Minimize the Six-Hump-Camel value and the L2 penalty.", "memory_size": 5},
-        "objective_config": {"mode": mode, "weights": {"base_loss": 1.0, "reg_loss": 1.0},
-                             "minimize": ["base_loss", "reg_loss"]},
+        "objective_config": ObjectiveConfig(mode=mode, weights={"base_loss": 1.0, "reg_loss": 1.0},
+                                            minimize=frozenset({"base_loss", "reg_loss"})),
         "metadata": {"benchmark": "internal", "optimizes": "a point (text)", "scoring": "-(f(x) + reg*|x|^2)",
-                     "objectives": ["base_loss", "reg_loss"], "failure_score": -INVALID},
+                     "objectives": ["base_loss", "reg_loss"], "objective_mode": mode, "failure_score": -INVALID},
         "stub_candidates": ["[0.5, -0.5]", "[0.09, -0.71]", "[-0.09, 0.71]", "[1.0, -0.5]"],
     }

@@ -1,4 +1,6 @@
-"""trace_examples:* tasks: the Trace tutorial agents (greeting, single node)."""
+"""trace_examples:* tasks: the Trace tutorial agents (greeting, single node), in two forms each:
+the ``*_stub`` ones of the original suite's stub smoke runs and the ``opentrace_*`` ones that
+follow OpenTrace's own examples (more parameters, code blocks included)."""
 
 from __future__ import annotations
 
@@ -16,4 +18,12 @@ def discover() -> list[TaskSpec]:
                  module="trace_bench.tasks.trace_examples.train_single_node_stub",
                  description="A single trainable integer guessed towards 3.", parameter_kinds=("numeric",),
                  scoring="-|guess - 3|"),
+        TaskSpec(id="trace_examples:opentrace_greeting", suite=SUITE,
+                 module="trace_bench.tasks.trace_examples.opentrace_greeting",
+                 description="OpenTrace greeting agent: two instruction texts and three code blocks (es/en).",
+                 parameter_kinds=("text", "code"), scoring="greeting in the query's language (0/1)"),
+        TaskSpec(id="trace_examples:opentrace_train_single_node", suite=SUITE,
+                 module="trace_bench.tasks.trace_examples.opentrace_train_single_node",
+                 description="OpenTrace single node: an integer (and its emit code) towards a hidden 3.",
+                 parameter_kinds=("numeric", "code"), scoring="-|value - target|"),
     ]
