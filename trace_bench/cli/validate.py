@@ -44,7 +44,27 @@ def _strict_task_check(jobs: list[JobSpec]) -> list[tuple[str, str, str]]:
     return results
 
 
+def _sandbox_check(jobs: list[JobSpec], catalog: TaskCatalog, config: RunConfig) -> list[tuple[str, str, str]]:
+    """(task, verdict, detail) for each task that runs LLM-written code: can its sandbox start here?"""
+    needing = [t for t in dict.fromkeys(j.task for j in jobs if not j.skip_reason)
+               if "sandbox" in catalog.get(t).tags]
+    if not needing:
+        return []
+    from trace_bench import sandbox
+
+    sandbox.allow_weak(config.sandbox == "weak")
+    found = sandbox.availability()
+    if found["mode"] == "bwrap":
+        return [(task, "OK", "runs LLM-written code in the bubblewrap sandbox") for task in needing]
+    if found["mode"] == "weak":
+        return [(task, "WARN", "runs LLM-written code in the WEAK sandbox (bubblewrap unavailable; recorded in "
+                               "the run)") for task in needing]
+    return [(task, "FAIL", found["reason"]) for task in needing]
+
+
 def validate(config: RunConfig, args: Namespace) -> int:
+    if getattr(args, "allow_weak_sandbox", False):
+        config = config.model_copy(update={"sandbox": "weak"})
     benches = parse_benches(getattr(args, "bench", None))
     if benches:
         config = config.model_copy(update={"tasks": [t for t in config.tasks
@@ -57,6 +77,9 @@ def validate(config: RunConfig, args: Namespace) -> int:
     skipped = {j.task: j.skip_reason for j in jobs if j.skip_reason}
     for task in dict.fromkeys(j.task for j in jobs):
         print(f"[SKIP] task {task}: {skipped[task]}" if task in skipped else f"[OK] task {task}")
+    for task, verdict, detail in _sandbox_check(jobs, catalog, config):
+        print(f"[{verdict}] sandbox for {task}: {detail}")
+        errors += verdict == "FAIL"
     if args.strict:
         for task, verdict, detail in _strict_task_check(jobs):
             print(f"[{verdict}] {task}: {detail}")

@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from trace_bench import sandbox
 from trace_bench.matrix.expand import JobSpec
 from trace_bench.store.atomic import write_json, write_text
 from trace_bench.store.events import EventLog, utc_now
@@ -149,6 +150,7 @@ def run_job(spec: JobSpec, paths: JobPaths, *, run_id: str, carried: dict[str, f
     os.environ["TRACE_BENCH_JOB_DIR"] = str(paths.root)
     os.environ["TRACE_BENCH_RUN_ID"] = run_id
     os.environ["TRACE_BENCH_JOB_ID"] = spec.job_id
+    sandbox.allow_weak(spec.sandbox == "weak")
     heartbeat = Heartbeat(paths.root / "heartbeat.json")
     heartbeat.start()
     try:
@@ -165,6 +167,7 @@ def run_job(spec: JobSpec, paths: JobPaths, *, run_id: str, carried: dict[str, f
         result.traceback = traceback.format_exc()
     finally:
         heartbeat.stop()
+        result.sandbox = ",".join(sandbox.used_modes())
         if session is not None:
             _fill_usage(result, session)
         result.time_seconds = round(time.monotonic() - started, 6)

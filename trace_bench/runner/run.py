@@ -24,6 +24,7 @@ from trace_bench.runner.job import write_job_meta
 from trace_bench.runner.plan import SUCCESS, PlannedJob, ResumeMode, plan_jobs, prepare_attempt
 from trace_bench.runner.progress import ConsoleProgress
 from trace_bench.runner.salvage import salvage_record
+from trace_bench.sandbox import sandbox_info
 from trace_bench.store.atomic import read_json, write_json, write_text
 from trace_bench.store.events import EventLog, utc_now
 from trace_bench.store.run_dir import RunPaths, environment_info, git_info, write_files_index
@@ -203,7 +204,7 @@ def _execute(config: RunConfig, options: RunOptions, jobs: list[JobSpec], digest
             "total_jobs": len(jobs), "created_at": created,
             "task_root": str(Path(options.root).resolve()) if options.root else None}
     write_text(paths.snapshot, snapshot_text(config))
-    write_json(paths.env, environment_info())
+    write_json(paths.env, {**environment_info(), "sandbox": sandbox_info(config.sandbox)})
     write_json(paths.git, git_info())
     _write_manifest(paths, meta, jobs, {})
 

@@ -29,6 +29,7 @@ from trace_bench.sandbox.mode import (
     availability,
     quick_check,
     require,
+    sandbox_info,
     used_modes,
 )
 from trace_bench.sandbox.runner import capabilities, run_sandboxed, warm_up
@@ -48,6 +49,7 @@ __all__ = [
     "quick_check",
     "require",
     "run_sandboxed",
+    "sandbox_info",
     "shutdown",
     "used_modes",
     "warm_up",

@@ -74,7 +74,7 @@ def _numpy_to_tree(value: Any, depth: int) -> Any:
         if isinstance(value, np.ndarray):
             if value.dtype.kind not in _ARRAY_KINDS or value.dtype.fields is not None:
                 raise CodecError(f"numpy arrays of dtype {value.dtype} cannot cross the sandbox boundary")
-            data = np.ascontiguousarray(value)
+            data = value if value.flags.c_contiguous else value.copy(order="C")  # keeps 0-d arrays 0-d
             return {TAG: "ndarray", "dtype": data.dtype.str, "shape": list(data.shape),
                     "v": base64.b64encode(data.tobytes()).decode("ascii")}
         if isinstance(value, np.generic) and value.dtype.kind in _ARRAY_KINDS:

@@ -36,7 +36,7 @@ def setting() -> str:
 
 def allow_weak(allowed: bool) -> None:
     """Let this process (and the processes it starts) fall back to the weak mode."""
-    if setting() != "force-weak":
+    if os.environ.get(SETTING_ENV, "").strip().lower() != "force-weak":
         os.environ[SETTING_ENV] = "weak" if allowed else "strong"
 
 
@@ -82,6 +82,12 @@ def quick_check() -> str | None:
     except (OSError, ValueError):
         pass
     return None
+
+
+def sandbox_info(configured: str) -> dict[str, str]:
+    """The run's sandbox setting for env.json (each job's results.json records the mode it really used)."""
+    missing = quick_check()
+    return {"setting": configured, "bubblewrap": "unavailable" if missing else "available", "reason": missing or ""}
 
 
 def record_use(mode: str) -> None:

@@ -55,6 +55,7 @@ class JobResult(_Record):
     score_dict_best: dict[str, float] = Field(default_factory=dict)
     usage_by_role: dict[str, Any] = Field(default_factory=dict)
     budget_spent: dict[str, float] = Field(default_factory=dict)
+    sandbox: str = ""  # isolation LLM-written code ran under in this job: "bwrap", "weak" or "" (none ran)
 
 
 CSV_COLUMNS = (

@@ -76,7 +76,7 @@ def discover_package() -> list[TaskSpec]:
         TaskSpec(id=f"llm4ad:pkg/{name}", suite="llm4ad", description=f"llm4ad package task {name}",
                  module=MODULE, parameter_kinds=("code",), scoring="the llm4ad evaluator's score (higher is better)",
                  needs=("llm4ad", "numpy"), availability=availability, default_eval_kwargs={"task": name},
-                 tags=("llm4ad-package",))
+                 tags=("llm4ad-package", "sandbox"))
         for name in names
     ]
 
