@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import importlib
 import io
 import os
 import resource
+import socket
 import sys
 import tempfile
 import traceback
@@ -26,7 +28,10 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from trace_bench.sandbox import codec, linux, policy
+from trace_bench.sandbox.frames import recv_frame
 from trace_bench.sandbox.limits import STDOUT_TAIL_CHARS, tail
+
+MAX_CHANNELS = 4
 
 _MAX_MESSAGE = 2000
 _MAX_TRACEBACK = 8000
@@ -89,18 +94,23 @@ def _apply_rlimits(limits: dict[str, Any], strong: bool, mapped: int) -> None:
         set_limit(resource.RLIMIT_NPROC, policy.CALL_TASKS + int(limits["max_processes"]))
 
 
+@functools.cache
+def seccomp_filter(network: bool, allow_processes: bool) -> bytes | None:
+    """The call's seccomp program (built once, in the zygote, for each kind of call)."""
+    from trace_bench.sandbox.seccomp import build_filter
+
+    return build_filter(policy.refused_syscalls(network=network, max_processes=int(allow_processes)),
+                        allow_processes=allow_processes)
+
+
 def _lock_down(limits: dict[str, Any], workdir: str, strong: bool, denied: list[str], mapped: int) -> None:
     _apply_rlimits(limits, strong, mapped)
     if not linux.is_linux():
         return
-    from trace_bench.sandbox.seccomp import build_filter
-
     if strong:
         linux.drop_capabilities()
     linux.no_new_privs()
-    program = build_filter(policy.refused_syscalls(network=bool(limits["network"]),
-                                                   max_processes=int(limits["max_processes"])),
-                           allow_processes=int(limits["max_processes"]) > 0)
+    program = seccomp_filter(bool(limits["network"]), int(limits["max_processes"]) > 0)
     if program is not None:
         linux.install_filter(program)
     if not strong:  # the audit hook is a diagnostic for the weak mode, never the boundary
@@ -138,11 +148,8 @@ def _failure(status: str, exc: BaseException, with_traceback: bool = True) -> di
             "traceback": tail(traceback.format_exc(), _MAX_TRACEBACK) if with_traceback else ""}
 
 
-def run_child(request: dict[str, Any], result_fd: int, output_fd: int, workdir: str, *, strong: bool,
-              channels: list[int]) -> NoReturn:
-    """Body of the call's child; never returns."""
-    denied: list[str] = []
-    mapped = _address_space()  # the warm interpreter's own mappings come on top of the memory limit
+def await_request(to_child: socket.socket, output_fd: int, workdir: str, *, strong: bool) -> NoReturn:
+    """Body of the call's child: set up what needs no request, wait for it, then run it; never returns."""
     try:
         if linux.is_linux():
             linux.die_with_parent()
@@ -154,6 +161,27 @@ def run_child(request: dict[str, Any], result_fd: int, output_fd: int, workdir: 
         tempfile.tempdir = workdir
         os.environ["TMPDIR"] = workdir
         _redirect_output(output_fd)
+        body, fds = recv_frame(to_child, max_fds=1 + MAX_CHANNELS)
+        to_child.close()
+        request = codec.decode(body)
+        if strong:  # the request says how large the call's /tmp may grow
+            size = max(1, int(request["limits"]["file_size_mb"])) << 20
+            linux.mount("tmpfs", policy.CALL_TMP, None, linux.MS_REMOUNT | linux.MS_NOSUID | linux.MS_NODEV,
+                        f"size={size},mode=0700")
+    except BaseException as exc:  # noqa: B036 - nowhere to send a result yet: the output tail says why
+        with contextlib.suppress(BaseException):
+            print(f"sandbox call set-up failed: {type(exc).__name__}: {exc}", flush=True)
+        os._exit(72)
+    run_child(request, fds[0], fds[1:], workdir, strong=strong)
+
+
+def run_child(request: dict[str, Any], result_fd: int, channels: list[int], workdir: str, *, strong: bool) -> NoReturn:
+    """Run one request in this (already isolated) process and write its result; never returns."""
+    denied: list[str] = []
+    mapped = _address_space()  # the warm interpreter's own mappings come on top of the memory limit
+    try:
+        if request.get("sys_path"):
+            sys.path[:] = [p for p in request["sys_path"] if isinstance(p, str)]
         func = resolve_target(str(request["target"]))
         limits = request["limits"]
         _lock_down(limits, workdir, strong, denied, mapped)
@@ -180,4 +208,4 @@ def run_child(request: dict[str, Any], result_fd: int, output_fd: int, workdir: 
     os._exit(0)
 
 
-__all__ = ["STDOUT_TAIL_CHARS", "ping", "resolve_target", "run_child"]
+__all__ = ["STDOUT_TAIL_CHARS", "await_request", "ping", "resolve_target", "run_child"]

@@ -70,6 +70,7 @@ def refused_syscalls(*, network: bool, max_processes: int) -> tuple[str, ...]:
 
 
 CALL_TMP = "/tmp"
+DEFAULT_TMP_BYTES = 16 << 20  # a spare's /tmp, resized to the call's file_size_mb when its request arrives
 
 
 def under_call_tmp(path: str) -> bool:

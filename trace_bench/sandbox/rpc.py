@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import builtins
 import os
-import struct
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 from trace_bench.sandbox import codec
+from trace_bench.sandbox.frames import read_value, write_value
 from trace_bench.sandbox.limits import SandboxLimits, SandboxResult
 
-_LENGTH = struct.Struct(">I")
 MAX_FRAME_BYTES = 16 << 20
 
 
@@ -33,31 +32,10 @@ class CandidateGone(RuntimeError):
     """The candidate's process ended (crash, time or memory limit) or sent something unreadable."""
 
 
-def write_frame(fd: int, value: Any) -> None:
-    data = codec.encode(value)
-    view = memoryview(_LENGTH.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _read_exact(fd: int, size: int) -> bytes:
-    chunks = []
-    while size:
-        chunk = os.read(fd, min(size, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
-
-
 def read_frame(fd: int) -> Any:
     """The next value on ``fd``; ``EOFError`` at the end, :class:`CandidateGone` for a bad frame."""
-    (length,) = _LENGTH.unpack(_read_exact(fd, _LENGTH.size))
-    if length > MAX_FRAME_BYTES:
-        raise CandidateGone(f"the candidate sent a frame of {length} bytes (limit {MAX_FRAME_BYTES})")
     try:
-        return codec.decode(_read_exact(fd, length))
+        return read_value(fd, MAX_FRAME_BYTES)
     except codec.CodecError as exc:
         raise CandidateGone(f"the candidate sent something that is not plain data: {exc}") from exc
 
@@ -74,7 +52,7 @@ def serve(payload: dict[str, Any], function: Callable[..., Any] | None, failure:
           *, filename: str = "<candidate>") -> None:
     """Candidate side: answer calls on ``payload["channels"]`` until the checker hangs up."""
     requests, replies = payload["channels"]
-    write_frame(replies, {"ready": function is not None, "failure": failure})
+    write_value(replies, {"ready": function is not None, "failure": failure})
     if function is None:
         return
     while True:
@@ -84,12 +62,12 @@ def serve(payload: dict[str, Any], function: Callable[..., Any] | None, failure:
             return
         try:
             value = function(*request.get("args", ()), **request.get("kwargs", {}))
-            write_frame(replies, {"ok": True, "value": value})
+            write_value(replies, {"ok": True, "value": value})
         except codec.CodecError as exc:
-            write_frame(replies, {"ok": False, "error_type": "TypeError", "line": None,
+            write_value(replies, {"ok": False, "error_type": "TypeError", "line": None,
                                   "message": f"the function returned a value that is not plain data ({exc})"})
         except BaseException as exc:  # noqa: B036 - reported to the checker, like any exception of the call
-            write_frame(replies, {"ok": False, "error_type": type(exc).__name__, "message": str(exc)[:2000],
+            write_value(replies, {"ok": False, "error_type": type(exc).__name__, "message": str(exc)[:2000],
                                   "line": _candidate_line(exc, filename)})
 
 
@@ -108,7 +86,7 @@ class CandidateProxy:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            write_frame(self.requests, {"args": list(args), "kwargs": kwargs})
+            write_value(self.requests, {"args": list(args), "kwargs": kwargs})
             reply = read_frame(self.replies)
         except (EOFError, BrokenPipeError) as exc:
             raise CandidateGone("the candidate's process ended (it crashed or hit a limit)") from exc

@@ -23,7 +23,8 @@ import time
 from typing import Any
 
 from trace_bench.sandbox import codec, policy
-from trace_bench.sandbox.zygote import PID, recv_exact, recv_frame, send_frame
+from trace_bench.sandbox.frames import recv_exact, recv_frame, send_frame
+from trace_bench.sandbox.zygote import PID
 
 _BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[2])['sys_path']; "
          "from trace_bench.sandbox.zygote import main; main()")

@@ -1,15 +1,18 @@
 """One call's supervisor: sets up the call's namespaces, runs the child, reports how it ended.
 
-Forked by the zygote per request.  In the strong mode it enters fresh user, mount, PID and IPC
-namespaces (:data:`.policy.CALL_NAMESPACES`), mounts a private tmpfs on ``/tmp`` and forks the
-child, which becomes PID 1 of the call's PID namespace; killing it (at the wall-clock limit)
-makes the kernel kill every process of the call, ``setsid`` or not.  In the weak mode the child
-gets its own session and a temporary directory, and a timeout kills its process group.
+Forked by the zygote ahead of the call's request (see :mod:`.zygote`, spares).  In the strong
+mode it enters fresh user, mount, PID and IPC namespaces (:data:`.policy.CALL_NAMESPACES`),
+mounts a private tmpfs on ``/tmp`` and forks the child, which becomes PID 1 of the call's PID
+namespace and waits for its request; killing it (at the wall-clock limit) makes the kernel kill
+every process of the call, ``setsid`` or not.  In the weak mode the child gets its own session and
+a temporary directory, and a timeout kills its process group.
 
-The supervisor keeps the tail of the child's stdout/stderr (a pipe it drains, so endless output
-costs nothing but CPU) and writes one status report to the status pipe: the child's wait status,
-CPU seconds, whether the wall-clock limit ended it, the output tail, or why setup failed.  The
-child cannot reach the supervisor: it is outside the call's PID namespace and not dumpable.
+Then the supervisor waits for its own part of the request (the wall-clock limit, the status pipe
+and the cancel pipe), keeps the tail of the child's stdout/stderr (a pipe it drains, so endless
+output costs nothing but CPU) and writes one status report to the status pipe: the child's wait
+status, CPU seconds, whether the wall-clock limit or the job ended it, the output tail, or why
+setup failed.  The child cannot reach the supervisor: it is outside the call's PID namespace and
+not dumpable.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ import os
 import select
 import shutil
 import signal
+import socket
 import tempfile
 import time
 from typing import Any, NoReturn
 
 from trace_bench.sandbox import codec, linux, policy
+from trace_bench.sandbox.frames import recv_frame
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -117,46 +122,58 @@ def _private_tmp(size: int, visible: list[str]) -> None:
         os.close(handle)
 
 
-def supervise(request: dict[str, Any], result_fd: int, status_fd: int, cancel_fd: int, *, channels: list[int],
-              strong: bool, tmp_paths: list[str]) -> NoReturn:
-    """Body of the forked supervisor; never returns."""
-    from trace_bench.sandbox.child import run_child
+def _enter_call_namespaces(tmp_paths: list[str]) -> None:
+    linux.set_dumpable(True)  # inherited off from the zygote; writing our own id maps needs it
+    uid, gid = os.getuid(), os.getgid()
+    linux.unshare(policy.CALL_NAMESPACES)
+    linux.map_own_ids(uid, gid)
+    _private_tmp(policy.DEFAULT_TMP_BYTES, tmp_paths)
 
-    report: dict[str, Any] = {}
-    workdir = "/tmp"
+
+def prepare_call(to_supervisor: socket.socket, to_child: socket.socket, *, strong: bool,
+                 tmp_paths: list[str]) -> NoReturn:
+    """Body of the forked supervisor; never returns."""
+    from trace_bench.sandbox.child import await_request
+
+    setup_error, pid, output_r, workdir = "", -1, -1, "/tmp"
     try:
         if linux.is_linux():
             linux.die_with_parent()
-        limits = request["limits"]
         if strong:
-            linux.set_dumpable(True)  # inherited off from the zygote; writing our own id maps needs it
-            uid, gid = os.getuid(), os.getgid()
-            linux.unshare(policy.CALL_NAMESPACES)
-            linux.map_own_ids(uid, gid)
-            _private_tmp(max(1, int(limits["file_size_mb"])) << 20, tmp_paths)
+            _enter_call_namespaces(tmp_paths)
         else:
             workdir = tempfile.mkdtemp(prefix="trace-bench-sandbox-")
         output_r, output_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(output_r)
-            os.close(status_fd)
-            os.close(cancel_fd)
-            run_child(request, result_fd, output_w, workdir, strong=strong, channels=channels)
+            to_supervisor.close()
+            await_request(to_child, output_w, workdir, strong=strong)
         os.close(output_w)
-        os.close(result_fd)
-        for fd in channels:
-            os.close(fd)
         if linux.is_linux():
             linux.set_dumpable(False)
-        status, usage, ended_by, output = _watch(pid, output_r, cancel_fd, float(limits["wall_s"]), strong)
-        report = {"wait_status": status, "cpu_s": usage.ru_utime + usage.ru_stime, "timed_out": ended_by == "timeout",
-                  "cancelled": ended_by == "cancelled", "output": output.text(), "output_bytes": output.total}
-    except BaseException as exc:  # noqa: B036 - reported, never raised into the zygote's code
-        report = {"setup_error": f"{type(exc).__name__}: {exc}"}
-    finally:
-        if not strong and workdir != "/tmp":
-            shutil.rmtree(workdir, ignore_errors=True)
+    except BaseException as exc:  # noqa: B036 - reported with the call, never raised into the zygote's code
+        setup_error = f"{type(exc).__name__}: {exc}"
+    to_child.close()
+    try:
+        body, fds = recv_frame(to_supervisor, max_fds=2)
+        status_fd, cancel_fd = fds
+        wall_s = float(codec.decode(body)["wall_s"])
+    except (EOFError, OSError, ValueError, KeyError, TypeError):  # discarded before it had a call: end quietly
+        if pid > 0:
+            _kill(pid, strong)
+        os._exit(0)
+    report: dict[str, Any] = {"setup_error": setup_error}
+    if not setup_error:
+        try:
+            status, usage, ended_by, output = _watch(pid, output_r, cancel_fd, wall_s, strong)
+            report = {"wait_status": status, "cpu_s": usage.ru_utime + usage.ru_stime,
+                      "timed_out": ended_by == "timeout", "cancelled": ended_by == "cancelled",
+                      "output": output.text(), "output_bytes": output.total}
+        except BaseException as exc:  # noqa: B036
+            report = {"setup_error": f"{type(exc).__name__}: {exc}"}
+    if not strong and workdir != "/tmp":
+        shutil.rmtree(workdir, ignore_errors=True)
     with contextlib.suppress(OSError):
         _write_all(status_fd, codec.encode(report))
     os._exit(0)

@@ -1,15 +1,18 @@
-"""The zygote: a warm Python inside the sandbox that forks one supervised process per call.
+"""The zygote: a warm Python inside the sandbox that starts one supervised process pair per call.
 
 Started once per job process (by :mod:`.server`), inside bubblewrap in the strong mode.  It
-imports numpy and each target's module once, so a call costs a fork rather than an interpreter
-start.  Protocol on the control socket (a socketpair with the job process):
+imports numpy and each target's module once, so a call costs forks rather than an interpreter
+start, and it keeps one call's processes made in advance (a *spare*: the supervisor has already
+entered the call's namespaces and forked the child, which waits for its request), so that the
+namespace set-up is off the critical path.  Protocol on the control socket (a socketpair with
+the job process), framed by :mod:`.frames`:
 
 - at start the zygote sends one frame, ``{"ok": true, "info": {...}}``;
-- a request is one frame (4-byte big-endian length, then the :mod:`.codec` encoding of
-  ``{"target", "payload", "limits", "sys_path"}``) whose first bytes carry three file descriptors
-  (SCM_RIGHTS): the write ends of the call's result and status pipes, the read end of its
-  cancel pipe (the job closes the other end to end the call early, or by dying), then the
-  ``channels`` the request announces (handed to the target, see :mod:`.rpc`);
+- a request is one frame, the :mod:`.codec` encoding of ``{"target", "payload", "limits",
+  "sys_path", "channels"}``, whose first bytes carry file descriptors (SCM_RIGHTS): the write
+  ends of the call's result and status pipes, the read end of its cancel pipe (the job closes
+  the other end to end the call early, or by dying), then the ``channels`` the request
+  announces (handed to the target, see :mod:`.rpc`);
 - the reply is the supervisor's pid (8 bytes, -1 for a refused request).
 
 The zygote holds no secret (its environment is :data:`.policy.ENVIRONMENT`) and makes itself
@@ -28,52 +31,28 @@ import signal
 import socket
 import struct
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from trace_bench.sandbox import codec, linux
-from trace_bench.sandbox.supervisor import supervise
+from trace_bench.sandbox.child import MAX_CHANNELS
+from trace_bench.sandbox.frames import recv_frame, send_frame
+from trace_bench.sandbox.supervisor import prepare_call
 
-FRAME = struct.Struct(">I")
 PID = struct.Struct(">q")
-MAX_REQUEST_BYTES = 256 << 20
-MAX_CHANNELS = 4
 
 
-def recv_exact(sock: socket.socket, size: int) -> bytes:
-    chunks: list[bytes] = []
-    while size:
-        chunk = sock.recv(min(size, 1 << 20))
-        if not chunk:
-            raise EOFError("sandbox control socket closed")
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
+@dataclass
+class Spare:
+    """A call's processes made ahead of its request: the supervisor's pid and a socket to each."""
 
+    pid: int
+    supervisor: socket.socket
+    child: socket.socket
 
-def send_frame(sock: socket.socket, body: bytes, fds: list[int] | None = None) -> None:
-    head = FRAME.pack(len(body))
-    if fds:
-        socket.send_fds(sock, [head], fds)
-    else:
-        sock.sendall(head)
-    sock.sendall(body)
-
-
-def recv_frame(sock: socket.socket, max_fds: int = 0) -> tuple[bytes, list[int]]:
-    if max_fds:
-        head, fds, _flags, _addr = socket.recv_fds(sock, FRAME.size, max_fds)
-    else:
-        head, fds = sock.recv(FRAME.size), []
-    if not head:
-        for fd in fds:
-            os.close(fd)
-        raise EOFError("sandbox control socket closed")
-    if len(head) < FRAME.size:
-        head += recv_exact(sock, FRAME.size - len(head))
-    (length,) = FRAME.unpack(head)
-    if length > MAX_REQUEST_BYTES:
-        raise EOFError(f"sandbox request of {length} bytes is too large")
-    return recv_exact(sock, length), list(fds)
+    def close(self) -> None:
+        self.supervisor.close()
+        self.child.close()
 
 
 class Zygote:
@@ -83,6 +62,7 @@ class Zygote:
         self.tmp_paths = tmp_paths
         self.children: set[int] = set()
         self.warm: set[str] = set()
+        self.spare: Spare | None = None
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
 
@@ -99,24 +79,48 @@ class Zygote:
             pass
         self.warm.add(module_name)
 
-    def launch(self, request: dict[str, Any], fds: list[int]) -> int:
-        if request.get("sys_path"):
-            sys.path[:] = [p for p in request["sys_path"] if isinstance(p, str)]
-        self.warm_module(str(request.get("target", "")))
+    def make_spare(self) -> Spare:
+        to_supervisor, supervisor_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        to_child, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pid = os.fork()
         if pid == 0:
             try:
                 signal.set_wakeup_fd(-1)
                 for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM):
                     signal.signal(sig, signal.SIG_DFL)
-                for fd in (self.sock.fileno(), self.wake_r, self.wake_w):
+                for fd in (self.sock.fileno(), self.wake_r, self.wake_w, to_supervisor.fileno(), to_child.fileno()):
                     os.close(fd)
             except BaseException:
                 os._exit(71)
-            supervise(request, *fds[:3], channels=fds[3:], strong=self.strong, tmp_paths=self.tmp_paths)
-        for fd in fds:
-            os.close(fd)
+            prepare_call(supervisor_end, child_end, strong=self.strong, tmp_paths=self.tmp_paths)
+        supervisor_end.close()
+        child_end.close()
         self.children.add(pid)
+        return Spare(pid, to_supervisor, to_child)
+
+    def launch(self, request: dict[str, Any], body: bytes, fds: list[int]) -> int:
+        """Hand the request to a spare (made now if there is none); returns its supervisor's pid."""
+        if request.get("sys_path"):
+            sys.path[:] = [p for p in request["sys_path"] if isinstance(p, str)]
+        self.warm_module(str(request.get("target", "")))
+        limits = codec.encode({"wall_s": float(request["limits"]["wall_s"])})
+        pid = -1
+        try:
+            for _attempt in range(2):  # a spare that died while waiting is replaced once
+                spare, self.spare = self.spare or self.make_spare(), None
+                try:
+                    send_frame(spare.child, body, [fds[0], *fds[3:]])
+                    send_frame(spare.supervisor, limits, [fds[1], fds[2]])
+                    pid = spare.pid
+                    break
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        os.kill(spare.pid, signal.SIGKILL)
+                finally:
+                    spare.close()
+        finally:
+            for fd in fds:
+                os.close(fd)
         return pid
 
     def reap(self) -> None:
@@ -132,6 +136,7 @@ class Zygote:
     def serve(self) -> None:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(self.wake_w)
+        self.spare = self.make_spare()
         try:
             while True:
                 ready, _, _ = select.select([self.sock, self.wake_r], [], [])
@@ -153,7 +158,9 @@ class Zygote:
                             os.close(fd)
                         self.sock.sendall(PID.pack(-1))
                         continue
-                    self.sock.sendall(PID.pack(self.launch(request, fds)))
+                    self.sock.sendall(PID.pack(self.launch(request, body, fds)))
+                    if self.spare is None:
+                        self.spare = self.make_spare()
         finally:  # the job is gone or closed the socket: end every call still running
             for pid in list(self.children):
                 with contextlib.suppress(OSError):
@@ -188,7 +195,14 @@ def main() -> None:
     except ImportError:
         pass
     if linux.is_linux():
+        from trace_bench.sandbox.child import seccomp_filter
+
+        for network in (False, True):  # built here once, so that no call pays for it
+            for processes in (False, True):
+                info["seccomp"] = seccomp_filter(network, processes) is not None
         if not strong:
+            import trace_bench.sandbox.guard  # noqa: F401 - the weak mode's audit hook, loaded once here
+
             info["network_namespace"] = _weak_network_isolation()
         with contextlib.suppress(OSError):
             linux.set_dumpable(False)
