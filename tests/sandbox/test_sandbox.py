@@ -89,10 +89,10 @@ def test_file_size_limit_applies_to_the_private_tmp() -> None:
 
 
 def test_output_is_captured_as_a_bounded_tail() -> None:
-    result = run("print('hello')\nfor i in range(20000):\n    print('line', i)\nimport os\nos.write(2, b'raw')\n"
-                 "result = 1")
-    assert result.ok and "line 19999" in result.stdout and result.stdout.endswith("raw")
-    assert len(result.stdout) < 10_000
+    result = run("print('hello')\nfor i in range(20000):\n    print('line', i)\nresult = 1")
+    assert result.ok and result.stdout.endswith("line 19999\n") and len(result.stdout) < 10_000
+    failed = run("import os\nprint('printed')\nos.write(2, b'raw')\nraise ValueError('no')")  # every byte written
+    assert failed.status == "error" and failed.stdout.endswith("printed\nraw")
 
 
 def test_crash_without_result_and_values_that_are_not_plain_data() -> None:

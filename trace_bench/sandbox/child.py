@@ -53,17 +53,43 @@ def resolve_target(target: str) -> Callable[[Any], Any]:
     return func
 
 
-def _redirect_output(output_fd: int) -> None:
+class TailWriter(io.TextIOBase):
+    """``sys.stdout``/``sys.stderr`` of a call: keeps the last few KB, and passes everything on to fd 1."""
+
+    def __init__(self) -> None:
+        self._tail = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:  # type: ignore[override]
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self._tail = (self._tail + text)[-2 * STDOUT_TAIL_CHARS:]
+        with contextlib.suppress(OSError):
+            data = text.encode("utf-8", "replace")
+            while data:
+                data = data[os.write(1, data):]
+        return len(text)
+
+    def isatty(self) -> bool:
+        return False
+
+    def getvalue(self) -> str:
+        return tail(self._tail)
+
+
+def _redirect_output(output_fd: int) -> TailWriter:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(output_fd, 1)
     os.dup2(output_fd, 2)
     os.close(null)
     os.close(output_fd)
-    stream = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="replace",
-                              line_buffering=True)
-    sys.stdout = sys.stderr = stream
+    writer = TailWriter()
+    sys.stdout = sys.stderr = writer
     sys.stdin = io.StringIO()
+    return writer
 
 
 def _address_space() -> int:
@@ -160,7 +186,7 @@ def await_request(to_child: socket.socket, output_fd: int, workdir: str, *, stro
         os.chdir(workdir)
         tempfile.tempdir = workdir
         os.environ["TMPDIR"] = workdir
-        _redirect_output(output_fd)
+        writer = _redirect_output(output_fd)
         body, fds = recv_frame(to_child, max_fds=1 + MAX_CHANNELS)
         to_child.close()
         request = codec.decode(body)
@@ -172,10 +198,11 @@ def await_request(to_child: socket.socket, output_fd: int, workdir: str, *, stro
         with contextlib.suppress(BaseException):
             print(f"sandbox call set-up failed: {type(exc).__name__}: {exc}", flush=True)
         os._exit(72)
-    run_child(request, fds[0], fds[1:], workdir, strong=strong)
+    run_child(request, fds[0], fds[1:], workdir, writer, strong=strong)
 
 
-def run_child(request: dict[str, Any], result_fd: int, channels: list[int], workdir: str, *, strong: bool) -> NoReturn:
+def run_child(request: dict[str, Any], result_fd: int, channels: list[int], workdir: str, writer: TailWriter, *,
+              strong: bool) -> NoReturn:
     """Run one request in this (already isolated) process and write its result; never returns."""
     denied: list[str] = []
     mapped = _address_space()  # the warm interpreter's own mappings come on top of the memory limit
@@ -194,6 +221,7 @@ def run_child(request: dict[str, Any], result_fd: int, channels: list[int], work
     except BaseException as exc:  # noqa: B036 - the candidate may raise anything, SystemExit included
         message = _failure("denied" if _was_denied(exc) else "error", exc)
     message["denied_actions"] = denied[:20]
+    message["stdout"] = writer.getvalue()
     try:
         data = codec.encode(message)
     except (codec.CodecError, MemoryError) as exc:

@@ -2,9 +2,12 @@
 
 The job process only ever reads bytes from two pipes: the call's result (written by the
 untrusted child, at most :data:`.policy.RESULT_MAX_BYTES`, decoded with :mod:`.codec`) and the
-status report of its supervisor (trusted: how the child ended, CPU seconds, output tail).  If
-the sandbox does not finish a call within its wall limit plus :data:`.policy.GRACE_S`, the
-whole sandbox is killed and restarted on the next call.
+status report of its supervisor (trusted: how the child ended, CPU seconds, output tail).  A call
+without a process budget returns as soon as its child closed the result pipe with an ok result
+(it cannot have left a process behind; the supervisor kills the child if it is still running);
+every other call waits for the report, which comes after the kernel has ended every process of
+the call.  If the sandbox does not finish a call within its wall limit plus
+:data:`.policy.GRACE_S`, the whole sandbox is killed and restarted on the next call.
 """
 
 from __future__ import annotations
@@ -125,6 +128,10 @@ def _collect(handle: server.ZygoteHandle, result_r: int, status_r: int, cancel: 
     pending, oversize = set(buffers), False
     try:
         while pending:
+            if result_r not in pending and status_r in pending and limits.max_processes == 0:
+                early = _complete_result(bytes(result))
+                if early is not None:  # no process can outlive the child: no need to wait for its report
+                    return early
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 server.discard(handle, kill=True)
@@ -148,6 +155,27 @@ def _collect(handle: server.ZygoteHandle, result_r: int, status_r: int, cancel: 
         for fd in buffers:
             os.close(fd)
     return _interpret(bytes(status), bytes(result), oversize, limits)
+
+
+def _complete_result(result: bytes) -> SandboxResult | None:
+    """An ok result, taken as soon as the child closed its result pipe, or None (then wait for the report).
+
+    Only for calls that cannot create processes: the child is exiting (or, if it closed the pipe
+    and went on, is killed by its supervisor when the job cancels the call on return).
+    """
+    try:
+        message = codec.decode(result) if result else None
+    except codec.CodecError:
+        return None
+    if not (isinstance(message, dict) and message.get("ok") is True):
+        return None
+    return SandboxResult("ok", value=message.get("value"), stdout=tail(_text(message.get("stdout"), 1 << 20)),
+                         denied_actions=_denied(message))
+
+
+def _denied(message: dict[str, Any]) -> list[str]:
+    denied = message.get("denied_actions")
+    return [_text(item, 300) for item in denied[:20]] if isinstance(denied, list) else []
 
 
 def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
@@ -182,8 +210,7 @@ def _interpret(status: bytes, result: bytes, oversize: bool, limits: SandboxLimi
     if not isinstance(message_data, dict) or not isinstance(message_data.get("ok"), bool):
         return SandboxResult("error", error_type="CorruptResult", stdout=stdout,
                              message="the result is not a sandbox result message")
-    denied = message_data.get("denied_actions")
-    denied_actions = [_text(item, 300) for item in denied[:20]] if isinstance(denied, list) else []
+    denied_actions = _denied(message_data)
     if message_data["ok"]:
         return SandboxResult("ok", value=message_data.get("value"), stdout=stdout, denied_actions=denied_actions)
     verdict = message_data.get("status")

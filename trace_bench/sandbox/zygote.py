@@ -40,6 +40,7 @@ from trace_bench.sandbox.frames import recv_frame, send_frame
 from trace_bench.sandbox.supervisor import prepare_call
 
 PID = struct.Struct(">q")
+SPARES = 2  # calls prepared ahead; two let back-to-back calls overlap one's set-up with another's run
 
 
 @dataclass
@@ -62,7 +63,7 @@ class Zygote:
         self.tmp_paths = tmp_paths
         self.children: set[int] = set()
         self.warm: set[str] = set()
-        self.spare: Spare | None = None
+        self.spares: list[Spare] = []
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
 
@@ -107,7 +108,7 @@ class Zygote:
         pid = -1
         try:
             for _attempt in range(2):  # a spare that died while waiting is replaced once
-                spare, self.spare = self.spare or self.make_spare(), None
+                spare = self.spares.pop(0) if self.spares else self.make_spare()
                 try:
                     send_frame(spare.child, body, [fds[0], *fds[3:]])
                     send_frame(spare.supervisor, limits, [fds[1], fds[2]])
@@ -136,7 +137,7 @@ class Zygote:
     def serve(self) -> None:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(self.wake_w)
-        self.spare = self.make_spare()
+        self.spares = [self.make_spare() for _ in range(SPARES)]
         try:
             while True:
                 ready, _, _ = select.select([self.sock, self.wake_r], [], [])
@@ -159,8 +160,8 @@ class Zygote:
                         self.sock.sendall(PID.pack(-1))
                         continue
                     self.sock.sendall(PID.pack(self.launch(request, body, fds)))
-                    if self.spare is None:
-                        self.spare = self.make_spare()
+                    while len(self.spares) < SPARES:
+                        self.spares.append(self.make_spare())
         finally:  # the job is gone or closed the socket: end every call still running
             for pid in list(self.children):
                 with contextlib.suppress(OSError):
