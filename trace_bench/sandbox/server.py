@@ -73,24 +73,31 @@ class ZygoteHandle:
         self.packages = packages
         self.lock = threading.Lock()
         self.info: dict[str, Any] = {}
-        reasons = []
+        reasons: list[str] = []
         attempt = 0
         while True:
             parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-            commands = _commands(mode, packages, child.fileno())
+            try:
+                commands = _commands(mode, packages, child.fileno())
+            except ZygoteUnavailable:
+                parent.close()
+                child.close()
+                raise
             label, argv = commands[attempt]
             try:
                 self._start(argv, parent, child)
-                self.info["variant"] = label
-                break
             except ZygoteUnavailable as exc:
                 reasons.append(f"{label}: {exc}")
-            attempt += 1
-            if attempt == len(commands):
-                raise ZygoteUnavailable("; ".join(reasons))
+                attempt += 1
+                if attempt == len(commands):
+                    raise ZygoteUnavailable("; ".join(reasons)) from exc
+                continue
+            self.info["variant"] = label
+            break
         self.owner_pid = os.getpid()
 
     def _start(self, argv: list[str], parent: socket.socket, child: socket.socket) -> None:
+        """Start one command line; its stderr is read only to explain a failed start."""
         try:
             self.proc = subprocess.Popen(argv, pass_fds=(child.fileno(),), env=dict(policy.ENVIRONMENT), cwd="/",
                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -100,6 +107,7 @@ class ZygoteHandle:
         finally:
             child.close()
         self.sock = parent
+        assert self.proc.stderr is not None
         try:
             parent.settimeout(START_TIMEOUT_S)
             body, _ = recv_frame(parent)
@@ -109,12 +117,16 @@ class ZygoteHandle:
             self.info = dict(hello.get("info") or {})
             parent.settimeout(LAUNCH_TIMEOUT_S)
         except (OSError, EOFError, codec.CodecError) as exc:
-            self.close(wait_s=2.0)
-            detail = (self.proc.stderr.read().decode("utf-8", "replace").strip() if self.proc.stderr else "")
+            parent.close()
+            try:
+                self.proc.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            detail = self.proc.stderr.read().decode("utf-8", "replace").strip()
+            self.proc.stderr.close()
             raise ZygoteUnavailable(detail.splitlines()[-1] if detail else f"did not start ({exc})") from exc
-        finally:
-            if self.proc.stderr is not None and self.proc.poll() is None and self.info:
-                self.proc.stderr.close()
+        # Kept open (a closed pipe could SIGPIPE bubblewrap); the zygote itself writes to /dev/null from now on.
 
     def launch(self, body: bytes, fds: list[int]) -> int:
         """Hand one encoded request to the zygote; returns the call's supervisor pid."""
@@ -140,6 +152,8 @@ class ZygoteHandle:
             self.proc.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:
             self.kill()
+        if self.proc.stderr is not None and self.proc.returncode is not None:
+            self.proc.stderr.close()
 
     def kill(self) -> None:
         """End the sandbox at once: bubblewrap's death takes its whole PID namespace with it."""
@@ -149,6 +163,8 @@ class ZygoteHandle:
             self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
+        if self.proc.stderr is not None and self.proc.returncode is not None:
+            self.proc.stderr.close()
 
 
 _LOCK = threading.Lock()

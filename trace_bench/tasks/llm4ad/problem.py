@@ -214,19 +214,17 @@ class HeuristicGuide(Guide):
 
     def _interpret(self, result: SandboxResult) -> Evaluation:
         """Feedback for a sandboxed call that failed (``result.ok`` is False)."""
-        if not result.ok:
-            error = f"{result.error_type}: {result.message}" if result.error_type else result.message
-            detail = candidate_traceback(result.traceback)
-            if result.stdout.strip():
-                detail += f"\nprogram output (tail):\n{result.stdout[-500:]}"
-            if result.status in ("error", "denied"):
-                kind = result.error_type or ""
-                phase = "compile" if kind in _COMPILE_ERRORS else "load" if kind in _LOAD_ERRORS else "run"
-                if kind == "InvalidSolution":
-                    return self._fail("invalid", "validate", result.message, f"Rule: {self.task.constraints}")
-                return self._fail(result.status, phase, error, detail)
+        error = f"{result.error_type}: {result.message}" if result.error_type else result.message
+        detail = candidate_traceback(result.traceback)
+        if result.stdout.strip():
+            detail += f"\nprogram output (tail):\n{result.stdout[-500:]}"
+        if result.status not in ("error", "denied"):
             return self._fail(result.status, "run", error, detail)
-        return self._fail("crash", "run", "the sandbox returned no failure to explain", "")
+        kind = result.error_type or ""
+        if kind == "InvalidSolution":
+            return self._fail("invalid", "validate", result.message, f"Rule: {self.task.constraints}")
+        phase = "compile" if kind in _COMPILE_ERRORS else "load" if kind in _LOAD_ERRORS else "run"
+        return self._fail(result.status, phase, error, detail)
 
     def _score(self, value: Any) -> Evaluation:
         """Feedback for the trusted evaluator's score dict."""
