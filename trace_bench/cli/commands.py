@@ -39,7 +39,7 @@ def cmd_list_tasks(args: Namespace) -> int:
     if args.root and benches is None:
         root_ids = {s.id for s in catalog.specs.values() if s.module_path}
         specs = [s for s in specs if s.id in root_ids] + [s for s in specs if s.id not in root_ids]
-    from trace_bench.sandbox import quick_check
+    from trace_bench.sandbox.policy import quick_check
 
     rows = []
     no_sandbox = quick_check()

@@ -16,41 +16,41 @@ user, PID, mount, network and IPC namespaces, read-only binds of only what Pytho
 private tmpfs per call, an empty environment, rlimits, a seccomp filter, and a PID namespace
 per call so that a timeout kills every process the call started.  Where bubblewrap cannot run,
 candidate code is refused unless the weak mode was allowed (:mod:`.mode`).
+
+Names are resolved lazily, so that listing tasks does not import the process machinery.
 """
 
 from __future__ import annotations
 
-from trace_bench.sandbox.codec import CodecError
-from trace_bench.sandbox.limits import STATUSES, SandboxLimits, SandboxResult, Status
-from trace_bench.sandbox.mode import (
-    SETTING_ENV,
-    SandboxUnavailable,
-    allow_weak,
-    availability,
-    quick_check,
-    require,
-    sandbox_info,
-    used_modes,
-)
-from trace_bench.sandbox.runner import capabilities, run_sandboxed, warm_up
-from trace_bench.sandbox.server import shutdown
+import importlib
+from typing import Any
 
-__all__ = [
-    "SETTING_ENV",
-    "STATUSES",
-    "CodecError",
-    "SandboxLimits",
-    "SandboxResult",
-    "SandboxUnavailable",
-    "Status",
-    "allow_weak",
-    "availability",
-    "capabilities",
-    "quick_check",
-    "require",
-    "run_sandboxed",
-    "sandbox_info",
-    "shutdown",
-    "used_modes",
-    "warm_up",
-]
+_EXPORTS = {
+    "CodecError": "codec",
+    "STATUSES": "limits",
+    "SandboxLimits": "limits",
+    "SandboxResult": "limits",
+    "Status": "limits",
+    "SETTING_ENV": "mode",
+    "SandboxUnavailable": "mode",
+    "allow_weak": "mode",
+    "availability": "mode",
+    "quick_check": "policy",
+    "require": "mode",
+    "sandbox_info": "mode",
+    "used_modes": "mode",
+    "capabilities": "runner",
+    "run_sandboxed": "runner",
+    "warm_up": "runner",
+    "shutdown": "server",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,11 +8,11 @@ and forbid; :mod:`trace_bench.sandbox.zygote` and :mod:`trace_bench.sandbox.chil
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import sys
 from functools import cache
+from typing import Any
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWCGROUP = 0x02000000
@@ -40,12 +40,16 @@ _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 
 @cache
-def _libc() -> ctypes.CDLL:
+def _libc() -> Any:
+    import ctypes  # here, not at import: listing tasks imports the sandbox's policy, never ctypes
+
     return ctypes.CDLL(None, use_errno=True)
 
 
 def _check(result: int, what: str) -> None:
     if result != 0:
+        import ctypes
+
         errno = ctypes.get_errno()
         raise OSError(errno, f"{what}: {os.strerror(errno)}")
 
@@ -55,10 +59,14 @@ def is_linux() -> bool:
 
 
 def unshare(flags: int) -> None:
+    import ctypes
+
     _check(_libc().unshare(ctypes.c_int(flags)), "unshare")
 
 
 def mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    import ctypes
+
     _check(_libc().mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
                          ctypes.c_ulong(flags), data.encode() if data is not None else None), f"mount {target}")
 
@@ -72,6 +80,8 @@ def map_own_ids(uid: int, gid: int) -> None:
 
 
 def prctl(option: int, value: int) -> None:
+    import ctypes
+
     _check(_libc().prctl(ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0),
                          ctypes.c_ulong(0)), f"prctl({option})")
 
@@ -90,16 +100,16 @@ def no_new_privs() -> None:
     prctl(_PR_SET_NO_NEW_PRIVS, 1)
 
 
-class _CapHeader(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-
-class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
-
-
 def drop_capabilities() -> None:
     """Empty effective, permitted and inheritable sets (ambient ones go with them)."""
+    import ctypes
+
+    class _CapHeader(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class _CapData(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
     header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()
     _check(_libc().capset(ctypes.byref(header), ctypes.byref(data)), "capset")
@@ -107,6 +117,7 @@ def drop_capabilities() -> None:
 
 def install_filter(program: bytes) -> None:
     """Load a classic-BPF seccomp filter (``program``: packed ``struct sock_filter`` array)."""
+    import ctypes
 
     class _Program(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]

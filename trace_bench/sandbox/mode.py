@@ -71,22 +71,9 @@ def availability() -> dict[str, str]:
         return {"setting": wanted, "mode": "", "reason": str(exc)}
 
 
-def quick_check() -> str | None:
-    """Why bubblewrap cannot work here, judged without starting it (for listings); None when it may."""
-    if policy.find_bwrap() is None:
-        return "bubblewrap (bwrap) is not installed"
-    try:
-        with open("/proc/sys/user/max_user_namespaces") as fh:
-            if int(fh.read().strip() or 0) == 0:
-                return "user namespaces are disabled (user.max_user_namespaces = 0)"
-    except (OSError, ValueError):
-        pass
-    return None
-
-
 def sandbox_info(configured: str) -> dict[str, str]:
     """The run's sandbox setting for env.json (each job's results.json records the mode it really used)."""
-    missing = quick_check()
+    missing = policy.quick_check()
     return {"setting": configured, "bubblewrap": "unavailable" if missing else "available", "reason": missing or ""}
 
 

@@ -152,3 +152,16 @@ def bwrap_argv(bwrap: str, mounts: Iterable[Bind], command: list[str]) -> list[s
 
 def find_bwrap() -> str | None:
     return shutil.which("bwrap")
+
+
+def quick_check() -> str | None:
+    """Why bubblewrap cannot work here, judged without starting it (for listings); None when it may."""
+    if find_bwrap() is None:
+        return "bubblewrap (bwrap) is not installed"
+    try:
+        with open("/proc/sys/user/max_user_namespaces") as fh:
+            if int(fh.read().strip() or 0) == 0:
+                return "user namespaces are disabled (user.max_user_namespaces = 0)"
+    except (OSError, ValueError):
+        pass
+    return None
