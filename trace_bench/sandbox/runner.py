@@ -125,11 +125,12 @@ def _collect(handle: server.ZygoteHandle, result_r: int, status_r: int, cancel: 
     poller = select.poll()
     for fd in buffers:
         poller.register(fd, select.POLLIN)
-    pending, oversize = set(buffers), False
+    pending, oversize, early_checked = set(buffers), False, False
     try:
         while pending:
-            if result_r not in pending and status_r in pending and limits.max_processes == 0:
-                early = _complete_result(bytes(result))
+            if result_r not in pending and status_r in pending and not early_checked:
+                early_checked = True
+                early = _complete_result(bytes(result)) if limits.max_processes == 0 else None
                 if early is not None:  # no process can outlive the child: no need to wait for its report
                     return early
             remaining = deadline - time.monotonic()
@@ -150,7 +151,6 @@ def _collect(handle: server.ZygoteHandle, result_r: int, status_r: int, cancel: 
                     os.close(result_r)  # the writer gets EPIPE; nothing more is read
                     del buffers[result_r]
                     cancel()  # and its supervisor ends the call now
-
     finally:
         for fd in buffers:
             os.close(fd)
