@@ -1,8 +1,11 @@
 """Sandbox overhead per call and LLM4AD evaluator wall time (template and each stub candidate).
 
 Overhead = wall time of ``run_sandboxed`` on a target that returns at once, after the sandbox
-is warm (median and 99th percentile of 200 calls), in the bubblewrap mode and, for comparison,
-the weak mode; the first call, which starts the sandbox, is reported separately.  Evaluator
+is warm (median and 99th percentile of 200 calls back to back, and the median of 100 calls 20 ms
+apart, roughly a trainer's pace, which lets the sandbox prepare the next call in between), in the
+bubblewrap mode and, for comparison, the weak mode; the first call, which starts the sandbox, is
+reported separately, and so is the CPU time the sandbox's processes spend per call (on a shared
+machine wall times move with the load; CPU time much less).  Evaluator
 times are guide evaluations with the task defaults (the guide's cache is bypassed): the
 candidate runs sandboxed, the trusted half replays and scores in this process.  The load
 average is printed first: on a shared machine every figure moves with it.
@@ -28,7 +31,7 @@ ECHO = "trace_bench.sandbox.child:ping"  # returns its payload at once
 
 
 def sandbox_overhead(calls: int = 200) -> tuple[float, float, float, float]:
-    """(first call, median, 99th percentile, worst) in seconds."""
+    """(first call, median, 99th percentile, worst) in seconds, calls back to back."""
     start = time.perf_counter()
     first = run_sandboxed(ECHO, {})
     first_s = time.perf_counter() - start
@@ -41,6 +44,40 @@ def sandbox_overhead(calls: int = 200) -> tuple[float, float, float, float]:
         assert result.ok, result
     times.sort()
     return first_s, statistics.median(times), times[int(0.99 * (len(times) - 1))], times[-1]
+
+
+def paced_overhead(calls: int = 100, pause_s: float = 0.02) -> float:
+    times = []
+    for _ in range(calls):
+        time.sleep(pause_s)
+        start = time.perf_counter()
+        assert run_sandboxed(ECHO, {}, SandboxLimits(wall_s=30)).ok
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _zygote_cpu_s() -> float:
+    """CPU seconds of this process's zygote and every call it reaped (its children's times included)."""
+    total, tick = 0.0, os.sysconf("SC_CLK_TCK")
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            parent = Path(f"/proc/{fields[1]}/cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        is_zygote = b"sandbox.zygote import main" in command and command.startswith(sys.executable.encode())
+        if is_zygote and b"sandbox.zygote import main" not in parent:  # not one of its forks
+            total += sum(int(x) for x in fields[11:15]) / tick
+    return total
+
+
+def sandbox_cpu_per_call(calls: int = 200) -> float:
+    before = _zygote_cpu_s()
+    for _ in range(calls):
+        assert run_sandboxed(ECHO, {}, SandboxLimits(wall_s=30)).ok
+    time.sleep(0.5)  # let the zygote reap the last supervisors
+    return (_zygote_cpu_s() - before) / calls
 
 
 def evaluator_times(name: str) -> tuple[list[str], list[float], list[float]]:
@@ -87,6 +124,8 @@ def main() -> None:
         report(f"sandbox ({mode}): overhead per call, p99 of 200", p99_s * 1000, "ms",
                "< 100 ms" if mode == "bwrap" else "")
         report(f"sandbox ({mode}): overhead per call, worst of 200", worst_s * 1000, "ms")
+        report(f"sandbox ({mode}): overhead per call, median of 100, 20 ms apart", paced_overhead() * 1000, "ms")
+        report(f"sandbox ({mode}): CPU of the sandbox per call, 200 calls", sandbox_cpu_per_call() * 1000, "ms")
     os.environ[SETTING_ENV] = "strong"
     shutdown()
     check_s = humaneval_check_time()
