@@ -66,9 +66,10 @@ def _zygote_cpu_s() -> float:
             parent = Path(f"/proc/{fields[1]}/cmdline").read_bytes()
         except (OSError, IndexError):
             continue
-        is_zygote = b"sandbox.zygote import main" in command and command.startswith(sys.executable.encode())
-        if is_zygote and b"sandbox.zygote import main" not in parent:  # not one of its forks
-            total += sum(int(x) for x in fields[11:15]) / tick
+        python = sys.executable.encode()
+        is_zygote = b"sandbox.zygote import main" in command and command.startswith(python)
+        if is_zygote and not (b"sandbox.zygote import main" in parent and parent.startswith(python)):
+            total += sum(int(x) for x in fields[11:15]) / tick  # the zygote itself, not one of its forks
     return total
 
 
