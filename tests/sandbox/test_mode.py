@@ -85,3 +85,24 @@ def test_a_run_fails_clearly_or_records_the_weak_mode(no_bwrap: dict[str, str], 
         assert tsp["status"] == "ok" and tsp["sandbox"] == "weak"
     else:
         assert tsp["status"] == "failed" and "needs the sandbox" in tsp["error"] and "bubblewrap" in tsp["error"]
+
+
+def test_a_sandbox_whose_calls_cannot_get_namespaces_is_refused_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """E.g. a security module that refuses user namespaces nested in bubblewrap: say so, do not fail each call."""
+    from trace_bench.sandbox import policy
+
+    original = policy.bwrap_argv
+
+    def without_nested_user_namespaces(*args: object, **kwargs: object) -> list[str]:
+        argv = original(*args, **kwargs)  # type: ignore[arg-type]
+        return [argv[0], "--unshare-user", "--disable-userns", *argv[1:]]
+
+    monkeypatch.setattr(policy, "bwrap_argv", without_nested_user_namespaces)
+    shutdown()
+    try:
+        with pytest.raises(SandboxUnavailable, match="namespaces of their own"):
+            run_sandboxed("tests.sandbox.targets:echo", {"x": 1})
+    finally:
+        monkeypatch.undo()
+        shutdown()
+    assert run_sandboxed("tests.sandbox.targets:echo", {"x": 2}).value == {"x": 2}

@@ -113,10 +113,11 @@ class ZygoteHandle:
             body, _ = recv_frame(parent)
             hello = codec.decode(body)
             if not (isinstance(hello, dict) and hello.get("ok")):
-                raise ZygoteUnavailable(f"unexpected greeting {str(hello)[:200]}")
+                error = hello.get("error") if isinstance(hello, dict) else None
+                raise ZygoteUnavailable(str(error) if error else f"unexpected greeting {str(hello)[:200]}")
             self.info = dict(hello.get("info") or {})
             parent.settimeout(LAUNCH_TIMEOUT_S)
-        except (OSError, EOFError, codec.CodecError) as exc:
+        except (OSError, EOFError, codec.CodecError, ZygoteUnavailable) as exc:
             parent.close()
             try:
                 self.proc.wait(timeout=2.0)
@@ -125,6 +126,8 @@ class ZygoteHandle:
                 self.proc.wait()
             detail = self.proc.stderr.read().decode("utf-8", "replace").strip()
             self.proc.stderr.close()
+            if isinstance(exc, ZygoteUnavailable):
+                raise
             raise ZygoteUnavailable(detail.splitlines()[-1] if detail else f"did not start ({exc})") from exc
         # Kept open (a closed pipe could SIGPIPE bubblewrap); the zygote itself writes to /dev/null from now on.
 

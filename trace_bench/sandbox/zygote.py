@@ -35,7 +35,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from trace_bench.sandbox import codec, linux
+from trace_bench.sandbox import codec, linux, policy
 from trace_bench.sandbox.child import MAX_CHANNELS
 from trace_bench.sandbox.frames import recv_frame, send_frame
 from trace_bench.sandbox.supervisor import prepare_call
@@ -180,6 +180,23 @@ def _freeze() -> None:
     gc.freeze()
 
 
+def _probe_call_namespaces() -> str:
+    """Why calls could not get namespaces of their own here (e.g. a security module refuses user
+    namespaces nested in bubblewrap); "" when they can.  Checked once, so that the sandbox is refused
+    at start-up with the reason rather than every call failing later."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            uid, gid = os.getuid(), os.getgid()
+            linux.unshare(policy.CALL_NAMESPACES)
+            linux.map_own_ids(uid, gid)
+            os._exit(0)
+        except BaseException:  # noqa: B036
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return "" if status == 0 else "calls cannot get user, mount, PID and IPC namespaces of their own inside bubblewrap"
+
+
 def _weak_network_isolation() -> bool:
     """Weak mode only: a private network namespace for the zygote and its calls, where allowed."""
     for flags in (linux.CLONE_NEWNET, linux.CLONE_NEWUSER | linux.CLONE_NEWNET):
@@ -204,6 +221,11 @@ def main() -> None:
         info["numpy"] = True
     except ImportError:
         pass
+    if strong:
+        problem = _probe_call_namespaces()
+        if problem:
+            send_frame(sock, codec.encode({"ok": False, "error": problem}))
+            return
     if linux.is_linux():
         from trace_bench.sandbox.child import seccomp_filter
 
