@@ -44,13 +44,13 @@ def cmd_list_tasks(args: Namespace) -> int:
     rows = []
     no_sandbox = quick_check()
     for spec in specs:
-        reason = spec.unavailable_reason()
+        unavailable = spec.unavailable_reason()
         sandbox = "required" if "sandbox" in spec.tags else ""
-        if sandbox and no_sandbox and not reason:
-            reason = f"runs LLM-written code and needs the sandbox: {no_sandbox} (or run with --allow-weak-sandbox)"
-        rows.append({"task_id": spec.id, "suite": spec.suite, "status": "unavailable" if spec.unavailable_reason()
-                     else "available", "reason": reason or "", "parameters": ",".join(spec.parameter_kinds),
-                     "sandbox": sandbox, "description": spec.description})
+        reason = unavailable or (f"runs LLM-written code and needs the sandbox: {no_sandbox} (or run with "
+                                 "--allow-weak-sandbox)" if sandbox and no_sandbox else "")
+        rows.append({"task_id": spec.id, "suite": spec.suite, "status": "unavailable" if unavailable else "available",
+                     "reason": reason, "parameters": ",".join(spec.parameter_kinds), "sandbox": sandbox,
+                     "description": spec.description})
     _print(render(rows, ["task_id", "suite", "status", "parameters", "sandbox", "reason"], args.format,
                   ["task_id", "status", "reason"]))
     from trace_bench.registry.tasks import broken_suites
