@@ -27,6 +27,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from trace_bench.processes import die_with_parent
 from trace_bench.sandbox import codec, linux, policy
 from trace_bench.sandbox.frames import recv_frame
 from trace_bench.sandbox.limits import STDOUT_TAIL_CHARS, tail
@@ -177,8 +178,7 @@ def _failure(status: str, exc: BaseException, with_traceback: bool = True) -> di
 def await_request(to_child: socket.socket, output_fd: int, workdir: str, *, strong: bool) -> NoReturn:
     """Body of the call's child: set up what needs no request, wait for it, then run it; never returns."""
     try:
-        if linux.is_linux():
-            linux.die_with_parent()
+        die_with_parent()
         if strong:
             _own_proc()
         else:

@@ -9,7 +9,6 @@ and forbid; :mod:`trace_bench.sandbox.zygote` and :mod:`trace_bench.sandbox.chil
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from functools import cache
 from typing import Any
@@ -33,7 +32,6 @@ MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
 
-_PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _PR_SET_NO_NEW_PRIVS = 38
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
@@ -84,11 +82,6 @@ def prctl(option: int, value: int) -> None:
 
     _check(_libc().prctl(ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0),
                          ctypes.c_ulong(0)), f"prctl({option})")
-
-
-def die_with_parent() -> None:
-    """SIGKILL this process when the thread that forked it exits."""
-    prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
 
 
 def set_dumpable(dumpable: bool) -> None:

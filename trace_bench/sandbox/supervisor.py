@@ -28,6 +28,7 @@ import tempfile
 import time
 from typing import Any, NoReturn
 
+from trace_bench.processes import die_with_parent, kill_process_group
 from trace_bench.sandbox import codec, linux, policy
 from trace_bench.sandbox.frames import recv_frame
 
@@ -56,11 +57,11 @@ class _Output:
 
 
 def _kill(pid: int, strong: bool) -> None:
+    if not strong:
+        kill_process_group(pid)  # the weak child leads its own session
+        return
     with contextlib.suppress(OSError):
-        if strong:
-            os.kill(pid, signal.SIGKILL)  # PID 1 of the call's namespace: the kernel ends the rest
-        else:
-            os.killpg(pid, signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)  # PID 1 of the call's namespace: the kernel ends the rest
 
 
 def _watch(pid: int, output_fd: int, cancel_fd: int, wall_s: float,
@@ -139,8 +140,7 @@ def prepare_call(to_supervisor: socket.socket, to_child: socket.socket, *, stron
     gc.disable()  # it allocates little and lives one call: no collections, no copied pages
     setup_error, pid, output_r, workdir = "", -1, -1, "/tmp"
     try:
-        if linux.is_linux():
-            linux.die_with_parent()
+        die_with_parent()
         if strong:
             _enter_call_namespaces(tmp_paths)
         else:

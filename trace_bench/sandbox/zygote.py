@@ -165,7 +165,7 @@ class Zygote:
                     while len(self.spares) < SPARES:
                         self.spares.append(self.make_spare())
         finally:  # the job is gone or closed the socket: end every call still running
-            for pid in list(self.children):
+            for pid in list(self.children):  # supervisors lead no group; each takes its call down with it
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
             for pid in list(self.children):
