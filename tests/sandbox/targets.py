@@ -6,31 +6,31 @@ import os
 from typing import Any
 
 
-def echo(payload: dict[str, Any]) -> Any:
+def echo(payload: Any) -> Any:
     return payload
 
 
 def run_code(payload: dict[str, Any]) -> Any:
-    """Execute ``payload["code"]`` and return the value of its ``result`` variable, if any."""
+    """Execute ``payload["code"]`` (with ``payload`` in scope) and return its ``result`` variable."""
     namespace: dict[str, Any] = {"payload": payload}
     exec(payload["code"], namespace)
     return namespace.get("result")
 
 
-def unpicklable(payload: dict[str, Any]) -> Any:
+def not_plain_data(payload: Any) -> Any:
     return lambda: None
 
 
-def where_am_i(payload: dict[str, Any]) -> dict[str, Any]:
-    with open("scratch.txt", "w") as fh:  # the temporary working directory: allowed
+def where_am_i(payload: Any) -> dict[str, Any]:
+    with open("scratch.txt", "w") as fh:  # the private working directory: allowed
         fh.write("ok")
-    return {"cwd": os.getcwd(), "netns": os.readlink("/proc/self/ns/net") if os.path.exists("/proc/self/ns/net")
-            else None, "pid": os.getpid()}
+    return {"cwd": os.getcwd(), "pid": os.getpid(), "uid": os.getuid(), "tmp": sorted(os.listdir("/tmp")),
+            "netns": os.readlink("/proc/self/ns/net"), "processes": sorted(p for p in os.listdir("/proc") if p.isdigit())}
 
 
 def sandbox_from_child(code: str) -> tuple[str, Any]:
     """Run in a multiprocessing child: call the sandbox from there and report the outcome."""
     from trace_bench.sandbox import SandboxLimits, run_sandboxed
 
-    result = run_sandboxed("tests.sandbox.targets:run_code", {"code": code}, SandboxLimits(wall_s=5))
+    result = run_sandboxed("tests.sandbox.targets:run_code", {"code": code}, SandboxLimits(wall_s=20))
     return result.status, result.value

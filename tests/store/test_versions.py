@@ -43,10 +43,12 @@ def test_every_file_of_a_version_1_run_loads_as_the_current_version(v1_run: Path
                                                          "JobEnded", "RunFinished"]
     results = run.read_results()
     assert sorted(str(r.status) for r in results.values()) == ["budget_exhausted", "failed", "skipped"]
-    assert all(r.schema_version == 2 and r.non_finite == [] for r in results.values())
+    assert all(r.schema_version == JobResult.SCHEMA_VERSION and r.non_finite == [] and r.sandbox == ""
+               for r in results.values())
     ok = next(job_id for job_id, r in results.items() if r.status == "budget_exhausted")
     job = run.job(ok)
     assert job.read_meta().attempt == 1  # type: ignore[union-attr]
+    assert job.read_meta().sandbox == "strong" and run.read_env().sandbox is None  # type: ignore[union-attr]
     assert job.read_attempts().schema_version == 2  # type: ignore[union-attr]
     assert job.read_heartbeat() is not None and len(job.read_curve()) == 2
     best = job.read_state("best")
@@ -81,7 +83,7 @@ def test_a_version_1_result_with_nan_is_upgraded_to_null_and_flagged(tmp_path: P
     assert "NaN" in text  # what version 1 wrote: Python's json allowed it
     job.results_path.write_text(text, encoding="utf-8")
     record = job.read_result()
-    assert record is not None and record.schema_version == 2
+    assert record is not None and record.schema_version == JobResult.SCHEMA_VERSION
     assert record.score_final is None and record.score_best is None
     assert record.non_finite == ["score_best", "score_final"]
 
@@ -91,8 +93,8 @@ def test_a_file_from_a_newer_trace_bench_is_refused_with_a_message(v1_run: Path)
     job = run.job(run.job_ids()[0])
     data = json.loads(job.results_path.read_text())
     job.results_path.write_text(json.dumps({**data, "schema_version": JobResult.SCHEMA_VERSION + 1}))
-    with pytest.raises(NewerSchemaError, match=r"results\.json: schema_version 3 is newer than this "
-                                               r"trace-bench reads \(JobResult version 2\); upgrade trace-bench"):
+    with pytest.raises(NewerSchemaError, match=r"results\.json: schema_version 4 is newer than this "
+                                               r"trace-bench reads \(JobResult version 3\); upgrade trace-bench"):
         job.read_result()
     job.results_path.write_text(json.dumps({**data, "seed": "seven"}))
     with pytest.raises(StoreError, match=r"results\.json: not a valid JobResult \(seed: "):

@@ -3,11 +3,13 @@ is deterministic for a seed, and turns a broken candidate into FAILURE_SCORE wit
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +22,18 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sa
 
 TASKS = task_names()
 _PROBLEMS: dict[str, dict[str, Any]] = {}
+# Scores of each task's template and stub candidates, measured before the evaluators were split into
+# a sandboxed half and a trusted half: moving the scoring out of the sandbox must not change them.
+REFERENCE = json.loads((Path(__file__).with_name("llm4ad_reference_scores.json")).read_text())
+
+
+def assert_reference(name: str, split: str, program: str, value: float, problem: dict[str, Any]) -> None:
+    expected = REFERENCE[f"{name}|{split}|{hashlib.sha256(program.encode()).hexdigest()[:16]}"]
+    if isinstance(expected, dict):  # multi-objective: compare every objective
+        data = problem[split]
+        assert problem["guide"].get_score_dict(data["inputs"][0], program, data["infos"][0]) == expected
+    else:
+        assert value == expected
 
 
 def problem_for(name: str) -> dict[str, Any]:
@@ -76,6 +90,7 @@ def test_task_builds_improves_and_fails_cleanly(name: str) -> None:
     template_score, template_feedback = score(problem, param.data)
     assert math.isfinite(template_score) and template_score > FAILURE_SCORE, template_feedback
     assert template_feedback.startswith("Score:")
+    assert_reference(name, "train_dataset", param.data, template_score, problem)
 
     candidates = problem["stub_candidates"]
     assert 2 <= len(candidates) <= 3
@@ -83,11 +98,13 @@ def test_task_builds_improves_and_fails_cleanly(name: str) -> None:
     for program in candidates:
         value, feedback = score(problem, program)
         assert math.isfinite(value) and value > FAILURE_SCORE, feedback
+        assert_reference(name, "train_dataset", program, value, problem)
         candidate_scores.append(value)
     assert max(candidate_scores) > template_score, (template_score, candidate_scores)
 
     test_score, _ = score(problem, param.data, "test_dataset")
     assert math.isfinite(test_score) and test_score > FAILURE_SCORE
+    assert_reference(name, "test_dataset", param.data, test_score, problem)
 
     broken, feedback = score(problem, f"def {entry}(:\n    return 0\n")
     assert broken == FAILURE_SCORE
@@ -120,7 +137,7 @@ def test_runtime_errors_timeouts_and_invalid_answers() -> None:
     value, feedback = score(problem, "def select_next_node(c, d, u, m):\n    return -1\n")
     info = parse_feedback_json(feedback)
     assert value == FAILURE_SCORE and (info["status"], info["phase"]) == ("invalid", "validate")
-    value, feedback = score(problem, "import os\nos.system('true')\ndef select_next_node(c, d, u, m):\n    return u[0]\n")
+    value, feedback = score(problem, "import subprocess\nsubprocess.run(['true'])\ndef select_next_node(c, d, u, m):\n    return u[0]\n")
     assert value == FAILURE_SCORE and parse_feedback_json(feedback)["status"] == "denied"
 
 

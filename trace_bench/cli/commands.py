@@ -38,13 +38,19 @@ def cmd_list_tasks(args: Namespace) -> int:
     if args.root and benches is None:
         root_ids = {s.id for s in catalog.specs.values() if s.module_path}
         specs = [s for s in specs if s.id in root_ids] + [s for s in specs if s.id not in root_ids]
+    from trace_bench.sandbox.policy import quick_check
+
     rows = []
+    no_sandbox = quick_check()
     for spec in specs:
-        reason = spec.unavailable_reason()
-        rows.append({"task_id": spec.id, "suite": spec.suite, "status": "unavailable" if reason else "available",
-                     "reason": reason or "", "parameters": ",".join(spec.parameter_kinds),
+        unavailable = spec.unavailable_reason()
+        sandbox = "required" if "sandbox" in spec.tags else ""
+        reason = unavailable or (f"runs LLM-written code and needs the sandbox: {no_sandbox} (or run with "
+                                 "--allow-weak-sandbox)" if sandbox and no_sandbox else "")
+        rows.append({"task_id": spec.id, "suite": spec.suite, "status": "unavailable" if unavailable else "available",
+                     "reason": reason, "parameters": ",".join(spec.parameter_kinds), "sandbox": sandbox,
                      "description": spec.description})
-    _print(render(rows, ["task_id", "suite", "status", "parameters", "reason"], args.format,
+    _print(render(rows, ["task_id", "suite", "status", "parameters", "sandbox", "reason"], args.format,
                   ["task_id", "status", "reason"]))
     from trace_bench.registry.tasks import broken_suites
 
@@ -125,6 +131,8 @@ def _run(args: Namespace, interrupts: Any) -> int:
             args.runs_dir = args.runs_dir or str(run_dir.parent)
         else:
             return _fail("run needs --config FILE (or --resume RUN to continue a run)")
+        if args.allow_weak_sandbox:
+            config = config.model_copy(update={"sandbox": "weak"})
         options = RunOptions(runs_dir=args.runs_dir, root=args.root, max_workers=args.max_workers,
                              resume=resume_mode, resume_run=resume_run, force=args.force,
                              job_timeout=args.job_timeout, logger=args.logger, quiet=args.quiet,

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Sequence
 
 FORMATS = ("tsv", "table", "json")
+WEAK_SANDBOX_HELP = ("run LLM-written code without bubblewrap where it is missing (weaker isolation, recorded in the "
+                     "run; same as sandbox: weak)")
 
 
 def _version() -> str:
@@ -51,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true",
                    help="also build every task, check trainable parameters and write a manifest")
     p.add_argument("--runs-dir", "--output-dir", dest="runs_dir")
+    p.add_argument("--allow-weak-sandbox", action="store_true", help=WEAK_SANDBOX_HELP)
 
     p = sub.add_parser("run", help="run an experiment")
     p.add_argument("--config", help="YAML/JSON config (optional with --resume RUN: the run's snapshot is used)")
@@ -65,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--executor", choices=("local", "ray"), help="where jobs run (default: config, else local)")
     p.add_argument("--ray-address", dest="ray_address", help="Ray cluster address (default: start a local one)")
+    p.add_argument("--allow-weak-sandbox", action="store_true", help=WEAK_SANDBOX_HELP)
 
     p = sub.add_parser("report", help="write a self-contained report.html for one or more runs")
     p.add_argument("runs", nargs="+")

@@ -11,15 +11,19 @@ from trace_bench.registry.tasks import parse_benches
 def validate(config: RunConfig, args: Namespace) -> int:
     from trace_bench.runner.validation import validate_config
 
+    if getattr(args, "allow_weak_sandbox", False):
+        config = config.model_copy(update={"sandbox": "weak"})
     result = validate_config(config, root=args.root, benches=parse_benches(getattr(args, "bench", None)),
                              strict=args.strict, runs_dir=args.runs_dir)
     for trainer in result.trainers:
         print(f"[OK] trainer {trainer}")
     for task, skip_reason in result.tasks:
         print(f"[SKIP] task {task}: {skip_reason}" if skip_reason else f"[OK] task {task}")
+    for check in result.sandbox_checks:
+        print(f"[{check.verdict}] sandbox for {check.task}: {check.detail}")
     if not args.strict:
         print(f"[OK] matrix: {len(result.jobs)} jobs")
-        return 0
+        return 1 if result.failed else 0
     for check in result.task_checks:
         print(f"[{check.verdict}] {check.task}: {check.detail}")
     print(f"[OK] matrix: {len(result.jobs)} jobs expanded deterministically")

@@ -154,6 +154,8 @@ class RunConfig(_Strict):
     max_retries: int = Field(default=0, ge=0, description="re-runs of a job whose worker process was lost")
     ray: RayConfig = Field(default_factory=RayConfig)
     trackers: list[Literal["mlflow", "tensorboard"]] = Field(default_factory=list)
+    sandbox: Literal["strong", "weak"] = Field(
+        default="strong", description="weak: run LLM-written code without bubblewrap where it is unavailable")
 
     @model_validator(mode="before")
     @classmethod
@@ -204,7 +206,7 @@ class RunConfig(_Strict):
 _HYPHEN_KEYS = {"job-timeout", "n-concurrent", "max-workers", "runs-dir", "fail-fast", "job-memory-mb"}
 
 RUN_LOCAL_FIELDS = ("run_id", "runs_dir", "max_workers", "resume", "force", "executor", "ray", "trackers",
-                    "max_retries")
+                    "max_retries", "sandbox")
 
 
 def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:

@@ -41,6 +41,7 @@ class JobSpec:
     logger: str | None = None
     task_root: str | None = None
     skip_reason: str | None = None  # the task cannot run here (e.g. "lean not found"): recorded as skipped
+    sandbox: str = "strong"  # "weak": LLM-written code may run without bubblewrap where it is missing
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -183,6 +184,7 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
                     optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, mode=config.mode, llm=llm,
                     llm_identity=identity, budget=budget, logger=override or logger,
                     task_root=str(catalog.root) if catalog.root else None, skip_reason=skip_reason,
+                    sandbox=config.sandbox,
                 ))
     ids = [j.job_id for j in jobs]
     if len(set(ids)) != len(ids):

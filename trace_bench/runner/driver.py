@@ -20,9 +20,18 @@ from trace_bench.runner.manifest import build_manifest
 from trace_bench.runner.options import OpenedRun, RunOptions, RunOutcome
 from trace_bench.runner.plan import PlannedJob, ResumeMode, plan_jobs, prepare_attempt
 from trace_bench.runner.salvage import record_for, salvage_record
+from trace_bench.sandbox import sandbox_info
 from trace_bench.store.environment import environment_info, git_info
 from trace_bench.store.events import EventLog
-from trace_bench.store.models import JobEnded, JobResult, JobRetry, JobSubmitted, RunFinished, RunStarted
+from trace_bench.store.models import (
+    JobEnded,
+    JobResult,
+    JobRetry,
+    JobSubmitted,
+    RunFinished,
+    RunStarted,
+    SandboxSetting,
+)
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import SUCCESSFUL, Status
 from trace_bench.store.tables import ResultTables
@@ -34,7 +43,9 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     meta = {"run_id": run_id, "config_hash": opened.digest, "mode": config.mode, "tags": config.tags,
             "total_jobs": len(jobs), "created_at": opened.created_at,
             "task_root": opened.task_root}
-    store.write_environment(environment_info(), git_info())
+    env = environment_info()
+    env.sandbox = SandboxSetting.model_validate(sandbox_info(config.sandbox))
+    store.write_environment(env, git_info())
     store.write_manifest(build_manifest(meta, jobs, {}))
     plan = plan_jobs(jobs, store, resume)
     tables = store.tables(meta)

@@ -13,6 +13,7 @@ import time
 import traceback
 from typing import Any
 
+from trace_bench import sandbox
 from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.failures import JobFailure, status_of
 from trace_bench.runner.job_setup import JobSetup, announce_job, set_up_job
@@ -98,6 +99,7 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
         result.traceback = traceback.format_exc()
     finally:
         heartbeat.stop()
+        result.sandbox = ",".join(sandbox.used_modes())
         if setup is not None:
             fill_usage(result, setup.session)
         result.time_seconds = round(time.monotonic() - started, 6)

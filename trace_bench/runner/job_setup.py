@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from trace_bench import sandbox
 from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.failures import JobFailure
 from trace_bench.runner.measure import Measurer
@@ -33,11 +34,12 @@ class JobSetup:
 
 def announce_job(spec: JobSpec, job: JobStore, run_id: str) -> None:
     """Context for task code that needs it (a guide writing per-job artifacts, a tool that must
-    not run in stub mode)."""
+    not run in stub mode, the sandbox that may fall back to the weak mode only where allowed)."""
     os.environ["TRACE_BENCH_MODE"] = spec.mode
     os.environ["TRACE_BENCH_JOB_DIR"] = str(job.root)
     os.environ["TRACE_BENCH_RUN_ID"] = run_id
     os.environ["TRACE_BENCH_JOB_ID"] = spec.job_id
+    sandbox.allow_weak(spec.sandbox == "weak")
 
 
 def set_up_job(spec: JobSpec, job: JobStore, events: EventLog, carried: dict[str, float]) -> JobSetup:

@@ -1,7 +1,8 @@
 """What ``trace-bench validate`` checks, as data the CLI prints.
 
 Without ``strict``: the config expands into a matrix (trainers resolved, tasks found, unavailable
-tasks named).  With ``strict``: every distinct task is also built in this process and its trainable
+tasks named), and each task that runs LLM-written code learns whether its sandbox can start here
+(under the config's ``sandbox`` setting: bubblewrap, the allowed weak mode, or a failure with the fix).  With ``strict``: every distinct task is also built in this process and its trainable
 parameters counted, and a run directory with the config snapshot and a manifest (every job
 ``validated``) is written, so the matrix can be inspected before anything runs.
 """
@@ -31,7 +32,7 @@ EXPECTED_WITHOUT_PARAMETERS = frozenset({"internal:non_trainable"})
 @dataclass(frozen=True)
 class TaskCheck:
     task: str
-    verdict: str  # OK, SKIP, FAIL or EXPECTED
+    verdict: str  # OK, SKIP, FAIL or EXPECTED (task checks); OK, WARN or FAIL (sandbox checks)
     detail: str
 
 
@@ -39,6 +40,7 @@ class TaskCheck:
 class Validation:
     jobs: list[JobSpec]
     task_checks: list[TaskCheck] = field(default_factory=list)
+    sandbox_checks: list[TaskCheck] = field(default_factory=list)  # OK, WARN (weak mode) or FAIL
     manifest_path: Path | None = None
 
     @property
@@ -53,14 +55,16 @@ class Validation:
 
     @property
     def failed(self) -> bool:
-        return any(check.verdict == "FAIL" for check in self.task_checks)
+        return any(check.verdict == "FAIL" for check in (*self.sandbox_checks, *self.task_checks))
 
 
 def validate_config(config: RunConfig, *, root: str | None = None, benches: list[str] | None = None,
                     strict: bool = False, runs_dir: str | None = None) -> Validation:
     if benches:
         config = config.model_copy(update={"tasks": [t for t in config.tasks if _suite(t.id) in benches]})
-    validation = Validation(expand_matrix(config, TaskCatalog.create(root)))
+    catalog = TaskCatalog.create(root)
+    validation = Validation(expand_matrix(config, catalog))
+    validation.sandbox_checks = check_sandbox(validation.jobs, catalog, config)
     if strict:
         validation.task_checks = check_tasks(validation.jobs)
         validation.manifest_path = write_validation_manifest(config, validation.jobs, runs_dir or config.runs_dir)
@@ -97,6 +101,24 @@ def check_tasks(jobs: list[JobSpec]) -> list[TaskCheck]:
             checks.append(TaskCheck(job.task, "OK", f"{count} trainable parameter(s), selection on "
                                                      f"{problem.selection_split}"))
     return checks
+
+
+def check_sandbox(jobs: list[JobSpec], catalog: TaskCatalog, config: RunConfig) -> list[TaskCheck]:
+    """For each runnable task that runs LLM-written code: can its sandbox start here (starting it now)?"""
+    needing = [task for task in dict.fromkeys(j.task for j in jobs if not j.skip_reason)
+               if "sandbox" in catalog.get(task).tags]
+    if not needing:
+        return []
+    from trace_bench import sandbox
+
+    sandbox.allow_weak(config.sandbox == "weak")
+    found = sandbox.availability()
+    if found["mode"] == "bwrap":
+        return [TaskCheck(task, "OK", "runs LLM-written code in the bubblewrap sandbox") for task in needing]
+    if found["mode"] == "weak":
+        return [TaskCheck(task, "WARN", "runs LLM-written code in the WEAK sandbox (bubblewrap unavailable; "
+                                        "recorded in the run)") for task in needing]
+    return [TaskCheck(task, "FAIL", found["reason"]) for task in needing]
 
 
 def write_validation_manifest(config: RunConfig, jobs: list[JobSpec], runs_dir: str) -> Path:

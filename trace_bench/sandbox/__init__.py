@@ -1,37 +1,56 @@
-"""Run untrusted, LLM-written code (heuristics, solutions) in a disposable, limited child process.
+"""Run untrusted, LLM-written code in a disposable, isolated process and get plain data back.
 
 Public API::
 
     from trace_bench.sandbox import SandboxLimits, run_sandboxed
-    result = run_sandboxed("trace_bench.tasks.llm4ad.tsp_construct:evaluate", {"program": source},
+    result = run_sandboxed("trace_bench.tasks.llm4ad.tsp_construct:solve", {"program": source, "seed": 1},
                            SandboxLimits(wall_s=5, memory_mb=512))
     if result.ok:
-        score = result.value
+        tours = result.value  # plain data, as untrusted as the code that produced it
 
-The target is a *trusted* function of ours that runs inside the child and ``exec``s the
-candidate.  Protections (Linux gets all of them): own process group killed on timeout, rlimits
-(address space, CPU, file size, processes), a fresh temporary working directory removed
-afterwards, writes outside it refused, no process creation, no network (private network
-namespace plus an audit-hook policy).  See :mod:`trace_bench.sandbox.guard` for what the audit
-hook can and cannot promise.
+The target is a function of ours that runs inside the sandbox and usually ``exec``s the
+candidate.  Everything in that process is hostile by assumption, so its return value is only
+data: the trusted evaluator in the job process validates it and computes the score (a target
+never reports a score the job takes on trust).  Isolation (:mod:`.policy`): bubblewrap with
+user, PID, mount, network and IPC namespaces, read-only binds of only what Python needs, a
+private tmpfs per call, an empty environment, rlimits, a seccomp filter, and a PID namespace
+per call so that a timeout kills every process the call started.  Where bubblewrap cannot run,
+candidate code is refused unless the weak mode was allowed (:mod:`.mode`).
+
+Names are resolved lazily, so that listing tasks does not import the process machinery.
 """
 
 from __future__ import annotations
 
-from trace_bench.sandbox.guard import SandboxDenied
-from trace_bench.sandbox.limits import STATUSES, SandboxLimits, SandboxResult, Status
-from trace_bench.sandbox.runner import capabilities, run_sandboxed, sandbox_mode, warm_up
-from trace_bench.sandbox.server import shutdown
+import importlib
+from typing import Any
 
-__all__ = [
-    "STATUSES",
-    "SandboxDenied",
-    "SandboxLimits",
-    "SandboxResult",
-    "Status",
-    "capabilities",
-    "run_sandboxed",
-    "sandbox_mode",
-    "shutdown",
-    "warm_up",
-]
+_EXPORTS = {
+    "CodecError": "codec",
+    "STATUSES": "limits",
+    "SandboxLimits": "limits",
+    "SandboxResult": "limits",
+    "Status": "limits",
+    "SETTING_ENV": "mode",
+    "SandboxUnavailable": "mode",
+    "allow_weak": "mode",
+    "availability": "mode",
+    "quick_check": "policy",
+    "require": "mode",
+    "sandbox_info": "mode",
+    "used_modes": "mode",
+    "capabilities": "runner",
+    "run_sandboxed": "runner",
+    "warm_up": "runner",
+    "shutdown": "server",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,94 +1,42 @@
-"""What runs inside a sandbox child: set up limits, call the trusted target, send back one result.
+"""The child of a call: lock itself down, run the target, write one result, exit.
 
-The target (``package.module:function``) is our own evaluator; it receives the payload (which
-usually carries LLM-written source that the evaluator ``exec``s) and returns a picklable value.
-Everything the child says goes back as one length-prefixed pickle on a pipe; output printed by
-the candidate is kept as a bounded tail, and also written (up to a cap) to a file in the
-sandbox directory so the parent can show it when the child dies without a result.
+The target (``package.module:function``) is our evaluator code; it usually ``exec``s the
+candidate, so everything in this process, the result included, is untrusted.  The result is one
+:mod:`.codec` message written to the result pipe, ``{"ok": true, "value": ...}`` or ``{"ok":
+false, "status", "error_type", "message", "traceback"}``; the job validates it and never lets it
+choose a score by itself (see :mod:`trace_bench.sandbox` on trusted scoring).
+
+Order matters: what needs privileges (mounting the call's ``/proc``) happens first, then the
+target is imported, then rlimits, capability drop, ``no_new_privs`` and the seccomp filter
+close the door, and only then does the target run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import functools
 import importlib
 import io
 import os
-import pickle
-import signal
-import struct
+import resource
+import socket
 import sys
 import tempfile
-import time
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
-from trace_bench.sandbox.guard import SandboxDenied, apply_rlimits, install_policy
+from trace_bench.processes import die_with_parent
+from trace_bench.sandbox import codec, linux, policy
+from trace_bench.sandbox.frames import recv_frame
 from trace_bench.sandbox.limits import STDOUT_TAIL_CHARS, tail
 
-OUTPUT_FILE = ".sandbox-output"
-HEADER = struct.Struct(">Q")
+MAX_CHANNELS = 4
+
 _MAX_MESSAGE = 2000
 _MAX_TRACEBACK = 8000
-
-
-class TailWriter(io.TextIOBase):
-    """``sys.stdout``/``sys.stderr`` of the child: keeps the last few KB, mirrors a capped prefix to a file."""
-
-    def __init__(self, fd: int, cap_bytes: int) -> None:
-        self._fd = fd
-        self._cap = cap_bytes
-        self._written = 0
-        self._tail = ""
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:  # type: ignore[override]
-        if not isinstance(text, str):
-            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        self._tail = (self._tail + text)[-2 * STDOUT_TAIL_CHARS:]
-        if self._written < self._cap and text:
-            data = text.encode("utf-8", "replace")[: self._cap - self._written]
-            try:
-                os.write(self._fd, data)
-                self._written += len(data)
-            except OSError:
-                self._written = self._cap
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
-
-    def getvalue(self) -> str:
-        return tail(self._tail)
-
-
-def _redirect_output(workdir: str, cap_bytes: int) -> TailWriter:
-    fd = os.open(os.path.join(workdir, OUTPUT_FILE), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(null)
-    os.close(fd)
-    writer = TailWriter(1, cap_bytes)
-    sys.stdout = sys.stderr = writer
-    sys.stdin = io.StringIO()
-    return writer
-
-
-def _was_denied(exc: BaseException) -> bool:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, SandboxDenied):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
+_DENIED_ERRNOS = {errno.EPERM, errno.EACCES, errno.EROFS}
 
 
 def ping(payload: Any) -> Any:
@@ -106,75 +54,186 @@ def resolve_target(target: str) -> Callable[[Any], Any]:
     return func
 
 
-def encode(outcome: dict[str, Any]) -> bytes:
-    """Pickle an outcome; an unpicklable value becomes an ``error`` outcome instead."""
-    try:
-        body = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as exc:  # the evaluator returned something that cannot cross processes
-        fallback = {key: outcome.get(key) for key in ("stdout", "denied_actions", "wall_s")}
-        fallback.update(status="error", value=None, error_type=type(exc).__name__,
-                        message=f"the evaluator's return value cannot be pickled: {exc}"[:_MAX_MESSAGE],
-                        traceback="")
-        body = pickle.dumps(fallback, protocol=pickle.HIGHEST_PROTOCOL)
-    return HEADER.pack(len(body)) + body
+class TailWriter(io.TextIOBase):
+    """``sys.stdout``/``sys.stderr`` of a call: keeps the last few KB, and passes everything on to fd 1."""
+
+    def __init__(self) -> None:
+        self._tail = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:  # type: ignore[override]
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self._tail = (self._tail + text)[-2 * STDOUT_TAIL_CHARS:]
+        with contextlib.suppress(OSError):
+            data = text.encode("utf-8", "replace")
+            while data:
+                data = data[os.write(1, data):]
+        return len(text)
+
+    def isatty(self) -> bool:
+        return False
+
+    def getvalue(self) -> str:
+        return tail(self._tail)
 
 
-def run_child(request: dict[str, Any], send: Callable[[bytes], None]) -> None:
-    """Run one request in this (already separate) process and send its outcome."""
-    started = time.perf_counter()
-    denied: list[str] = []
-    writer: TailWriter | None = None
-    limits: dict[str, Any] = request["limits"]
-    workdir: str = request["workdir"]
-    outcome: dict[str, Any]
+def _redirect_output(output_fd: int) -> TailWriter:
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    os.close(null)
+    os.close(output_fd)
+    writer = TailWriter()
+    sys.stdout = sys.stderr = writer
+    sys.stdin = io.StringIO()
+    return writer
+
+
+def _address_space() -> int:
+    """Bytes of virtual memory this process maps now (0 when /proc cannot tell)."""
     try:
-        os.chdir(workdir)
-        writer = _redirect_output(workdir, min(1 << 20, int(limits["file_size_mb"]) << 19))
-        os.environ["TMPDIR"] = workdir
-        tempfile.tempdir = workdir
-        sys.dont_write_bytecode = True
-        if hasattr(signal, "SIGXFSZ"):  # an oversized write raises OSError instead of killing us
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        if request.get("sys_path"):  # the caller's import path now, not the one the zygote started with
-            sys.path[:] = list(request["sys_path"])
-        func = resolve_target(request["target"])
-        apply_rlimits(limits["memory_mb"], limits["cpu_s"], limits["file_size_mb"], limits["max_processes"])
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _apply_rlimits(limits: dict[str, Any], strong: bool, mapped: int) -> None:
+    def set_limit(kind: int, value: int) -> None:
+        _, hard = resource.getrlimit(kind)
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(kind, (value, value))
+
+    set_limit(resource.RLIMIT_AS, max(mapped, _address_space()) + (int(limits["memory_mb"]) << 20))
+    cpu = max(1, -(-int(float(limits["cpu_s"]) * 1000) // 1000))
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard == resource.RLIM_INFINITY:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU, then SIGKILL a second later
+    set_limit(resource.RLIMIT_FSIZE, int(limits["file_size_mb"]) << 20)
+    set_limit(resource.RLIMIT_CORE, 0)
+    set_limit(resource.RLIMIT_NOFILE, policy.OPEN_FILES)
+    if strong:  # counted per user namespace (this call's); the host's uid 0 is exempt (see launcher)
+        set_limit(resource.RLIMIT_NPROC, policy.CALL_TASKS + int(limits["max_processes"]))
+
+
+@functools.cache
+def seccomp_filter(network: bool, allow_processes: bool) -> bytes | None:
+    """The call's seccomp program (built once, in the zygote, for each kind of call)."""
+    from trace_bench.sandbox.seccomp import build_filter
+
+    return build_filter(policy.refused_syscalls(network=network, max_processes=int(allow_processes)),
+                        allow_processes=allow_processes)
+
+
+def _lock_down(limits: dict[str, Any], workdir: str, strong: bool, denied: list[str], mapped: int) -> None:
+    _apply_rlimits(limits, strong, mapped)
+    if not linux.is_linux():
+        return
+    if strong:
+        linux.drop_capabilities()
+    linux.no_new_privs()
+    program = seccomp_filter(bool(limits["network"]), int(limits["max_processes"]) > 0)
+    if program is not None:
+        linux.install_filter(program)
+    if not strong:  # the audit hook is a diagnostic for the weak mode, never the boundary
+        from trace_bench.sandbox.guard import install_policy
+
         install_policy(workdir, network=bool(limits["network"]), max_processes=int(limits["max_processes"]),
                        record=lambda what: denied.append(what) if len(denied) < 20 else None)
-        value = func(pickle.loads(request["payload_pickle"]))
-        outcome = {"status": "ok", "value": value, "error_type": None, "message": "", "traceback": ""}
-    except MemoryError as exc:
-        outcome = {"status": "oom", "value": None, "error_type": "MemoryError",
-                   "message": (str(exc) or "out of memory")[:_MAX_MESSAGE], "traceback": ""}
-    except BaseException as exc:  # the candidate may raise anything, SystemExit included
-        outcome = {"status": "denied" if _was_denied(exc) else "error", "value": None,
-                   "error_type": type(exc).__name__, "message": str(exc)[:_MAX_MESSAGE],
-                   "traceback": tail(traceback.format_exc(), _MAX_TRACEBACK)}
-    outcome["stdout"] = writer.getvalue() if writer is not None else ""
-    outcome["denied_actions"] = denied[:20]
-    outcome["wall_s"] = time.perf_counter() - started
-    send(encode(outcome))
 
 
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def fork_entry(request: dict[str, Any], result_fd: int) -> None:
-    """Body of a forked child (zygote or direct fork): run, send, and leave without cleanup."""
-    code = 0
+def _own_proc() -> None:
+    """A ``/proc`` showing only this call's processes; where the kernel refuses a new one (a sandbox
+    started by root bubblewrap covers parts of its ``/proc``, which blocks nested mounts), none at all."""
+    flags = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
     try:
-        run_child(request, lambda data: write_all(result_fd, data))
-    except BaseException:  # nothing may escape into the forking process's code
-        code = 70
-    finally:
-        os._exit(code)
+        linux.mount("proc", "/proc", "proc", flags)
+    except PermissionError:
+        linux.mount("tmpfs", "/proc", "tmpfs", flags | linux.MS_RDONLY, "size=4k,mode=0555")
 
 
-def spawn_entry(request: dict[str, Any], conn: Any) -> None:
-    """Body of a ``spawn`` child (platforms without fork)."""
-    run_child(request, conn.send_bytes)
-    conn.close()
+def _was_denied(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if type(current).__name__ == "SandboxDenied" or (isinstance(current, OSError)
+                                                        and current.errno in _DENIED_ERRNOS):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _failure(status: str, exc: BaseException, with_traceback: bool = True) -> dict[str, Any]:
+    return {"ok": False, "status": status, "error_type": type(exc).__name__,
+            "message": (str(exc) or type(exc).__name__)[:_MAX_MESSAGE],
+            "traceback": tail(traceback.format_exc(), _MAX_TRACEBACK) if with_traceback else ""}
+
+
+def await_request(to_child: socket.socket, output_fd: int, workdir: str, *, strong: bool) -> NoReturn:
+    """Body of the call's child: set up what needs no request, wait for it, then run it; never returns."""
+    try:
+        die_with_parent()
+        if strong:
+            _own_proc()
+        else:
+            os.setsid()
+        os.chdir(workdir)
+        tempfile.tempdir = workdir
+        os.environ["TMPDIR"] = workdir
+        writer = _redirect_output(output_fd)
+        body, fds = recv_frame(to_child, max_fds=1 + MAX_CHANNELS)
+        to_child.close()
+        request = codec.decode(body)
+        if strong:  # the request says how large the call's /tmp may grow
+            size = max(1, int(request["limits"]["file_size_mb"])) << 20
+            linux.mount("tmpfs", policy.CALL_TMP, None, linux.MS_REMOUNT | linux.MS_NOSUID | linux.MS_NODEV,
+                        f"size={size},mode=0700")
+    except BaseException as exc:  # noqa: B036 - nowhere to send a result yet: the output tail says why
+        with contextlib.suppress(BaseException):
+            print(f"sandbox call set-up failed: {type(exc).__name__}: {exc}", flush=True)
+        os._exit(72)
+    run_child(request, fds[0], fds[1:], workdir, writer, strong=strong)
+
+
+def run_child(request: dict[str, Any], result_fd: int, channels: list[int], workdir: str, writer: TailWriter, *,
+              strong: bool) -> NoReturn:
+    """Run one request in this (already isolated) process and write its result; never returns."""
+    denied: list[str] = []
+    mapped = _address_space()  # the warm interpreter's own mappings come on top of the memory limit
+    try:
+        if request.get("sys_path"):
+            sys.path[:] = [p for p in request["sys_path"] if isinstance(p, str)]
+        func = resolve_target(str(request["target"]))
+        limits = request["limits"]
+        _lock_down(limits, workdir, strong, denied, mapped)
+        payload = request["payload"]
+        if channels:
+            payload = {**payload, "channels": list(channels)}
+        message: dict[str, Any] = {"ok": True, "value": func(payload)}
+    except MemoryError as exc:
+        message = _failure("oom", exc, with_traceback=False)
+    except BaseException as exc:  # noqa: B036 - the candidate may raise anything, SystemExit included
+        message = _failure("denied" if _was_denied(exc) else "error", exc)
+    message["denied_actions"] = denied[:20]
+    message["stdout"] = writer.getvalue()
+    try:
+        data = codec.encode(message)
+    except (codec.CodecError, MemoryError) as exc:
+        data = codec.encode({"ok": False, "status": "error", "error_type": "CodecError", "denied_actions": denied[:20],
+                             "message": f"the evaluator's return value is not plain data: {exc}"[:_MAX_MESSAGE]})
+    with contextlib.suppress(BaseException):
+        sys.stdout.flush()
+    with contextlib.suppress(OSError):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(result_fd, view):]
+    os._exit(0)
+
+
+__all__ = ["STDOUT_TAIL_CHARS", "await_request", "ping", "resolve_target", "run_child"]

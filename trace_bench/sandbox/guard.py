@@ -1,13 +1,11 @@
-"""In-child protections: resource limits, a private network namespace and an audit-hook policy.
+"""The weak mode's audit hook: refuses what a sandboxed call should not do, as a diagnostic.
 
-Layers, strongest first: the separate process with its own process group (the parent kills
-the whole group on timeout), rlimits (address space, CPU seconds, file size, process count),
-a network namespace with no interfaces up (Linux, needs CAP_SYS_ADMIN or user namespaces), and
-a ``sys.addaudithook`` policy that refuses process creation, network use, writes outside the
-sandbox directory, signals, ctypes and rlimit changes.  The audit hook stops mistakes and naive
-attempts by LLM-written code; it is *not* a boundary against a determined attacker running
-Python in the same process (nothing in-process is), which is why the OS-level layers exist.
-We run as root here, where RLIMIT_NPROC is not enforced: the hook is what denies fork bombs.
+Used only where bubblewrap cannot run and the user allowed the weak mode (:mod:`.mode`).  A
+``sys.addaudithook`` policy refuses process creation, network use, writes outside the call's
+directory, signals, ctypes and rlimit changes, and records each refusal so that feedback can
+name it.  It stops mistakes and naive attempts; it is *not* a boundary: code in the same process
+can switch it off (e.g. by rebinding this module's globals), which is why the strong mode does
+without it and relies on namespaces, read-only binds, rlimits and seccomp instead.
 """
 
 from __future__ import annotations
@@ -16,9 +14,6 @@ import os
 import sys
 from collections.abc import Callable
 from typing import Any
-
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNET = 0x40000000
 
 _PROCESS_EVENTS = frozenset({
     "os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile",
@@ -52,70 +47,6 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 class SandboxDenied(PermissionError):
     """Raised by the sandbox's audit hook; an uncaught one gives the result status ``denied``."""
-
-
-def _libc_unshare(flags: int) -> bool:
-    if hasattr(os, "unshare"):  # Python >= 3.12
-        try:
-            os.unshare(flags)
-            return True
-        except OSError:
-            return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.unshare(flags) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def isolate_network() -> bool:
-    """Move this process into a fresh network namespace (only a down loopback); True on success."""
-    if not sys.platform.startswith("linux"):
-        return False
-    return _libc_unshare(CLONE_NEWNET) or _libc_unshare(CLONE_NEWUSER | CLONE_NEWNET)
-
-
-def _virtual_memory_bytes() -> int:
-    try:
-        with open("/proc/self/statm", "rb") as fh:
-            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def apply_rlimits(memory_mb: int, cpu_s: float, file_size_mb: int, max_processes: int) -> list[str]:
-    """Set the child's rlimits (never above an inherited hard limit); returns the ones set."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - not POSIX
-        return []
-    applied: list[str] = []
-
-    def set_limit(name: str, soft: int, hard: int) -> None:
-        kind = getattr(resource, name, None)
-        if kind is None:
-            return
-        _, current_hard = resource.getrlimit(kind)
-        if current_hard != resource.RLIM_INFINITY:
-            soft, hard = min(soft, current_hard), min(hard, current_hard)
-        try:
-            resource.setrlimit(kind, (soft, hard))
-            applied.append(name)
-        except (ValueError, OSError):
-            pass
-
-    limit = _virtual_memory_bytes() + int(memory_mb) * 1024 * 1024
-    set_limit("RLIMIT_AS", limit, limit)
-    cpu = max(1, int(-(-cpu_s // 1)))
-    set_limit("RLIMIT_CPU", cpu, cpu + 1)
-    fsize = int(file_size_mb) * 1024 * 1024
-    set_limit("RLIMIT_FSIZE", fsize, fsize)
-    set_limit("RLIMIT_CORE", 0, 0)
-    if max_processes == 0:
-        set_limit("RLIMIT_NPROC", 0, 0)
-    return applied
 
 
 def _resolve(path: Any, dir_fd: Any = None) -> str | None:

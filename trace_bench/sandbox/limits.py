@@ -1,7 +1,6 @@
 """The sandbox's value types: what a caller asks for (limits) and what it gets back (a result).
 
-Kept free of process machinery so that guides and task modules can import them cheaply, and so
-that a result can be pickled across the process boundary without pulling in the runner.
+Kept free of process machinery so that guides and task modules can import them cheaply.
 """
 
 from __future__ import annotations
@@ -25,8 +24,10 @@ class SandboxLimits:
     ``memory_mb`` is the address space the call may add on top of the warm interpreter it is
     forked from (numpy alone maps a few hundred MB of virtual memory, so an absolute RLIMIT_AS
     would make the same number mean different things in different processes).  ``cpu_s``
-    defaults to ``wall_s``.  ``max_processes=0`` forbids process creation; a positive value
-    allows that many fork/exec/spawn calls (counted by the audit hook).
+    defaults to ``wall_s``.  ``file_size_mb`` bounds each file and, in the strong mode, the
+    call's whole private ``/tmp``.  ``max_processes=0`` forbids process creation (threads are
+    fine); a positive value allows that many processes alive at once besides the call's own.
+    ``network`` only lifts the socket ban: the sandbox has no network interface either way.
     """
 
     wall_s: float = 10.0
@@ -51,17 +52,23 @@ class SandboxLimits:
     def effective_cpu_s(self) -> float:
         return float(self.cpu_s if self.cpu_s is not None else self.wall_s)
 
+    def as_dict(self) -> dict[str, Any]:
+        return {"wall_s": float(self.wall_s), "cpu_s": self.effective_cpu_s, "memory_mb": int(self.memory_mb),
+                "file_size_mb": int(self.file_size_mb), "max_processes": int(self.max_processes),
+                "network": bool(self.network)}
+
 
 @dataclass
 class SandboxResult:
     """Outcome of one sandboxed call.
 
-    ``status`` is one of: ``ok`` (``value`` holds the target's return value), ``timeout`` (wall
-    or CPU limit), ``oom`` (MemoryError, or killed for memory), ``crash`` (died by a signal or
-    without a result), ``error`` (an exception; ``error_type``/``message``/``traceback`` say
-    which), ``denied`` (an uncaught :class:`PermissionError` raised by a sandbox guard, e.g. a
-    write outside the sandbox directory, a fork or a network connection).  ``denied_actions``
-    lists every guard refusal, including ones the code caught and survived.
+    ``status`` is one of: ``ok`` (``value`` holds the target's return value, decoded from plain
+    data and as untrusted as the code that produced it), ``timeout`` (wall or CPU limit),
+    ``oom`` (MemoryError, or killed for memory), ``crash`` (died by a signal, or ended without
+    a result), ``error`` (an exception; ``error_type``/``message``/``traceback`` say which, or a
+    result that was corrupt or too large), ``denied`` (an uncaught refusal of the sandbox: a
+    permission error from the OS, or, in the weak mode, from its audit hook).  ``mode`` is
+    ``"bwrap"`` or ``"weak"``: the isolation the call ran under.
     """
 
     status: Status
@@ -72,10 +79,16 @@ class SandboxResult:
     stdout: str = ""
     wall_s: float = 0.0
     denied_actions: list[str] = field(default_factory=list)
+    mode: str = ""
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    def describe(self) -> str:
+        """One line for feedback and logs: status, error type and message."""
+        head = f"{self.error_type}: {self.message}" if self.error_type else self.message
+        return f"{self.status}" + (f" ({head})" if head else "")
 
 
 def tail(text: str, limit: int = STDOUT_TAIL_CHARS) -> str:

@@ -1,304 +1,256 @@
-"""``run_sandboxed``: run a trusted evaluator on untrusted input in a disposable child process.
+"""``run_sandboxed``: run a target on a payload in a fresh sandboxed process; get plain data back.
 
-Modes (``TRACE_BENCH_SANDBOX_MODE`` forces one, for debugging and tests):
-
-- ``zygote`` (default on POSIX): children are forked from a small warm template process
-  (:mod:`trace_bench.sandbox.zygote`); a few ms per call.
-- ``fork``: the caller forks itself; used when the zygote cannot start.  Same protections,
-  but the child is a copy of the caller (bigger, and it sees the caller's memory).
-- ``spawn`` (platforms without fork, e.g. Windows): a fresh interpreter per call via
-  ``multiprocessing``; slow, and without rlimits, process groups or network namespaces.
-
-Linux gets every protection; other POSIX systems lack network namespaces.  The parent is
-never affected by what the child does: it only reads one framed result from a pipe, kills the
-child's process group on timeout, and removes the child's temporary directory afterwards.
+The job process only ever reads bytes from two pipes: the call's result (written by the
+untrusted child, at most :data:`.policy.RESULT_MAX_BYTES`, decoded with :mod:`.codec`) and the
+status report of its supervisor (trusted: how the child ended, CPU seconds, output tail).  A call
+without a process budget returns as soon as its child closed the result pipe with an ok result
+(it cannot have left a process behind; the supervisor kills the child if it is still running);
+every other call waits for the report, which comes after the kernel has ended every process of
+the call.  If the sandbox does not finish a call within its wall limit plus
+:data:`.policy.GRACE_S`, the whole sandbox is killed and restarted on the next call.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import select
-import shutil
 import signal
 import sys
-import tempfile
 import time
-from dataclasses import asdict
 from typing import Any
 
-from trace_bench.processes import die_with_parent, kill_process_group
-from trace_bench.sandbox import server
-from trace_bench.sandbox.child import HEADER, OUTPUT_FILE, fork_entry, spawn_entry
-from trace_bench.sandbox.guard import isolate_network
-from trace_bench.sandbox.limits import SandboxLimits, SandboxResult, tail
-from trace_bench.sandbox.zygote import STATUS
+from trace_bench.sandbox import codec, mode, policy, server
+from trace_bench.sandbox.limits import STATUSES, SandboxLimits, SandboxResult, tail
 
-MODE_ENV = "TRACE_BENCH_SANDBOX_MODE"
-_STATUS_WAIT_S = 5.0
 _DEFAULT_LIMITS = SandboxLimits()
+_TEXT_LIMIT = 8000
 
 
-def sandbox_mode() -> str:
-    forced = os.environ.get(MODE_ENV, "").strip().lower()
-    if forced in ("zygote", "fork", "spawn"):
-        return forced
-    return "zygote" if hasattr(os, "fork") and hasattr(os, "killpg") else "spawn"
+def _check_target(target: str) -> str:
+    if not isinstance(target, str) or target.count(":") != 1 or not all(target.split(":")):
+        raise ValueError(f"sandbox target must look like 'package.module:function', got {target!r}")
+    return target.split(":")[0].split(".")[0]
 
 
-def _read_until(fd: int, deadline: float | None) -> tuple[bytes, bool]:
-    """Read ``fd`` to EOF; returns (data, timed_out)."""
-    chunks: list[bytes] = []
-    poller = select.poll() if hasattr(select, "poll") else None
-    if poller is not None:
-        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-    while True:
-        remaining = None if deadline is None else deadline - time.monotonic()
-        if remaining is not None and remaining <= 0:
-            return b"".join(chunks), True
-        if poller is not None:
-            ready = poller.poll(None if remaining is None else max(1, int(remaining * 1000)))
-        else:  # pragma: no cover - no poll()
-            ready = select.select([fd], [], [], remaining)[0]
-        if not ready:
+def run_sandboxed(target: str, payload: Any, limits: SandboxLimits = _DEFAULT_LIMITS, *,
+                  packages: tuple[str, ...] = ()) -> SandboxResult:
+    """Run ``target(payload)`` (``"package.module:function"``, our code) in a sandboxed child.
+
+    ``payload`` must be plain data (:mod:`.codec`); ``packages`` names further top-level
+    packages the target imports that live outside site-packages (the target's own package is
+    always visible).  Never raises for anything the child does; raises ``ValueError`` or
+    ``TypeError`` for a malformed target or payload (caller bugs) and
+    :class:`~trace_bench.sandbox.mode.SandboxUnavailable` when no sandbox may run here.
+    """
+    call = start_call(target, payload, limits, packages=packages)
+    return call if isinstance(call, SandboxResult) else call.finish()
+
+
+class Call:
+    """A launched call: the job's ends of its result, status and cancel pipes."""
+
+    def __init__(self, handle: server.ZygoteHandle, result_r: int, status_r: int, cancel_w: int,
+                 limits: SandboxLimits, started: float) -> None:
+        self.handle, self.result_r, self.status_r = handle, result_r, status_r
+        self.cancel = _Cancel(cancel_w)
+        self.limits, self.started = limits, started
+
+    def finish(self) -> SandboxResult:
+        """Wait for the call to end (or for its deadline) and read what it left."""
+        try:
+            result = _collect(self.handle, self.result_r, self.status_r, self.cancel,
+                              self.started + self.limits.wall_s + policy.GRACE_S, self.limits)
+        finally:
+            self.cancel()
+        result.mode = self.handle.mode
+        result.wall_s = time.monotonic() - self.started
+        mode.record_use(self.handle.mode)
+        return result
+
+
+def start_call(target: str, payload: Any, limits: SandboxLimits, *, packages: tuple[str, ...] = (),
+               channels: tuple[int, ...] = ()) -> Call | SandboxResult:
+    """Launch a call without waiting for it (a result instead when the sandbox cannot take it).
+
+    ``channels``: file descriptors handed to the child as ``payload["channels"]`` (e.g. the pipe
+    ends that connect a checker to a candidate, :mod:`.rpc`); the caller keeps its own copies.
+    """
+    top = _check_target(target)
+    request = {"target": target, "payload": payload, "limits": limits.as_dict(), "channels": len(channels),
+               "sys_path": [os.path.abspath(p) for p in sys.path if isinstance(p, str) and p]}
+    try:
+        body = codec.encode(request)
+    except codec.CodecError as exc:
+        raise TypeError(f"sandbox payload is not plain data: {exc}") from exc
+    needed = frozenset({top, *packages})
+    started = time.monotonic()
+    for attempt in range(2):  # a sandbox that died (e.g. killed after a hung call) is restarted once
+        handle = mode.handle_for(needed)
+        result_r, result_w = os.pipe()
+        status_r, status_w = os.pipe()
+        cancel_r, cancel_w = os.pipe()
+        try:
+            handle.launch(body, [result_w, status_w, cancel_r, *channels])
+        except server.ZygoteUnavailable as exc:
+            for fd in (result_r, status_r, cancel_w):
+                os.close(fd)
+            server.discard(handle, kill=True)
+            if attempt:
+                return SandboxResult("crash", error_type="SandboxUnavailable", message=str(exc), mode=handle.mode)
             continue
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            return b"".join(chunks), False
-        chunks.append(chunk)
+        finally:
+            for fd in (result_w, status_w, cancel_r):
+                os.close(fd)
+        return Call(handle, result_r, status_r, cancel_w, limits, started)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _decode(data: bytes) -> dict[str, Any] | None:
-    if len(data) < HEADER.size:
-        return None
-    (length,) = HEADER.unpack(data[: HEADER.size])
-    if len(data) - HEADER.size != length:
-        return None
+class _Cancel:
+    """Closes the job's end of a call's cancel pipe, once: the supervisor then ends the call."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __call__(self) -> None:
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+
+def _collect(handle: server.ZygoteHandle, result_r: int, status_r: int, cancel: _Cancel, deadline: float,
+             limits: SandboxLimits) -> SandboxResult:
+    result, status = bytearray(), bytearray()
+    buffers = {result_r: (result, policy.RESULT_MAX_BYTES), status_r: (status, policy.STATUS_MAX_BYTES)}
+    poller = select.poll()
+    for fd in buffers:
+        poller.register(fd, select.POLLIN)
+    pending, oversize, early_checked = set(buffers), False, False
     try:
-        outcome = pickle.loads(data[HEADER.size:])
-    except Exception:
-        return None
-    return outcome if isinstance(outcome, dict) and "status" in outcome else None
+        while pending:
+            if result_r not in pending and status_r in pending and not early_checked:
+                early_checked = True
+                early = _complete_result(bytes(result)) if limits.max_processes == 0 else None
+                if early is not None:  # no process can outlive the child: no need to wait for its report
+                    return early
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                server.discard(handle, kill=True)
+                return SandboxResult("timeout", message=f"wall-clock limit of {limits.wall_s:g}s exceeded (the "
+                                                        "sandbox did not end the call; it was restarted)")
+            for fd, _event in poller.poll(int(remaining * 1000) + 1):
+                buffer, cap = buffers[fd]
+                chunk = os.read(fd, 1 << 20)
+                if chunk and len(buffer) + len(chunk) <= cap:
+                    buffer += chunk
+                    continue
+                poller.unregister(fd)
+                pending.discard(fd)
+                if chunk and fd == result_r:
+                    oversize = True
+                    os.close(result_r)  # the writer gets EPIPE; nothing more is read
+                    del buffers[result_r]
+                    cancel()  # and its supervisor ends the call now
+    finally:
+        for fd in buffers:
+            os.close(fd)
+    return _interpret(bytes(status), bytes(result), oversize, limits)
 
 
-def _output_tail(workdir: str) -> str:
+def _complete_result(result: bytes) -> SandboxResult | None:
+    """An ok result, taken as soon as the child closed its result pipe, or None (then wait for the report).
+
+    Only for calls that cannot create processes: the child is exiting (or, if it closed the pipe
+    and went on, is killed by its supervisor when the job cancels the call on return).
+    """
     try:
-        with open(os.path.join(workdir, OUTPUT_FILE), "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - 8000))
-            return tail(fh.read().decode("utf-8", "replace"))
-    except OSError:
-        return ""
+        message = codec.decode(result) if result else None
+    except codec.CodecError:
+        return None
+    if not (isinstance(message, dict) and message.get("ok") is True):
+        return None
+    return SandboxResult("ok", value=message.get("value"), stdout=tail(_text(message.get("stdout"), 1 << 20)),
+                         denied_actions=_denied(message))
 
 
-def _classify(status: int | None, cpu_s: float, limits: SandboxLimits) -> tuple[str, str | None, str]:
-    """(status, error_type, message) for a child that ended without sending a result."""
-    if status is None or not hasattr(os, "WIFSIGNALED"):
-        return "crash", None, "the sandbox child ended without a result"
+def _denied(message: dict[str, Any]) -> list[str]:
+    denied = message.get("denied_actions")
+    return [_text(item, 300) for item in denied[:20]] if isinstance(denied, list) else []
+
+
+def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
+    return str(value)[:limit] if value is not None else ""
+
+
+def _interpret(status: bytes, result: bytes, oversize: bool, limits: SandboxLimits) -> SandboxResult:
+    try:
+        report = codec.decode(status) if status else {}
+    except codec.CodecError:
+        report = {}
+    report = report if isinstance(report, dict) else {}
+    stdout = tail(_text(report.get("output"), 1 << 20))
+    if report.get("setup_error"):
+        return SandboxResult("crash", error_type="SandboxSetupError", stdout=stdout,
+                             message=f"the sandbox could not set up the call: {_text(report['setup_error'])}")
+    if oversize:
+        return SandboxResult("error", error_type="ResultTooLarge", stdout=stdout,
+                             message=f"the result is larger than {policy.RESULT_MAX_BYTES} bytes")
+    if report.get("timed_out"):
+        return SandboxResult("timeout", stdout=stdout, message=f"wall-clock limit of {limits.wall_s:g}s exceeded")
+    if report.get("cancelled"):
+        return SandboxResult("crash", error_type="Cancelled", stdout=stdout, message="the job ended the call early")
+    wait_status = report.get("wait_status")
+    if wait_status != 0 or not result:
+        verdict, message = _classify(wait_status, float(report.get("cpu_s") or 0.0), limits)
+        return SandboxResult(verdict, stdout=stdout, message=message)  # type: ignore[arg-type]
+    try:
+        message_data = codec.decode(result)
+    except codec.CodecError as exc:
+        return SandboxResult("error", error_type="CorruptResult", stdout=stdout, message=str(exc))
+    if not isinstance(message_data, dict) or not isinstance(message_data.get("ok"), bool):
+        return SandboxResult("error", error_type="CorruptResult", stdout=stdout,
+                             message="the result is not a sandbox result message")
+    denied_actions = _denied(message_data)
+    if message_data["ok"]:
+        return SandboxResult("ok", value=message_data.get("value"), stdout=stdout, denied_actions=denied_actions)
+    verdict = message_data.get("status")
+    verdict = verdict if verdict in STATUSES and verdict not in ("ok", "timeout", "crash") else "error"
+    error_type = message_data.get("error_type")
+    return SandboxResult(verdict, error_type=_text(error_type, 200) if error_type else None,  # type: ignore[arg-type]
+                         message=_text(message_data.get("message")), traceback=_text(message_data.get("traceback")),
+                         stdout=stdout, denied_actions=denied_actions)
+
+
+def _classify(status: Any, cpu_s: float, limits: SandboxLimits) -> tuple[str, str]:
+    """(status, message) for a child that ended without a usable result."""
+    if not isinstance(status, int) or isinstance(status, bool):
+        return "crash", "the sandbox ended the call without a report"
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
         if sig == getattr(signal, "SIGXCPU", -1) or (sig == signal.SIGKILL and cpu_s >= limits.effective_cpu_s):
-            return "timeout", None, f"CPU time limit of {limits.effective_cpu_s:g}s exceeded"
+            return "timeout", f"CPU time limit of {limits.effective_cpu_s:g}s exceeded"
         if sig == signal.SIGKILL:
-            return "oom", None, "killed by SIGKILL (most likely the out-of-memory killer)"
-        return "crash", None, f"the sandbox child died from signal {name}"
+            return "oom", "killed by SIGKILL (most likely for memory)"
+        return "crash", f"the sandbox child died from signal {name}"
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
-    return "crash", None, f"the sandbox child exited with code {code} without a result"
-
-
-def run_sandboxed(target: str, payload: dict[str, Any], limits: SandboxLimits = _DEFAULT_LIMITS) -> SandboxResult:
-    """Run ``target(payload)`` (``"package.module:function"``, our trusted code) in a sandbox child.
-
-    The payload must be picklable; the function's return value comes back in ``result.value``.
-    Never raises for anything the child does; raises ``ValueError``/``TypeError`` for a
-    malformed target or an unpicklable payload (caller bugs).
-    """
-    if not isinstance(target, str) or target.count(":") != 1 or not all(target.split(":")):
-        raise ValueError(f"sandbox target must look like 'package.module:function', got {target!r}")
-    try:  # the payload travels as opaque bytes: only the child, on the caller's import path, unpickles it
-        blob = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as exc:
-        raise TypeError(f"sandbox payload cannot be pickled: {exc}") from exc
-    started = time.monotonic()
-    workdir = tempfile.mkdtemp(prefix="trace-bench-sandbox-")
-    request = {"target": target, "payload_pickle": blob, "workdir": workdir,
-               "sys_path": [p for p in sys.path if isinstance(p, str)],
-               "limits": {**asdict(limits), "cpu_s": limits.effective_cpu_s}}
-    try:
-        body = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
-        mode = sandbox_mode()
-        if mode == "spawn":
-            result = _run_spawn(request, limits, started)
-        else:
-            result = None
-            if mode == "zygote":
-                with contextlib.suppress(server.ZygoteUnavailable):
-                    result = _run_forked(request, body, limits, started, use_zygote=True)
-            if result is None:
-                try:
-                    result = _run_forked(request, body, limits, started, use_zygote=False)
-                except OSError as exc:  # fork itself failed (process table full, out of memory)
-                    result = SandboxResult("crash", error_type=type(exc).__name__,
-                                           message=f"could not start a sandbox child: {exc}")
-        if not result.stdout:
-            result.stdout = _output_tail(workdir)
-        result.wall_s = time.monotonic() - started
-        return result
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
-def _launch_zygote(body: bytes, result_w: int, status_w: int, network: bool) -> int:
-    for attempt in range(2):  # a zygote that died (e.g. killed from outside) is restarted once
-        handle = server.get_zygote(network)
-        try:
-            return handle.launch(body, [result_w, status_w])
-        except server.ZygoteUnavailable:
-            server.discard(handle)
-            if attempt:
-                raise
-    raise server.ZygoteUnavailable("unreachable")  # pragma: no cover
-
-
-def _fork_child(request: dict[str, Any], result_w: int, network: bool) -> int:
-    env = server.zygote_environment()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.environ.clear()  # no API keys or tokens for the candidate, as with the zygote
-            os.environ.update(env)
-            os.setpgid(0, 0)
-            die_with_parent()
-            if not network:
-                isolate_network()
-            os.closerange(3, result_w)
-            os.closerange(result_w + 1, max(1 << 16, os.sysconf("SC_OPEN_MAX")))
-        except BaseException:
-            os._exit(71)
-        fork_entry(request, result_w)
-    with contextlib.suppress(OSError):
-        os.setpgid(pid, pid)
-    return pid
-
-
-def _run_forked(request: dict[str, Any], body: bytes, limits: SandboxLimits, started: float,
-                *, use_zygote: bool) -> SandboxResult:
-    result_r, result_w = os.pipe()
-    status_r, status_w = os.pipe() if use_zygote else (-1, -1)
-    pid = -1
-    try:
-        if use_zygote:
-            pid = _launch_zygote(body, result_w, status_w, limits.network)
-        else:
-            pid = _fork_child(request, result_w, limits.network)
-    finally:
-        os.close(result_w)
-        if status_w >= 0:
-            os.close(status_w)
-        if pid < 0:
-            os.close(result_r)
-            if status_r >= 0:
-                os.close(status_r)
-    deadline = started + limits.wall_s
-    wait_status: int | None = None
-    cpu_s = 0.0
-    try:
-        data, timed_out = _read_until(result_r, deadline)
-        outcome = None if timed_out else _decode(data)
-        if outcome is not None and status_r < 0:
-            wait_status, cpu_s, _ = _wait_exit(pid, status_r, None)  # reap our own child; it is exiting
-        elif outcome is None:
-            if not timed_out:  # EOF without a result: dying, or it closed the pipe and kept running
-                wait_status, cpu_s, timed_out = _wait_exit(pid, status_r, deadline)
-            if timed_out:
-                kill_process_group(pid)
-                _wait_exit(pid, status_r, time.monotonic() + _STATUS_WAIT_S)  # gone before its dir is removed
-    finally:
-        os.close(result_r)
-        if status_r >= 0:
-            os.close(status_r)
-    if timed_out:
-        return SandboxResult("timeout", message=f"wall-clock limit of {limits.wall_s:g}s exceeded")
-    if outcome is None:
-        status, error_type, message = _classify(wait_status, cpu_s, limits)
-        return SandboxResult(status, error_type=error_type, message=message)  # type: ignore[arg-type]
-    return _from_outcome(outcome)
-
-
-def _wait_exit(pid: int, status_r: int, deadline: float | None) -> tuple[int | None, float, bool]:
-    """(wait status, CPU seconds, still running at the deadline) of a sandbox child.
-
-    A zygote child's status arrives on ``status_r``; our own forked child (``status_r < 0``) is
-    reaped here, polling only when a deadline is given (the rare path: no result came).
-    """
-    if status_r >= 0:
-        data, timed_out = _read_until(status_r, deadline)
-        if len(data) < STATUS.size:
-            return None, 0.0, timed_out
-        status, cpu_s = STATUS.unpack(data[: STATUS.size])
-        return status, cpu_s, False
-    while True:
-        done, status, usage = os.wait4(pid, 0 if deadline is None else os.WNOHANG)
-        if done == pid:
-            return status, usage.ru_utime + usage.ru_stime, False
-        if deadline is not None and time.monotonic() >= deadline:
-            return None, 0.0, True
-        time.sleep(0.005)
-
-
-def _from_outcome(outcome: dict[str, Any]) -> SandboxResult:
-    return SandboxResult(
-        status=outcome.get("status", "crash"), value=outcome.get("value"), error_type=outcome.get("error_type"),
-        message=str(outcome.get("message") or ""), traceback=str(outcome.get("traceback") or ""),
-        stdout=str(outcome.get("stdout") or ""), denied_actions=list(outcome.get("denied_actions") or []),
-    )
-
-
-def _run_spawn(request: dict[str, Any], limits: SandboxLimits, started: float) -> SandboxResult:
-    import multiprocessing
-
-    context = multiprocessing.get_context("spawn")
-    receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=spawn_entry, args=(request, sender), daemon=True)
-    process.start()
-    sender.close()
-    try:
-        remaining = max(0.0, started + limits.wall_s - time.monotonic())
-        if not receiver.poll(remaining):
-            if process.is_alive():
-                process.kill()
-                process.join(_STATUS_WAIT_S)
-                return SandboxResult("timeout", message=f"wall-clock limit of {limits.wall_s:g}s exceeded")
-        try:
-            outcome = _decode(receiver.recv_bytes())
-        except (EOFError, OSError):
-            outcome = None
-    finally:
-        receiver.close()
-    process.join(_STATUS_WAIT_S)
-    if outcome is None:
-        code = process.exitcode
-        status = None if code is None else (-code if code < 0 else code << 8)  # as a POSIX wait status
-        verdict, error_type, message = _classify(status, 0.0, limits)
-        return SandboxResult(verdict, error_type=error_type, message=message)  # type: ignore[arg-type]
-    return _from_outcome(outcome)
+    return "crash", f"the sandbox child exited with code {code} without a result"
 
 
 def capabilities() -> dict[str, Any]:
-    """Which protections this platform gives (starts the zygote to find out about namespaces)."""
-    mode = sandbox_mode()
-    info: dict[str, Any] = {"mode": mode, "process_group_kill": mode != "spawn", "audit_hook": True,
-                            "rlimits": mode != "spawn", "network_namespace": False}
-    if mode == "zygote":
-        with contextlib.suppress(server.ZygoteUnavailable):
-            info["network_namespace"] = bool(server.get_zygote(False).info.get("network_namespace"))
+    """Which isolation calls get here (starts the sandbox to find out)."""
+    info: dict[str, Any] = {"setting": mode.setting(), "mode": "", "reason": ""}
+    try:
+        handle = mode.handle_for(frozenset())
+    except mode.SandboxUnavailable as exc:
+        info["reason"] = str(exc)
+        return info
+    info.update(handle.info)
+    info["mode"] = handle.mode
     return info
 
 
 def warm_up() -> None:
-    """Start the zygote now (e.g. while a job builds its problem), not on the first evaluation."""
-    if sandbox_mode() == "zygote":
-        with contextlib.suppress(server.ZygoteUnavailable):
-            server.get_zygote(False)
+    """Start the sandbox now (e.g. while a job builds its problem), not on the first evaluation."""
+    with contextlib.suppress(mode.SandboxUnavailable, server.ZygoteUnavailable):
+        mode.handle_for(frozenset())

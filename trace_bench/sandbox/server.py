@@ -1,10 +1,12 @@
-"""The caller's handle on zygote processes (one per process and network setting).
+"""The job process's handles on its sandboxes (zygotes), started lazily and kept per process.
 
-A zygote is started lazily on the first sandboxed call of a process, so listing tasks or
-building problems never pays for it; the cost (~0.1-0.2 s: a bare interpreter plus numpy) is
-paid once per process.  Handles are safe to share between threads (one request at a time on
-the control socket; waiting for results happens outside the lock) and are dropped in forked
-children, which must start their own.
+A handle is one zygote: in the ``bwrap`` mode inside bubblewrap (through :mod:`.launcher` when
+the job runs as root), in the ``weak`` mode a plain child process with a scrubbed environment.
+Which host paths a bwrap sandbox sees is fixed when it starts, so handles are keyed by the
+top-level packages they expose; a call that needs a package no handle has starts one that
+has all of them.  Handles are shared by threads (one request at a time on the control
+socket; results are awaited outside the lock) and dropped in forked children, which start
+their own.  Starting costs ~0.1-0.3 s (an interpreter plus numpy), once per job process.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import atexit
 import contextlib
 import json
 import os
-import pickle
 import socket
 import subprocess
 import sys
@@ -21,72 +22,126 @@ import threading
 import time
 from typing import Any
 
-from trace_bench.sandbox.child import HEADER
-from trace_bench.sandbox.zygote import PID, recv_exact
+from trace_bench.sandbox import codec, policy
+from trace_bench.sandbox.frames import recv_exact, recv_frame, send_frame
+from trace_bench.sandbox.zygote import PID
 
-_BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[3]); "
+_BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[2])['sys_path']; "
          "from trace_bench.sandbox.zygote import main; main()")
-# The zygote and its children see only these variables: no API keys, no proxies, no PYTHON* knobs.
-_KEEP_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME", "SYSTEMROOT")
-_FIXED_ENV = {"PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-              "MKL_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1"}
+_LAUNCH = "import sys; sys.path[:0] = {paths!r}; from trace_bench.sandbox.launcher import main; main()"
 START_TIMEOUT_S = 60.0
 LAUNCH_TIMEOUT_S = 30.0
+RETRY_AFTER_S = 60.0  # after a failed start, calls fail fast instead of retrying each time
 
 
 class ZygoteUnavailable(RuntimeError):
-    """The zygote could not be started or stopped answering; callers fall back to a plain fork."""
+    """The sandbox could not be started (the message says why) or stopped answering."""
 
 
-def zygote_environment() -> dict[str, str]:
-    env = {key: os.environ[key] for key in _KEEP_ENV if key in os.environ}
-    env.update(_FIXED_ENV)
-    return env
+def _import_path() -> list[str]:
+    return [os.path.abspath(p) for p in sys.path if isinstance(p, str) and p]
+
+
+def _commands(mode: str, packages: frozenset[str], control_fd: int) -> list[tuple[str, list[str]]]:
+    """(label, argv) to try in order until one starts; the zygote talks on ``control_fd``."""
+    if mode != "bwrap":
+        config = json.dumps({"strong": False, "sys_path": _import_path()})
+        return [("weak", [sys.executable, "-S", "-c", _BOOT, str(control_fd), config])]
+    bwrap = policy.find_bwrap()
+    if bwrap is None:
+        raise ZygoteUnavailable("bubblewrap (bwrap) is not installed")
+    mounts = policy.binds(policy.visible_paths(sorted(packages)))
+    under_tmp = [bind.dest for bind in mounts if policy.under_call_tmp(bind.dest)]
+    config = json.dumps({"strong": True, "sys_path": _import_path(), "tmp_paths": under_tmp})
+    zygote = [sys.executable, "-S", "-c", _BOOT, str(control_fd), config]
+    attempts: list[tuple[str, list[str]]] = []
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        staged = [policy.Bind(f"@src:{index}", bind.dest) for index, bind in enumerate(mounts)]
+        spec = {"uid": policy.sandbox_uid(), "gid": policy.sandbox_uid(), "sources": [b.source for b in mounts],
+                "argv": policy.bwrap_argv(bwrap, staged, zygote)}
+        launcher = [sys.executable, "-S", "-c", _LAUNCH.format(paths=_import_path()), json.dumps(spec)]
+        attempts.append(("bwrap, unprivileged uid", launcher))
+    attempts.append(("bwrap", policy.bwrap_argv(bwrap, mounts, zygote)))
+    return attempts
 
 
 class ZygoteHandle:
     """A started zygote: its process, the control socket, and what it reported at start-up."""
 
-    def __init__(self, network: bool) -> None:
-        self.network = network
+    def __init__(self, mode: str, packages: frozenset[str]) -> None:
+        self.mode = mode
+        self.packages = packages
         self.lock = threading.Lock()
         self.info: dict[str, Any] = {}
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        reasons: list[str] = []
+        attempt = 0
+        while True:
+            parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                commands = _commands(mode, packages, child.fileno())
+            except ZygoteUnavailable:
+                parent.close()
+                child.close()
+                raise
+            label, argv = commands[attempt]
+            try:
+                self._start(argv, parent, child)
+            except ZygoteUnavailable as exc:
+                reasons.append(f"{label}: {exc}")
+                attempt += 1
+                if attempt == len(commands):
+                    raise ZygoteUnavailable("; ".join(reasons)) from exc
+                continue
+            self.info["variant"] = label
+            break
+        self.owner_pid = os.getpid()
+
+    def _start(self, argv: list[str], parent: socket.socket, child: socket.socket) -> None:
+        """Start one command line; its stderr is read only to explain a failed start."""
         try:
-            paths = json.dumps([p for p in sys.path if isinstance(p, str)])
-            self.proc = subprocess.Popen(
-                [sys.executable, "-S", "-c", _BOOT, str(child.fileno()), "1" if network else "0", paths],
-                pass_fds=(child.fileno(),), env=zygote_environment(), stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, close_fds=True,
-            )
+            self.proc = subprocess.Popen(argv, pass_fds=(child.fileno(),), env=dict(policy.ENVIRONMENT), cwd="/",
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         except OSError as exc:
             parent.close()
-            raise ZygoteUnavailable(f"cannot start the sandbox zygote: {exc}") from exc
+            raise ZygoteUnavailable(f"cannot start: {exc}") from exc
         finally:
             child.close()
         self.sock = parent
+        assert self.proc.stderr is not None
         try:
             parent.settimeout(START_TIMEOUT_S)
-            (length,) = HEADER.unpack(recv_exact(parent, HEADER.size))
-            self.info = pickle.loads(recv_exact(parent, length))
+            body, _ = recv_frame(parent)
+            hello = codec.decode(body)
+            if not (isinstance(hello, dict) and hello.get("ok")):
+                error = hello.get("error") if isinstance(hello, dict) else None
+                raise ZygoteUnavailable(str(error) if error else f"unexpected greeting {str(hello)[:200]}")
+            self.info = dict(hello.get("info") or {})
             parent.settimeout(LAUNCH_TIMEOUT_S)
-        except (OSError, EOFError, pickle.UnpicklingError) as exc:
-            self.close()
-            raise ZygoteUnavailable(f"the sandbox zygote did not start: {exc}") from exc
-        self.owner_pid = os.getpid()
+        except (OSError, EOFError, codec.CodecError, ZygoteUnavailable) as exc:
+            parent.close()
+            try:
+                self.proc.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            detail = self.proc.stderr.read().decode("utf-8", "replace").strip()
+            self.proc.stderr.close()
+            if isinstance(exc, ZygoteUnavailable):
+                raise
+            raise ZygoteUnavailable(detail.splitlines()[-1] if detail else f"did not start ({exc})") from exc
+        # Kept open (a closed pipe could SIGPIPE bubblewrap); the zygote itself writes to /dev/null from now on.
 
     def launch(self, body: bytes, fds: list[int]) -> int:
-        """Hand one pickled request to the zygote; returns the child's pid (= its process group)."""
+        """Hand one encoded request to the zygote; returns the call's supervisor pid."""
         with self.lock:
             try:
-                socket.send_fds(self.sock, [HEADER.pack(len(body))], fds)
-                self.sock.sendall(body)
+                send_frame(self.sock, body, fds)
                 (pid,) = PID.unpack(recv_exact(self.sock, PID.size))
             except (OSError, EOFError) as exc:
                 self.close()
-                raise ZygoteUnavailable(f"the sandbox zygote stopped answering: {exc}") from exc
+                raise ZygoteUnavailable(f"the sandbox stopped answering: {exc}") from exc
         if pid <= 0:
-            raise ZygoteUnavailable("the sandbox zygote refused a request")
+            raise ZygoteUnavailable("the sandbox refused a request")
         return pid
 
     @property
@@ -99,51 +154,66 @@ class ZygoteHandle:
         try:
             self.proc.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:
+            self.kill()
+        if self.proc.stderr is not None and self.proc.returncode is not None:
+            self.proc.stderr.close()
+
+    def kill(self) -> None:
+        """End the sandbox at once: bubblewrap's death takes its whole PID namespace with it."""
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        with contextlib.suppress(OSError):
             self.proc.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=wait_s)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+        if self.proc.stderr is not None and self.proc.returncode is not None:
+            self.proc.stderr.close()
 
 
 _LOCK = threading.Lock()
-_HANDLES: dict[bool, ZygoteHandle] = {}
-_ABANDONED: list[ZygoteHandle] = []  # inherited by a fork: never waited on or collected there
-_FAILED_AT: dict[bool, float] = {}
-RETRY_AFTER_S = 60.0  # after a failed start, callers use the fork fallback instead of retrying each call
+_HANDLES: list[ZygoteHandle] = []
+_FAILED: dict[str, tuple[float, str]] = {}  # mode -> (when, why)
 
 
-def get_zygote(network: bool) -> ZygoteHandle:
+def get_zygote(mode: str, packages: frozenset[str]) -> ZygoteHandle:
     with _LOCK:
-        handle = _HANDLES.get(network)
-        if handle is not None and handle.alive and handle.owner_pid == os.getpid():
-            return handle
-        if handle is not None:
-            handle.close(wait_s=0.5)
-            del _HANDLES[network]
-        failed_at = _FAILED_AT.get(network)
-        if failed_at is not None and time.monotonic() - failed_at < RETRY_AFTER_S:
-            raise ZygoteUnavailable("the sandbox zygote failed to start recently")
+        for handle in list(_HANDLES):
+            if not (handle.alive and handle.owner_pid == os.getpid()):
+                _HANDLES.remove(handle)
+                if handle.owner_pid == os.getpid():
+                    handle.close(wait_s=0.5)
+            elif handle.mode == mode and packages <= handle.packages:
+                return handle
+        failed = _FAILED.get(mode)
+        if failed is not None and time.monotonic() - failed[0] < RETRY_AFTER_S:
+            raise ZygoteUnavailable(failed[1])
+        known = [h.packages for h in _HANDLES if h.mode == mode]
         try:
-            handle = ZygoteHandle(network)
-        except ZygoteUnavailable:
-            _FAILED_AT[network] = time.monotonic()
+            handle = ZygoteHandle(mode, packages.union(*known))
+        except ZygoteUnavailable as exc:
+            _FAILED[mode] = (time.monotonic(), str(exc))
             raise
-        _FAILED_AT.pop(network, None)
-        _HANDLES[network] = handle
+        _FAILED.pop(mode, None)
+        _HANDLES.append(handle)
         return handle
 
 
-def discard(handle: ZygoteHandle) -> None:
+def discard(handle: ZygoteHandle, *, kill: bool = False) -> None:
     with _LOCK:
-        if _HANDLES.get(handle.network) is handle:
-            del _HANDLES[handle.network]
-    handle.close(wait_s=0.5)
+        if handle in _HANDLES:
+            _HANDLES.remove(handle)
+    if kill:
+        handle.kill()
+    else:
+        handle.close(wait_s=0.5)
 
 
 def shutdown() -> None:
-    """Stop this process's zygotes (also registered with atexit)."""
+    """Stop this process's sandboxes (also registered with atexit)."""
     with _LOCK:
-        handles = list(_HANDLES.values())
+        handles = [h for h in _HANDLES if h.owner_pid == os.getpid()]
         _HANDLES.clear()
+        _FAILED.clear()
     for handle in handles:
         handle.close()
 
@@ -151,12 +221,11 @@ def shutdown() -> None:
 def _forget_in_child() -> None:
     global _LOCK
     _LOCK = threading.Lock()  # another thread may have held it at the fork
-    _FAILED_AT.clear()
-    for handle in _HANDLES.values():
+    for handle in _HANDLES:
         with contextlib.suppress(OSError):
-            handle.sock.close()  # our copy only: the zygote keeps serving the parent
-        _ABANDONED.append(handle)
+            handle.sock.close()  # our copy only: the sandbox keeps serving the parent
     _HANDLES.clear()
+    _FAILED.clear()
 
 
 atexit.register(shutdown)

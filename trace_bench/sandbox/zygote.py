@@ -1,132 +1,145 @@
-"""The zygote: a small warm process that forks one sandbox child per request.
+"""The zygote: a warm Python inside the sandbox that starts one supervised process pair per call.
 
-Why not ``multiprocessing``'s forkserver: there is one forkserver per interpreter, and the job
-executor already owns it (with ``opto`` preloaded); a second, independent template with only
-numpy and the evaluators keeps sandbox children small (fast fork, no secrets from the job's
-memory or environment) and leaves the job template alone.  The zygote is started with a
-scrubbed environment, moves itself into a private network namespace once (so every child has
-no network for free), and serves requests over a Unix socket pair: a request carries the
-result and status pipe ends as ancillary fds; the reply is the child's pid, which is also its
-process group id, so the caller can kill the whole group on timeout.  When a child ends, the
-zygote writes its wait status and CPU seconds to the status pipe.  The zygote exits when its
-caller closes the socket, killing any child still running.
+Started once per job process (by :mod:`.server`), inside bubblewrap in the strong mode.  It
+imports numpy and each target's module once, so a call costs forks rather than an interpreter
+start, and it keeps one call's processes made in advance (a *spare*: the supervisor has already
+entered the call's namespaces and forked the child, which waits for its request), so that the
+namespace set-up is off the critical path.  Protocol on the control socket (a socketpair with
+the job process), framed by :mod:`.frames`:
+
+- at start the zygote sends one frame, ``{"ok": true, "info": {...}}``;
+- a request is one frame, the :mod:`.codec` encoding of ``{"target", "payload", "limits",
+  "sys_path", "channels"}``, whose first bytes carry file descriptors (SCM_RIGHTS): the write
+  ends of the call's result and status pipes, the read end of its cancel pipe (the job closes
+  the other end to end the call early, or by dying), then the ``channels`` the request
+  announces (handed to the target, see :mod:`.rpc`);
+- the reply is the supervisor's pid (8 bytes, -1 for a refused request).
+
+The zygote holds no secret (its environment is :data:`.policy.ENVIRONMENT`) and makes itself
+non-dumpable, so a call cannot ptrace it or read its file descriptors.  It exits when the job
+process closes the socket, killing every supervisor still running.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
+import json
 import os
-import pickle
 import select
-import shutil
 import signal
 import socket
 import struct
 import sys
+from dataclasses import dataclass
 from typing import Any
 
-from trace_bench.processes import die_with_parent, kill_process_group
-from trace_bench.sandbox.child import HEADER, fork_entry, write_all
-from trace_bench.sandbox.guard import isolate_network
+from trace_bench.sandbox import codec, linux, policy
+from trace_bench.sandbox.child import MAX_CHANNELS
+from trace_bench.sandbox.frames import recv_frame, send_frame
+from trace_bench.sandbox.supervisor import prepare_call
 
-STATUS = struct.Struct(">qd")  # wait status, CPU seconds used by the child
 PID = struct.Struct(">q")
+SPARES = 2  # calls prepared ahead; two let back-to-back calls overlap one's set-up with another's run
 
 
-def recv_exact(sock: socket.socket, size: int) -> bytes:
-    chunks: list[bytes] = []
-    while size:
-        chunk = sock.recv(min(size, 1 << 20))
-        if not chunk:
-            raise EOFError("sandbox control socket closed")
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
+@dataclass
+class Spare:
+    """A call's processes made ahead of its request: the supervisor's pid and a socket to each."""
 
+    pid: int
+    supervisor: socket.socket
+    child: socket.socket
 
-def recv_request(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
-    """One framed request: an 8-byte length sent together with two fds, then the pickled body."""
-    head, fds, _flags, _addr = socket.recv_fds(sock, HEADER.size, 2)
-    if not head:
-        for fd in fds:
-            os.close(fd)
-        raise EOFError("sandbox control socket closed")
-    if len(head) < HEADER.size:
-        head += recv_exact(sock, HEADER.size - len(head))
-    (length,) = HEADER.unpack(head)
-    body = recv_exact(sock, length)
-    try:
-        request = pickle.loads(body)
-    except Exception:  # plain types only; anything else is refused (empty request, pid -1)
-        request = {}
-    return request, list(fds)
+    def close(self) -> None:
+        self.supervisor.close()
+        self.child.close()
 
 
 class Zygote:
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, strong: bool, tmp_paths: list[str]) -> None:
         self.sock = sock
-        self.children: dict[int, int] = {}  # pid -> status pipe write end
-        self.workdirs: dict[int, str] = {}  # pid -> its temporary directory (removed here if the caller died)
+        self.strong = strong
+        self.tmp_paths = tmp_paths
+        self.children: set[int] = set()
         self.warm: set[str] = set()
+        self.spares: list[Spare] = []
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
 
     def warm_module(self, target: str) -> None:
-        """Import a trusted target's module here once, so every later child inherits it."""
+        """Import a target's module here once, so that every later call inherits it loaded."""
         module_name = target.partition(":")[0]
-        if module_name and module_name not in self.warm:
-            try:
-                importlib.import_module(module_name)
-                self.warm.add(module_name)
-            except ModuleNotFoundError:  # may appear on a later request's import path
-                pass
-            except Exception:  # a broken module: let each child report the error itself
-                self.warm.add(module_name)
+        if module_name in self.warm:
+            return
+        try:
+            importlib.import_module(module_name)
+        except ModuleNotFoundError:  # a call reports it; the path may be visible to a later request
+            return
+        except Exception:  # a broken module: each call reports its own import error
+            pass
+        self.warm.add(module_name)
+        _freeze()
 
-    def launch(self, request: dict[str, Any], result_w: int, status_w: int) -> int:
-        if request.get("sys_path"):
-            sys.path[:] = list(request["sys_path"])
-        self.warm_module(str(request.get("target", "")))
+    def make_spare(self) -> Spare:
+        to_supervisor, supervisor_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        to_child, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pid = os.fork()
-        if pid == 0:  # child
+        if pid == 0:
             try:
-                os.setpgid(0, 0)
                 signal.set_wakeup_fd(-1)
                 for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM):
                     signal.signal(sig, signal.SIG_DFL)
-                die_with_parent()
-                for fd in (self.sock.fileno(), self.wake_r, self.wake_w, status_w, *self.children.values()):
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
+                for fd in (self.sock.fileno(), self.wake_r, self.wake_w, to_supervisor.fileno(), to_child.fileno()):
+                    os.close(fd)
             except BaseException:
                 os._exit(71)
-            fork_entry(request, result_w)
-        with contextlib.suppress(OSError):
-            os.setpgid(pid, pid)  # also done by the child; whichever runs first wins the race
-        os.close(result_w)
-        self.children[pid] = status_w
-        self.workdirs[pid] = str(request.get("workdir", ""))
+            prepare_call(supervisor_end, child_end, strong=self.strong, tmp_paths=self.tmp_paths)
+        supervisor_end.close()
+        child_end.close()
+        self.children.add(pid)
+        return Spare(pid, to_supervisor, to_child)
+
+    def launch(self, request: dict[str, Any], body: bytes, fds: list[int]) -> int:
+        """Hand the request to a spare (made now if there is none); returns its supervisor's pid."""
+        if request.get("sys_path"):
+            sys.path[:] = [p for p in request["sys_path"] if isinstance(p, str)]
+        self.warm_module(str(request.get("target", "")))
+        limits = codec.encode({"wall_s": float(request["limits"]["wall_s"])})
+        pid = -1
+        try:
+            for _attempt in range(2):  # a spare that died while waiting is replaced once
+                spare = self.spares.pop(0) if self.spares else self.make_spare()
+                try:
+                    send_frame(spare.child, body, [fds[0], *fds[3:]])
+                    send_frame(spare.supervisor, limits, [fds[1], fds[2]])
+                    pid = spare.pid
+                    break
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        os.kill(spare.pid, signal.SIGKILL)
+                finally:
+                    spare.close()
+        finally:
+            for fd in fds:
+                os.close(fd)
         return pid
 
     def reap(self) -> None:
         while self.children:
             try:
-                pid, status, usage = os.wait4(-1, os.WNOHANG)
+                pid, _status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
-            status_w = self.children.pop(pid, None)
-            self.workdirs.pop(pid, None)
-            if status_w is not None:
-                with contextlib.suppress(OSError):
-                    write_all(status_w, STATUS.pack(status, usage.ru_utime + usage.ru_stime))
-                os.close(status_w)
+            self.children.discard(pid)
 
     def serve(self) -> None:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(self.wake_w)
+        self.spares = [self.make_spare() for _ in range(SPARES)]
         try:
             while True:
                 ready, _, _ = select.select([self.sock, self.wake_r], [], [])
@@ -136,41 +149,98 @@ class Zygote:
                     self.reap()
                 if self.sock in ready:
                     try:
-                        request, fds = recv_request(self.sock)
+                        body, fds = recv_frame(self.sock, max_fds=3 + MAX_CHANNELS)
                     except (EOFError, OSError):
                         return
-                    if len(fds) != 2 or not request:
+                    try:
+                        request = codec.decode(body)
+                    except codec.CodecError:
+                        request = None
+                    if not isinstance(request, dict) or len(fds) != 3 + int(request.get("channels") or 0):
                         for fd in fds:
                             os.close(fd)
                         self.sock.sendall(PID.pack(-1))
                         continue
-                    pid = self.launch(request, fds[0], fds[1])
-                    self.sock.sendall(PID.pack(pid))
-        finally:  # the caller is gone: nobody else will stop these children or remove their directories
-            orphaned = [d for d in self.workdirs.values() if d]
-            for pid in list(self.children):
-                kill_process_group(pid)
+                    self.sock.sendall(PID.pack(self.launch(request, body, fds)))
+                    while len(self.spares) < SPARES:
+                        self.spares.append(self.make_spare())
+        finally:  # the job is gone or closed the socket: end every call still running
+            for pid in list(self.children):  # supervisors lead no group; each takes its call down with it
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
             for pid in list(self.children):
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(pid, 0)
-            for workdir in orphaned:
-                shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _freeze() -> None:
+    """Move everything loaded so far out of the collector's reach: a forked call's collections then do
+    not touch (and copy-on-write) the pages it shares with the zygote."""
+    gc.collect()
+    gc.freeze()
+
+
+def _probe_call_namespaces() -> str:
+    """Why calls could not get namespaces of their own here (e.g. a security module refuses user
+    namespaces nested in bubblewrap); "" when they can.  Checked once, so that the sandbox is refused
+    at start-up with the reason rather than every call failing later."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            uid, gid = os.getuid(), os.getgid()
+            linux.unshare(policy.CALL_NAMESPACES)
+            linux.map_own_ids(uid, gid)
+            os._exit(0)
+        except BaseException:  # noqa: B036
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return "" if status == 0 else "calls cannot get user, mount, PID and IPC namespaces of their own inside bubblewrap"
+
+
+def _weak_network_isolation() -> bool:
+    """Weak mode only: a private network namespace for the zygote and its calls, where allowed."""
+    for flags in (linux.CLONE_NEWNET, linux.CLONE_NEWUSER | linux.CLONE_NEWNET):
+        try:
+            linux.unshare(flags)
+            return True
+        except OSError:
+            continue
+    return False
 
 
 def main() -> None:
-    """Entry point: ``python -S -c '...' <control fd> <network 0|1>`` (see ``runner``)."""
-    fd, network = int(sys.argv[1]), sys.argv[2] == "1"
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the caller; we follow its socket
+    """Entry point: ``python -S -c BOOT <control fd> <config json>`` (see :mod:`.server`)."""
+    fd, config = int(sys.argv[1]), json.loads(sys.argv[2])
+    strong = bool(config["strong"])
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the job; we follow its socket
     sock = socket.socket(fileno=fd)
-    info: dict[str, Any] = {"network_namespace": False, "numpy": False}
+    info: dict[str, Any] = {"uid": os.getuid(), "numpy": False, "network_namespace": strong}
     try:
         import numpy  # noqa: F401 - the evaluators' only heavy dependency, loaded once here
 
         info["numpy"] = True
     except ImportError:
         pass
-    if not network:
-        info["network_namespace"] = isolate_network()
-    body = pickle.dumps(info)
-    sock.sendall(HEADER.pack(len(body)) + body)
-    Zygote(sock).serve()
+    if strong:
+        problem = _probe_call_namespaces()
+        if problem:
+            send_frame(sock, codec.encode({"ok": False, "error": problem}))
+            return
+    if linux.is_linux():
+        from trace_bench.sandbox.child import seccomp_filter
+
+        for network in (False, True):  # built here once, so that no call pays for it
+            for processes in (False, True):
+                info["seccomp"] = seccomp_filter(network, processes) is not None
+        if not strong:
+            import trace_bench.sandbox.guard  # noqa: F401 - the weak mode's audit hook, loaded once here
+
+            info["network_namespace"] = _weak_network_isolation()
+        with contextlib.suppress(OSError):
+            linux.set_dumpable(False)
+    send_frame(sock, codec.encode({"ok": True, "info": info}))
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 2)  # the job stops reading our stderr once we said hello
+    os.close(null)
+    _freeze()
+    Zygote(sock, strong, [str(p) for p in config.get("tmp_paths", [])]).serve()

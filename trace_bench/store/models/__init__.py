@@ -44,6 +44,7 @@ from trace_bench.store.models.run import (
     Manifest,
     ManifestJob,
     ResolvedJob,
+    SandboxSetting,
     Summary,
     TokenTotals,
 )
@@ -52,7 +53,7 @@ __all__ = [
     "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
     "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "JobEnded", "JobEvent", "JobFinished", "JobMeta",
     "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "LLMCall", "Manifest", "ManifestJob", "NewerSchemaError",
-    "OtherEvent", "ResolvedJob", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "StateFile",
+    "OtherEvent", "ResolvedJob", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxSetting", "StateFile",
     "StateHistoryLine", "StateParameter", "StateSnapshot", "Step", "StoreError", "StoreModel", "Summary",
     "TokenTotals", "TrackerWarning", "UpgradeError",
 ]

@@ -17,8 +17,10 @@ SCORE_FIELDS = ("score_initial", "score_final", "score_best", "score_test")
 
 
 class JobMeta(StoreModel):
-    """The job's full specification, written by the driver before each attempt."""
+    """The job's full specification, written by the driver before each attempt (version 2 adds
+    ``sandbox``; older files read as the default, ``strong``)."""
 
+    SCHEMA_VERSION: ClassVar[int] = 2
     FILE: ClassVar[str] = "job_meta.json"
 
     run_id: str
@@ -42,6 +44,8 @@ class JobMeta(StoreModel):
     logger: str | None = None
     task_root: str | None = None
     skip_reason: str | None = None
+    sandbox: Literal["strong", "weak"] = Field(
+        default="strong", description="weak: LLM-written code may run without bubblewrap where it is missing")
 
 
 class RoleUsage(BaseModel):
@@ -62,10 +66,11 @@ class RoleUsage(BaseModel):
 
 class JobResult(StoreModel):
     """A job's record.  Version 2: never a bare ``NaN``; non-finite scores are null and named in
-    ``non_finite`` (version-1 files that hold ``NaN`` are upgraded the same way on read)."""
+    ``non_finite`` (version-1 files that hold ``NaN`` are upgraded the same way on read).
+    Version 3 adds ``sandbox`` (older files: empty, not recorded)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
-    SCHEMA_VERSION: ClassVar[int] = 2
+    SCHEMA_VERSION: ClassVar[int] = 3
     FILE: ClassVar[str] = "results.json"
 
     run_id: str
@@ -106,6 +111,8 @@ class JobResult(StoreModel):
     budget_spent: dict[str, float] = Field(default_factory=dict)
     non_finite: list[str] = Field(default_factory=list, description="score fields whose value was NaN or "
                                   "infinite and is stored as null (version 2)")
+    sandbox: str = Field(default="", description="the isolation LLM-written code ran under in this job: "
+                         "bwrap, weak (both, comma-separated, if it changed), or empty when none ran (version 3)")
 
     @model_validator(mode="after")
     def _null_non_finite(self) -> JobResult:

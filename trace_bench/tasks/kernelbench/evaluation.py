@@ -18,6 +18,7 @@ or answers something that is not this JSON is an *infrastructure* failure
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import urllib.error
@@ -109,9 +110,20 @@ class RemoteEvaluator:
         return KernelResult.from_json(self._request("/evaluate", body, timeout=self.timeout_s + self.slack_s))
 
 
+def child_environment() -> dict[str, str]:
+    """The local evaluator's environment: the job's, without any secret-looking variable (API keys)."""
+    from trace_bench.store.masking import secret_name
+
+    return {name: value for name, value in os.environ.items() if not secret_name(name)}
+
+
 class LocalEvaluator:
     """Evaluates on this machine's GPU in a fresh child process (compiling a candidate may hang or
-    crash the CUDA context, so it never runs in the job process), killed on timeout."""
+    crash the CUDA context, so it never runs in the job process), killed on timeout.
+
+    Not the bubblewrap sandbox (the child needs the GPU and the CUDA toolchain): the candidate
+    gets no secrets from the environment, but it runs with the job's user and files, and the
+    result it prints is not tamper-proof.  Publish numbers from an evaluation server."""
 
     def __init__(self, *, timeout_s: float = 300.0, trials: int = 20) -> None:
         self.timeout_s = timeout_s
@@ -122,6 +134,7 @@ class LocalEvaluator:
                               "seed": seed, "trials": self.trials})
         proc = subprocess.Popen([sys.executable, "-m", "trace_bench.tasks.kernelbench.local_eval"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=child_environment(),
                                 start_new_session=True)
         out, err, timed_out = communicate_or_kill(proc, self.timeout_s, payload)
         if timed_out:

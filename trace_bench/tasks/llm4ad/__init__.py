@@ -41,7 +41,7 @@ def discover() -> list[TaskSpec]:
     specs = [
         TaskSpec(id=f"{SUITE}:{name}", suite=SUITE, description=description, module=f"{_PACKAGE}.{name}",
                  parameter_kinds=("code",), scoring=scoring, needs=("numpy",), availability=requires("numpy"),
-                 tags=("algorithm-design",))
+                 tags=("algorithm-design", "sandbox"))
         for name, (description, scoring) in _TASKS.items()
     ]
     from trace_bench.tasks.llm4ad.llm4ad_package import discover_package

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, load_candidate
-from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
+from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
 
 TEMPLATE = '''def priority(el, n, w):
     """No preference: vectors are taken in enumeration order."""
@@ -60,7 +60,7 @@ TASK = CodeTask(
     constraints="Return one finite float per vector (higher = considered earlier).",
     template=TEMPLATE,
     stub_candidates=(BALANCED, EVEN_GAPS, SPREAD_BALANCED),
-    evaluator="trace_bench.tasks.llm4ad.admissible_set:evaluate",
+    evaluator=f"{__name__}:evaluate",
     scoring="size of the admissible set",
     defaults={"n_instances": 1, "n": 8, "w": 4},
 )
@@ -112,7 +112,8 @@ def is_admissible(vectors: np.ndarray) -> bool:
     return True
 
 
-def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
+def solve(payload: dict[str, Any]) -> np.ndarray:
+    """Sandbox target: the candidate's priority of every weight-w vector, in enumeration order."""
     priority = load_candidate(payload["program"], TASK.entry)
     n, w = int(payload["n"]), int(payload["w"])
     vectors = weight_vectors(n, w)
@@ -125,6 +126,16 @@ def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
             raise InvalidSolution(f"priority must return a float, got {type(value).__name__}") from exc
     if not np.all(np.isfinite(scores)):
         raise InvalidSolution("priority returned a non-finite value")
+    return scores
+
+
+def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
+    """Trusted: build the set greedily from the candidate's priorities and count it."""
+    n, w = int(payload["n"]), int(payload["w"])
+    vectors = weight_vectors(n, w)
+    scores = np.asarray(run(f"{__name__}:solve", payload), dtype=float)
+    if scores.shape != (len(vectors),) or not np.all(np.isfinite(scores)):
+        raise InvalidSolution(f"expected {len(vectors)} finite priorities, got an array of shape {scores.shape}")
     size = len(greedy_set(vectors, scores))
     distinct = len(np.unique(scores))
     return {"score": float(size), "instance_scores": [size],

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import load_candidate, rng
-from trace_bench.tasks.llm4ad.fitting import MAX_PARAMS, fit_equation
-from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
+from trace_bench.tasks.llm4ad.evalkit import rng
+from trace_bench.tasks.llm4ad.fitting import MAX_PARAMS, evaluate_fit
+from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
 
 TEMPLATE = '''import numpy as np
 
@@ -58,7 +58,7 @@ TASK = CodeTask(
     constraints=f"Return an array shaped like B; use at most {MAX_PARAMS} params; numpy operations only.",
     template=TEMPLATE,
     stub_candidates=(MONOD_TEMPERATURE, FULL_MODEL),
-    evaluator="trace_bench.tasks.llm4ad.bactgrow:evaluate",
+    evaluator=f"{__name__}:evaluate",
     scoring="-MSE of the fitted equation",
     defaults={"n_instances": 1, "n_points": 500},
 )
@@ -79,10 +79,10 @@ def dataset(seed: int, n_points: int) -> tuple[tuple[np.ndarray, ...], np.ndarra
     return (B, S, T, pH), rate
 
 
-def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
-    equation = load_candidate(payload["program"], TASK.entry)
+def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
+    """Trusted: the data is made here; the candidate's equation is fitted and evaluated in the sandbox."""
     inputs, rate = dataset(int(payload["seed"]), int(payload["n_points"]) * max(1, int(payload["n_instances"])))
-    fit = fit_equation(equation, inputs, rate)
+    fit = evaluate_fit(payload, run, TASK.entry, inputs, rate)
     worst = int(np.argmax(np.abs(fit["errors"])))
     B, S, T, pH = (a[worst] for a in inputs)
     return {"score": -fit["mse"], "instance_scores": [fit["mse"]],

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, load_candidate
-from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
+from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
 
 TOLERANCE = 1e-9
 
@@ -112,7 +112,7 @@ TASK = CodeTask(
                  "and no two overlapping (touching is fine, tolerance 1e-9)."),
     template=TEMPLATE,
     stub_candidates=(ROWS, PENALTY_DESCENT),
-    evaluator="trace_bench.tasks.llm4ad.circle_packing:evaluate",
+    evaluator=f"{__name__}:evaluate",
     scoring="sum of radii of a valid packing",
     defaults={"n_instances": 1, "n_circles": 26},
 )
@@ -144,10 +144,17 @@ def check_packing(circles: Any, n: int, tol: float = TOLERANCE) -> np.ndarray:
     return arr
 
 
-def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
+def solve(payload: dict[str, Any]) -> np.ndarray:
+    """Sandbox target: the candidate's packing (checked here too, for quick feedback)."""
     pack = load_candidate(payload["program"], TASK.entry)
     n = int(payload["n_circles"])
-    arr = check_packing(pack(n), n)
+    return check_packing(pack(n), n)
+
+
+def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
+    """Trusted: check the packing again, outside the candidate's reach, and sum the radii."""
+    n = int(payload["n_circles"])
+    arr = check_packing(run(f"{__name__}:solve", payload), n)
     radii = arr[:, 2]
     total = float(radii.sum())
     smallest = np.argsort(radii)[:3]

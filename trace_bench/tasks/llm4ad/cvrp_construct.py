@@ -14,13 +14,15 @@ import numpy as np
 
 from trace_bench.tasks.llm4ad.evalkit import (
     InvalidSolution,
+    Recorder,
     as_int,
     distance_matrix,
     load_candidate,
+    replay_all,
     rng,
     summarize,
 )
-from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
+from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
 
 TEMPLATE = '''import numpy as np
 
@@ -123,7 +125,7 @@ TASK = CodeTask(
                  "returning the depot while at the depot is invalid."),
     template=TEMPLATE,
     stub_candidates=(SWEEP_BIAS, SAVINGS_PLAN),
-    evaluator="trace_bench.tasks.llm4ad.cvrp_construct:evaluate",
+    evaluator=f"{__name__}:evaluate",
     scoring="-mean total route distance",
     defaults={"n_instances": 8, "n_customers": 50, "capacity": 40},
 )
@@ -166,11 +168,27 @@ def route_distance(select: Any, dist: np.ndarray, demands: np.ndarray, capacity:
     raise InvalidSolution("the routes did not serve every customer within the step limit")
 
 
-def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
+def _data(payload: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
+    return instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_customers"]))
+
+
+def solve(payload: dict[str, Any]) -> list[list[int]]:
+    """Sandbox target: the candidate's choices, one list per instance."""
     select = load_candidate(payload["program"], TASK.entry)
+    routes = []
+    for dist, demands in _data(payload):
+        recorder = Recorder(select)
+        route_distance(recorder, dist, demands, float(payload["capacity"]))
+        routes.append(recorder.decisions())
+    return routes
+
+
+def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
+    """Trusted: replay the candidate's choices on our own instances and measure the routes."""
     capacity = float(payload["capacity"])
-    data = instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_customers"]))
-    totals = [route_distance(select, dist, demands, capacity) for dist, demands in data]
+    data = _data(payload)
+    totals = replay_all(run(f"{__name__}:solve", payload), len(data),
+                        lambda replay, i: route_distance(replay, data[i][0], data[i][1], capacity))
     stats = summarize(totals, label="route distance", higher_is_better=False)
     return {"score": -stats["mean"], "instance_scores": totals, "worst": stats["worst"],
             "summary": f"Mean total distance {stats['mean']:.4f} over {len(totals)} instances of "

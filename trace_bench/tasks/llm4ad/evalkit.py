@@ -1,11 +1,18 @@
-"""Helpers for LLM4AD evaluators; this module runs *inside* the sandbox child.
+"""Helpers shared by the two halves of every LLM4AD evaluator.
 
-Evaluator contract: ``evaluate(payload) -> dict`` with ``payload = {"program": source, "seed":
-int, "n_instances": int, ...}``, returning ``{"score": float, "instance_scores": [...],
-"summary": str, "worst": str?, "objectives": {...}?}``.  Failures are raised, and the guide
-maps the exception *type name* to a phase: ``SyntaxError`` (compile), :class:`MissingEntryError`
-and :class:`CandidateLoadError` (load), :class:`InvalidSolution` (validate), anything else (run).
-Only numpy and the standard library are imported here, so the sandbox zygote stays small.
+Each task module has a *solve* half, a sandbox target (``solve(payload) -> plain data``) that
+loads the candidate and runs it on the task's instances, and a *trusted* half
+(``evaluate(payload, run) -> dict``, in the job process) that calls ``run(target, payload)``
+to get that data, validates it against instances it generates itself and computes the score:
+``{"score": float, "instance_scores": [...], "summary": str, "worst": str?, "objectives": {...}?}``.
+Constructive tasks return the candidate's *decisions*; the trusted half replays them through
+the same simulation (:class:`Recorder` / :class:`Replay`), so scores are bit-identical to a
+direct run and a candidate that patches anything in its own process changes only its decisions.
+
+Failures are raised, and the guide maps the exception *type name* to a phase: ``SyntaxError``
+(compile), :class:`MissingEntryError` and :class:`CandidateLoadError` (load),
+:class:`InvalidSolution` (validate), anything else (run).  Only numpy and the standard library
+are imported here, so the sandbox zygote stays small.
 """
 
 from __future__ import annotations
@@ -73,7 +80,7 @@ def as_int(value: Any, what: str) -> int:
         raise InvalidSolution(f"{what} must be an integer index, got a boolean")
     if isinstance(value, (int, np.integer)):
         return int(value)
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
         return int(value)
     raise InvalidSolution(f"{what} must be an integer index, got {type(value).__name__}: {value!r:.60}")
 
@@ -94,6 +101,62 @@ def summarize(instance_scores: Sequence[float], *, label: str, higher_is_better:
     worst = ", ".join(f"#{i} ({values[i]:{fmt}})" for i in order[:3])
     return {"mean": mean, "instance_scores": values,
             "worst": f"worst instances by {label}: {worst}" if values else ""}
+
+
+class Recorder:
+    """Wraps the candidate's function in the sandbox and remembers every answer it gave."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.func = func
+        self.answers: list[Any] = []
+
+    def __call__(self, *args: Any) -> Any:
+        answer = self.func(*args)
+        self.answers.append(answer)
+        return answer
+
+    def decisions(self) -> list[int]:
+        """The answers as plain ints (the simulation validated each with :func:`as_int` already)."""
+        return [as_int(answer, "a decision") for answer in self.answers]
+
+
+class Replay:
+    """Stands in for the candidate in the trusted replay: answers with the recorded decisions."""
+
+    def __init__(self, decisions: Any) -> None:
+        if not isinstance(decisions, list):
+            raise InvalidSolution(f"the decisions of an instance must be a list, got {type(decisions).__name__}")
+        self.decisions = decisions
+        self.position = 0
+
+    def __call__(self, *args: Any) -> Any:
+        if self.position >= len(self.decisions):
+            raise InvalidSolution("the candidate's recorded decisions end before the instance is solved")
+        decision = self.decisions[self.position]
+        self.position += 1
+        return decision
+
+    def finish(self) -> None:
+        if self.position != len(self.decisions):
+            raise InvalidSolution("the candidate's recorded decisions go on after the instance is solved")
+
+
+def per_instance(solution: Any, count: int, what: str = "decisions") -> list[Any]:
+    """The sandbox's answer as one entry per instance, or :class:`InvalidSolution`."""
+    if not isinstance(solution, list) or len(solution) != count:
+        got = f"{len(solution)} entries" if isinstance(solution, list) else type(solution).__name__
+        raise InvalidSolution(f"expected {what} for {count} instances, got {got}")
+    return solution
+
+
+def replay_all(solution: Any, count: int, simulate: Callable[[Replay, int], Any]) -> list[Any]:
+    """Run ``simulate(replay, index)`` for each instance on its recorded decisions."""
+    results = []
+    for index, decisions in enumerate(per_instance(solution, count)):
+        replay = Replay(decisions)
+        results.append(simulate(replay, index))
+        replay.finish()
+    return results
 
 
 def rng(seed: int, salt: int = 0) -> np.random.Generator:

@@ -5,6 +5,11 @@ fitted error, so the LLM is judged on the *form* of the equation.  A small Leven
 with forward-difference Jacobians is enough for ten parameters and a few hundred points, runs
 in milliseconds, and gives the same answer on every machine (scipy would be an optional,
 version-dependent dependency of the score).
+
+Scoring takes two sandboxed calls (:func:`evaluate_fit`): one fits the parameters (it must see
+the target values), a fresh one evaluates the equation at those parameters on the inputs alone,
+and the job computes the error from those predictions.  A candidate that tampers with the fit
+can only return worse parameters; it never sees the target while its predictions are taken.
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import InvalidSolution
+from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, load_candidate
 
 MAX_PARAMS = 10
+_FIT, _PREDICT = f"{__name__}:fit_target", f"{__name__}:predict_target"
 
 
 def predictions(equation: Callable[..., Any], inputs: tuple[np.ndarray, ...], params: np.ndarray) -> np.ndarray:
@@ -85,6 +91,39 @@ def fit_equation(equation: Callable[..., Any], inputs: tuple[np.ndarray, ...], t
 
     params, _ = levenberg_marquardt(residuals, np.ones(MAX_PARAMS))
     errors = residuals(params)
+    mse = float(np.mean(errors**2))
+    if not np.isfinite(mse):
+        raise InvalidSolution("the fitted equation gives NaN or inf on the data")
+    return {"params": params, "mse": mse, "errors": errors}
+
+
+def _inputs(payload: dict[str, Any]) -> tuple[np.ndarray, ...]:
+    return tuple(np.asarray(a, dtype=float) for a in payload["inputs"])
+
+
+def fit_target(payload: dict[str, Any]) -> np.ndarray:
+    """Sandbox target: the fitted parameters of the candidate's equation."""
+    equation = load_candidate(payload["program"], payload["entry"])
+    return fit_equation(equation, _inputs(payload), np.asarray(payload["target"], dtype=float))["params"]
+
+
+def predict_target(payload: dict[str, Any]) -> np.ndarray:
+    """Sandbox target: the candidate's equation at given parameters (this process never sees the target)."""
+    equation = load_candidate(payload["program"], payload["entry"])
+    return predictions(equation, _inputs(payload), np.asarray(payload["params"], dtype=float))
+
+
+def evaluate_fit(payload: dict[str, Any], run: Callable[[str, dict[str, Any]], Any], entry: str,
+                 inputs: tuple[np.ndarray, ...], target: np.ndarray) -> dict[str, Any]:
+    """Trusted: fit in one sandboxed call, predict in another, measure the error here."""
+    common = {"program": payload["program"], "entry": entry, "inputs": list(inputs)}
+    params = np.asarray(run(_FIT, {**common, "target": target}), dtype=float)
+    if params.shape != (MAX_PARAMS,) or not np.all(np.isfinite(params)):
+        raise InvalidSolution(f"the fit returned parameters of shape {params.shape} (expected {MAX_PARAMS} finite)")
+    predicted = np.asarray(run(_PREDICT, {**common, "params": params}), dtype=float)
+    if predicted.shape != target.shape:
+        raise InvalidSolution(f"the predictions have shape {predicted.shape}, not {target.shape}")
+    errors = predicted - target
     mse = float(np.mean(errors**2))
     if not np.isfinite(mse):
         raise InvalidSolution("the fitted equation gives NaN or inf on the data")

@@ -12,8 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, as_int, load_candidate, rng, summarize
-from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
+from trace_bench.tasks.llm4ad.evalkit import (
+    InvalidSolution,
+    Recorder,
+    as_int,
+    load_candidate,
+    replay_all,
+    rng,
+    summarize,
+)
+from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
 
 TEMPLATE = '''import numpy as np
 
@@ -57,7 +65,7 @@ TASK = CodeTask(
     constraints="Return a row index of operations (0 <= index < len(operations)).",
     template=TEMPLATE,
     stub_candidates=(EARLIEST_START, EARLIEST_START_MWKR),
-    evaluator="trace_bench.tasks.llm4ad.jssp_construct:evaluate",
+    evaluator=f"{__name__}:evaluate",
     scoring="-mean makespan",
     defaults={"n_instances": 8, "n_jobs": 10, "n_machines": 5},
 )
@@ -95,11 +103,26 @@ def makespan(select: Any, machines: np.ndarray, durations: np.ndarray) -> float:
     return float(job_ready.max())
 
 
-def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
-    select = load_candidate(payload["program"], TASK.entry)
-    data = instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_jobs"]),
+def _data(payload: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
+    return instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_jobs"]),
                      int(payload["n_machines"]))
-    spans = [makespan(select, machines, durations) for machines, durations in data]
+
+
+def solve(payload: dict[str, Any]) -> list[list[int]]:
+    """Sandbox target: the candidate's choices, one list per instance."""
+    select = load_candidate(payload["program"], TASK.entry)
+    schedules = []
+    for machines, durations in _data(payload):
+        recorder = Recorder(select)
+        makespan(recorder, machines, durations)
+        schedules.append(recorder.decisions())
+    return schedules
+
+
+def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
+    """Trusted: replay the candidate's choices on our own instances and measure the makespans."""
+    data = _data(payload)
+    spans = replay_all(run(f"{__name__}:solve", payload), len(data), lambda replay, i: makespan(replay, *data[i]))
     stats = summarize(spans, label="makespan", higher_is_better=False, fmt=".0f")
     bounds = [max(d.sum(axis=1).max(), max(d[m == k].sum() for k in range(m.shape[1]))) for m, d in data]
     gap = 100.0 * float(np.mean([s / b - 1 for s, b in zip(spans, bounds, strict=True)]))

@@ -11,8 +11,16 @@ from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, as_int, load_candidate, rng, summarize
-from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
+from trace_bench.tasks.llm4ad.evalkit import (
+    InvalidSolution,
+    Recorder,
+    as_int,
+    load_candidate,
+    replay_all,
+    rng,
+    summarize,
+)
+from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
 
 TEMPLATE = '''import numpy as np
 
@@ -81,7 +89,7 @@ TASK = CodeTask(
     constraints="Return an index into weights/values (0 <= index < len(weights)), or -1 to stop packing.",
     template=TEMPLATE,
     stub_candidates=(RATIO, DP_PLAN),
-    evaluator="trace_bench.tasks.llm4ad.knapsack_construct:evaluate",
+    evaluator=f"{__name__}:evaluate",
     scoring="mean total packed value",
     defaults={"n_instances": 8, "n_items": 100},
 )
@@ -114,10 +122,26 @@ def packed_value(select: Any, weights: np.ndarray, values: np.ndarray, capacity:
         remaining = remaining[remaining != item]
 
 
-def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
+def _data(payload: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    return instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_items"]))
+
+
+def solve(payload: dict[str, Any]) -> list[list[int]]:
+    """Sandbox target: the candidate's choices, one list per instance."""
     select = load_candidate(payload["program"], TASK.entry)
-    data = instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_items"]))
-    totals = [packed_value(select, w, v, c) for w, v, c in data]
+    picks = []
+    for weights, values, capacity in _data(payload):
+        recorder = Recorder(select)
+        packed_value(recorder, weights, values, capacity)
+        picks.append(recorder.decisions())
+    return picks
+
+
+def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
+    """Trusted: replay the candidate's choices on our own instances and add up the packed values."""
+    data = _data(payload)
+    totals = replay_all(run(f"{__name__}:solve", payload), len(data),
+                        lambda replay, i: packed_value(replay, *data[i]))
     stats = summarize(totals, label="packed value", higher_is_better=True)
     return {"score": stats["mean"], "instance_scores": totals, "worst": stats["worst"],
             "summary": f"Mean packed value {stats['mean']:.4f} over {len(totals)} instances of "

@@ -7,6 +7,11 @@ imports the package; without it, the 26 tasks of version 1.11 are listed as unav
 the install hint.  A problem wraps the package's ``Evaluation`` class: its template is the
 trainable code, and ``evaluate_program`` runs inside our sandbox (never the package's own
 ``SecureEvaluator``, which changes the process-wide multiprocessing start method).
+
+Trust: the package's evaluator calls the candidate and computes the score in one process, so
+the score of these tasks is only as good as that evaluator's own checks.  The sandbox still
+contains the candidate (no secrets, no network, no writes, no lasting processes), and the job
+accepts nothing but one finite number from it.
 """
 
 from __future__ import annotations
@@ -71,7 +76,7 @@ def discover_package() -> list[TaskSpec]:
         TaskSpec(id=f"llm4ad:pkg/{name}", suite="llm4ad", description=f"llm4ad package task {name}",
                  module=MODULE, parameter_kinds=("code",), scoring="the llm4ad evaluator's score (higher is better)",
                  needs=("llm4ad", "numpy"), availability=availability, default_eval_kwargs={"task": name},
-                 tags=("llm4ad-package",))
+                 tags=("llm4ad-package", "sandbox"))
         for name in names
     ]
 
@@ -92,7 +97,7 @@ def _entry_and_signature(template: str) -> tuple[str, str]:
     raise ValueError("the llm4ad template defines no function")
 
 
-def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
+def run_package_evaluator(payload: dict[str, Any]) -> float:
     """Sandbox target: run the package's ``evaluate_program`` on the candidate program."""
     from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, load_candidate
 
@@ -112,7 +117,17 @@ def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
         raise InvalidSolution(f"the llm4ad evaluator returned {type(result).__name__}, not a number") from exc
     if not math.isfinite(score):
         raise InvalidSolution(f"the llm4ad evaluator returned a non-finite score ({score})")
-    return {"score": score, "summary": f"llm4ad evaluator score {score:.6g} (higher is better)."}
+    return score
+
+
+def evaluate(payload: dict[str, Any], run: Any) -> dict[str, Any]:
+    """Trusted: accept one finite number from the sandboxed package evaluator."""
+    from trace_bench.tasks.llm4ad.evalkit import InvalidSolution
+
+    score = run(f"{MODULE}:run_package_evaluator", payload)
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        raise InvalidSolution(f"the llm4ad evaluator's answer is not a finite number: {str(score)[:80]}")
+    return {"score": float(score), "summary": f"llm4ad evaluator score {float(score):.6g} (higher is better)."}
 
 
 def build_trace_problem(task: str = "", **eval_kwargs: Any) -> dict[str, Any]:
@@ -133,7 +148,7 @@ def build_trace_problem(task: str = "", **eval_kwargs: Any) -> dict[str, Any]:
     entry, signature = _entry_and_signature(template)
     spec = CodeTask(name=f"pkg/{task}", entry=entry, signature=signature, description=description,
                     constraints="Keep the function's name and arguments.", template=template, stub_candidates=(),
-                    evaluator=f"{MODULE}:evaluate", scoring="the llm4ad evaluator's score",
+                    evaluator=f"{MODULE}:evaluate", scoring="the llm4ad evaluator's score", packages=("llm4ad",),
                     defaults={"n_instances": 1, "module": module_name, "entry": entry, "timeout_seconds": 60.0})
     problem = build_problem(spec, eval_kwargs)
     problem["metadata"]["source"] = "llm4ad package"

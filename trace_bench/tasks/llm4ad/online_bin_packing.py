@@ -14,8 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, load_candidate, rng, summarize
-from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
+from trace_bench.tasks.llm4ad.evalkit import (
+    InvalidSolution,
+    Recorder,
+    as_int,
+    load_candidate,
+    replay_all,
+    rng,
+    summarize,
+)
+from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
 
 CAPACITY = 100.0
 
@@ -59,7 +67,7 @@ TASK = CodeTask(
     constraints="Return a numpy array of len(bins) finite priorities.",
     template=TEMPLATE,
     stub_candidates=(BEST_FIT, GAP_AWARE),
-    evaluator="trace_bench.tasks.llm4ad.online_bin_packing:evaluate",
+    evaluator=f"{__name__}:evaluate",
     scoring="-mean number of bins used",
     defaults={"n_instances": 5, "n_items": 500},
 )
@@ -70,21 +78,29 @@ def instances(seed: int, n_instances: int, n_items: int) -> list[np.ndarray]:
     return [np.clip(np.ceil(gen.weibull(3.0, n_items) * 45.0), 1, CAPACITY) for _ in range(n_instances)]
 
 
-def pack(priority: Callable[[float, np.ndarray], Any], items: np.ndarray,
-         after_call: Callable[[], None] | None = None) -> int:
-    """Place every item with ``priority``; returns the number of bins used."""
+def by_priority(priority: Callable[[float, np.ndarray], Any]) -> Callable[[float, np.ndarray], int]:
+    """The candidate's rule as a choice: the position of the highest-priority bin among those that fit."""
+
+    def choose(item: float, bins: np.ndarray) -> int:
+        scores = np.asarray(priority(item, bins), dtype=float).reshape(-1)
+        if scores.shape != bins.shape:
+            raise InvalidSolution(f"priority returned {scores.size} values for {bins.size} bins")
+        if not np.all(np.isfinite(scores)):
+            raise InvalidSolution("priority returned a non-finite value")
+        return int(np.argmax(scores))
+
+    return choose
+
+
+def pack(choose: Callable[[float, np.ndarray], Any], items: np.ndarray) -> int:
+    """Place every item in the bin ``choose(item, capacities of the bins it fits)`` picks; returns bins used."""
     bins = np.full(len(items), CAPACITY)
     for item in items:
         fits = np.flatnonzero(bins - item >= 0)
-        scores = priority(float(item), bins[fits].copy())
-        if after_call is not None:
-            after_call()
-        scores = np.asarray(scores, dtype=float).reshape(-1)
-        if scores.shape != fits.shape:
-            raise InvalidSolution(f"priority returned {scores.size} values for {fits.size} bins")
-        if not np.all(np.isfinite(scores)):
-            raise InvalidSolution("priority returned a non-finite value")
-        bins[fits[int(np.argmax(scores))]] -= item
+        k = as_int(choose(float(item), bins[fits].copy()), "the chosen bin")
+        if not 0 <= k < len(fits):
+            raise InvalidSolution(f"bin choice {k} is not one of the {len(fits)} bins the item fits in")
+        bins[fits[k]] -= item
     return int((bins != CAPACITY).sum())
 
 
@@ -92,10 +108,25 @@ def lower_bound(items: np.ndarray) -> int:
     return int(np.ceil(items.sum() / CAPACITY))
 
 
-def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
-    priority = load_candidate(payload["program"], TASK.entry)
-    sequences = instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_items"]))
-    used = [pack(priority, items) for items in sequences]
+def sequences_for(payload: dict[str, Any]) -> list[np.ndarray]:
+    return instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_items"]))
+
+
+def solve(payload: dict[str, Any]) -> list[list[int]]:
+    """Sandbox target: the bin the candidate's priorities chose for each item, one list per sequence."""
+    choose = by_priority(load_candidate(payload["program"], TASK.entry))
+    placements = []
+    for items in sequences_for(payload):
+        recorder = Recorder(choose)
+        pack(recorder, items)
+        placements.append(recorder.decisions())
+    return placements
+
+
+def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
+    """Trusted: replay the placements on our own item sequences and count the bins."""
+    sequences = sequences_for(payload)
+    used = replay_all(run(f"{__name__}:solve", payload), len(sequences), lambda replay, i: pack(replay, sequences[i]))
     excess = 100.0 * float(np.mean([u / lower_bound(s) - 1 for u, s in zip(used, sequences, strict=True)]))
     stats = summarize(used, label="bins used", higher_is_better=False, fmt=".0f")
     return {"score": -stats["mean"], "instance_scores": used, "worst": stats["worst"],

@@ -6,6 +6,11 @@ counted with ``sys.settrace`` on the candidate's own code only).  The original u
 the second objective, which differs from run to run; a line count is a deterministic proxy for
 the same thing, so two evaluations of one program always agree.  The guide's scalar score is
 the weighted sum that ``objective_config`` describes.
+
+The bins are counted by trusted code from the replayed placements.  The line count can only be
+taken where the candidate runs, so it is the one figure its process reports; the trusted side
+takes no less than :data:`MIN_LINES_PER_ITEM` (a one-statement function's count) per sequence,
+so a tampered count gains nothing over an honest one-line heuristic.
 """
 
 from __future__ import annotations
@@ -16,8 +21,18 @@ from typing import Any
 import numpy as np
 
 from trace_bench.tasks.llm4ad import online_bin_packing as single
-from trace_bench.tasks.llm4ad.evalkit import CANDIDATE_FILENAME, InvalidSolution, load_candidate
-from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
+from trace_bench.tasks.llm4ad.evalkit import (
+    CANDIDATE_FILENAME,
+    InvalidSolution,
+    Recorder,
+    finite,
+    load_candidate,
+    per_instance,
+    replay_all,
+)
+from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
+
+MIN_LINES_PER_ITEM = 1.0
 
 VECTORIZED_GAP_AWARE = '''import numpy as np
 
@@ -37,7 +52,7 @@ TASK = CodeTask(
     constraints=single.TASK.constraints,
     template=single.TEMPLATE,
     stub_candidates=(single.BEST_FIT, single.GAP_AWARE, VECTORIZED_GAP_AWARE),
-    evaluator="trace_bench.tasks.llm4ad.online_bin_packing_2o:evaluate",
+    evaluator=f"{__name__}:evaluate",
     scoring="-(bins + 0.2 * lines per item)",
     defaults=dict(single.TASK.defaults),
     objectives=("bins", "cost"),
@@ -76,14 +91,28 @@ class LineCounter:
         return counted
 
 
-def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
+def solve(payload: dict[str, Any]) -> dict[str, list[Any]]:
+    """Sandbox target: the placements per sequence, and the lines the candidate ran per item."""
     priority = load_candidate(payload["program"], TASK.entry)
-    sequences = single.instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_items"]))
-    used, costs = [], []
-    for items in sequences:
+    placements, costs = [], []
+    for items in single.sequences_for(payload):
         counter = LineCounter()
-        used.append(single.pack(counter.wrap(priority), items))
+        recorder = Recorder(single.by_priority(counter.wrap(priority)))
+        single.pack(recorder, items)
+        placements.append(recorder.decisions())
         costs.append(counter.lines / len(items))
+    return {"placements": placements, "costs": costs}
+
+
+def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
+    """Trusted: bins from the replayed placements; the self-reported line count, floored."""
+    sequences = single.sequences_for(payload)
+    answer = run(f"{__name__}:solve", payload)
+    if not isinstance(answer, dict):
+        raise InvalidSolution("the evaluation returned no placements")
+    used = replay_all(answer.get("placements"), len(sequences), lambda replay, i: single.pack(replay, sequences[i]))
+    costs = [max(MIN_LINES_PER_ITEM, finite(c, "the line count")) for c in per_instance(answer.get("costs"),
+                                                                                        len(sequences), "costs")]
     bins, cost = float(np.mean(used)), float(np.mean(costs))
     worst = int(np.argmax(used))
     return {"objectives": {"bins": bins, "cost": cost}, "instance_scores": used,

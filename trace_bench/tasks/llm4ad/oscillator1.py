@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import load_candidate, rng
-from trace_bench.tasks.llm4ad.fitting import MAX_PARAMS, fit_equation
-from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
+from trace_bench.tasks.llm4ad.evalkit import rng
+from trace_bench.tasks.llm4ad.fitting import MAX_PARAMS, evaluate_fit
+from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
 
 NOISE = 1e-3
 _TRUE = {"k": 1.3, "eps": 0.6, "c": 0.15, "q": 0.2}
@@ -55,7 +55,7 @@ TASK = CodeTask(
     constraints=f"Return an array shaped like x; use at most {MAX_PARAMS} params; numpy operations only.",
     template=TEMPLATE,
     stub_candidates=(CUBIC, CUBIC_QUADRATIC_DRAG),
-    evaluator="trace_bench.tasks.llm4ad.oscillator1:evaluate",
+    evaluator=f"{__name__}:evaluate",
     scoring="-MSE of the fitted equation",
     defaults={"n_instances": 4},
 )
@@ -93,10 +93,10 @@ def dataset(seed: int, n_trajectories: int, points: int = 150) -> tuple[np.ndarr
     return x, v, true_acceleration(x, v) + gen.normal(0.0, NOISE, size=x.shape)
 
 
-def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
-    equation = load_candidate(payload["program"], TASK.entry)
+def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
+    """Trusted: the data is made here; the candidate's equation is fitted and evaluated in the sandbox."""
     x, v, a = dataset(int(payload["seed"]), int(payload["n_instances"]))
-    fit = fit_equation(equation, (x, v), a)
+    fit = evaluate_fit(payload, run, TASK.entry, (x, v), a)
     worst = int(np.argmax(np.abs(fit["errors"])))
     params = ", ".join(f"{p:.4g}" for p in fit["params"])
     return {"score": -fit["mse"], "instance_scores": [fit["mse"]],

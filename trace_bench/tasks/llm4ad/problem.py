@@ -1,28 +1,31 @@
 """Turn a static :class:`CodeTask` into a problem: trainable program, sandboxed guide, datasets.
 
-The guide scores a candidate program by running the task's evaluator in
-:func:`trace_bench.sandbox.run_sandboxed`, so an LLM-written heuristic can never hang, exhaust
-memory, spawn processes or touch the network of the job that evaluates it.  Failures score
-:data:`FAILURE_SCORE` and their feedback starts with one machine-readable line
-(``TRACE_FEEDBACK_JSON={"status", "phase", "error"}``) followed by advice an LLM can act on.
-Evaluations are deterministic for a seed, so the guide keeps a small cache: a trainer that
-re-scores a candidate, or asks for ``get_score_dict`` after ``get_feedback``, pays once.
+The guide scores a candidate program with the task's trusted evaluator (``CodeTask.evaluator``,
+run in the job process), which runs the candidate only through
+:func:`trace_bench.sandbox.run_sandboxed` and scores the plain data that comes back: an
+LLM-written heuristic can never hang, exhaust memory, spawn processes, touch the network or
+files, or change its own score.  Failures score :data:`FAILURE_SCORE` and their feedback starts
+with one machine-readable line (``TRACE_FEEDBACK_JSON={"status", "phase", "error"}``) followed
+by advice an LLM can act on.  Evaluations are deterministic for a seed, so the guide keeps a
+small cache: a trainer that re-scores a candidate, or asks for ``get_score_dict`` after
+``get_feedback``, pays once.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from trace_bench.sandbox import SandboxLimits, SandboxResult, run_sandboxed
+from trace_bench.sandbox import SandboxLimits, SandboxResult, require, run_sandboxed
 from trace_bench.tasks.guide import Guide
-from trace_bench.tasks.llm4ad.evalkit import CANDIDATE_FILENAME, FAILURE_SCORE
+from trace_bench.tasks.llm4ad.evalkit import CANDIDATE_FILENAME, FAILURE_SCORE, InvalidSolution
 
 TEST_SEED_OFFSET = 1000  # the held-out test split uses seed + this: different instances, same generator
 COMMON_DEFAULTS: dict[str, Any] = {"seed": 2024, "n_instances": 8, "timeout_seconds": 20.0, "memory_mb": 1024}
@@ -42,9 +45,25 @@ _ADVICE = {
 }
 
 
+Run = Callable[[str, dict[str, Any]], Any]  # run(target, payload) -> the sandbox's plain-data answer
+
+
+class SandboxFailure(Exception):
+    """A sandboxed call did not return a value (error, timeout, ...); the guide explains it."""
+
+    def __init__(self, result: SandboxResult) -> None:
+        super().__init__(result.describe())
+        self.result = result
+
+
 @dataclass(frozen=True)
 class CodeTask:
-    """Static description of one algorithm-design task (no numpy, no opto)."""
+    """Static description of one algorithm-design task (no numpy, no opto).
+
+    ``evaluator`` names the trusted ``evaluate(payload, run) -> dict`` of the task (it runs in the
+    job process and reaches the candidate only through ``run``); ``packages`` lists top-level
+    packages outside site-packages that the task's sandbox targets import.
+    """
 
     name: str
     entry: str
@@ -59,6 +78,7 @@ class CodeTask:
     objectives: tuple[str, ...] = ()
     objective_weights: Mapping[str, float] = field(default_factory=dict)
     minimize: tuple[str, ...] = ()
+    packages: tuple[str, ...] = ()
 
     def settings(self, eval_kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """Defaults overridden by ``eval_kwargs`` (numbers coerced to the default's type; unknown keys ignored,
@@ -156,8 +176,7 @@ class HeuristicGuide(Guide):
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        limits = SandboxLimits(wall_s=float(self.settings["timeout_seconds"]), memory_mb=int(self.settings["memory_mb"]))
-        evaluation = self._interpret(run_sandboxed(self.task.evaluator, payload, limits))
+        evaluation = self._evaluate(payload)
         if evaluation.status in ("timeout", "oom", "crash"):  # may depend on machine load: not cached
             return evaluation
         with self._lock:
@@ -171,20 +190,45 @@ class HeuristicGuide(Guide):
                       for name in self.task.objectives}
         return Evaluation(FAILURE_SCORE, _failure_feedback(status, phase, error, detail), objectives, status)
 
+    def _evaluate(self, payload: dict[str, Any]) -> Evaluation:
+        limits = SandboxLimits(wall_s=float(self.settings["timeout_seconds"]), memory_mb=int(self.settings["memory_mb"]))
+
+        def run(target: str, call_payload: dict[str, Any]) -> Any:
+            result = run_sandboxed(target, call_payload, limits, packages=self.task.packages)
+            if not result.ok:
+                raise SandboxFailure(result)
+            return result.value
+
+        module_name, _, function = self.task.evaluator.partition(":")
+        evaluate = getattr(importlib.import_module(module_name), function)
+        try:
+            value = evaluate(payload, run)
+        except SandboxFailure as failure:
+            return self._interpret(failure.result)
+        except InvalidSolution as exc:
+            return self._fail("invalid", "validate", str(exc), f"Rule: {self.task.constraints}")
+        except Exception as exc:  # the sandbox's answer is hostile data: anything malformed is invalid
+            return self._fail("invalid", "validate", f"the candidate's output is malformed ({type(exc).__name__}: "
+                                                     f"{exc})", f"Rule: {self.task.constraints}")
+        return self._score(value)
+
     def _interpret(self, result: SandboxResult) -> Evaluation:
-        if not result.ok:
-            error = f"{result.error_type}: {result.message}" if result.error_type else result.message
-            detail = candidate_traceback(result.traceback)
-            if result.stdout.strip():
-                detail += f"\nprogram output (tail):\n{result.stdout[-500:]}"
-            if result.status in ("error", "denied"):
-                kind = result.error_type or ""
-                phase = "compile" if kind in _COMPILE_ERRORS else "load" if kind in _LOAD_ERRORS else "run"
-                if kind == "InvalidSolution":
-                    return self._fail("invalid", "validate", result.message, f"Rule: {self.task.constraints}")
-                return self._fail(result.status, phase, error, detail)
+        """Feedback for a sandboxed call that failed (``result.ok`` is False)."""
+        error = f"{result.error_type}: {result.message}" if result.error_type else result.message
+        detail = candidate_traceback(result.traceback)
+        if result.stdout.strip():
+            detail += f"\nprogram output (tail):\n{result.stdout[-500:]}"
+        if result.status not in ("error", "denied"):
             return self._fail(result.status, "run", error, detail)
-        value = result.value if isinstance(result.value, Mapping) else {}
+        kind = result.error_type or ""
+        if kind == "InvalidSolution":
+            return self._fail("invalid", "validate", result.message, f"Rule: {self.task.constraints}")
+        phase = "compile" if kind in _COMPILE_ERRORS else "load" if kind in _LOAD_ERRORS else "run"
+        return self._fail(result.status, phase, error, detail)
+
+    def _score(self, value: Any) -> Evaluation:
+        """Feedback for the trusted evaluator's score dict."""
+        value = value if isinstance(value, Mapping) else {}
         objectives = {k: float(v) for k, v in (value.get("objectives") or {}).items()}
         score = self.scalarize(objectives) if self.task.objectives else float(value.get("score", math.nan))
         if not math.isfinite(score) or any(not math.isfinite(v) for v in objectives.values()):
@@ -222,6 +266,7 @@ def build_problem(task: CodeTask, eval_kwargs: Mapping[str, Any]) -> dict[str, A
     from opto import trace
 
     settings = task.settings(eval_kwargs)
+    require()  # a job that cannot sandbox the candidates fails now, with the reason and the fix
     seed, n_instances = int(settings["seed"]), int(settings["n_instances"])
     param = trace.node(task.template, name="__code", trainable=True, description=parameter_description(task))
     info = {"entry": task.entry, "seed": seed, "n_instances": n_instances}

@@ -12,8 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, as_int, load_candidate, rng, summarize
-from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
+from trace_bench.tasks.llm4ad.evalkit import (
+    InvalidSolution,
+    Recorder,
+    as_int,
+    load_candidate,
+    replay_all,
+    rng,
+    summarize,
+)
+from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
 
 TEMPLATE = '''import numpy as np
 
@@ -58,7 +66,7 @@ TASK = CodeTask(
     constraints="Return the index of a subset that is not chosen yet and covers at least one uncovered element.",
     template=TEMPLATE,
     stub_candidates=(GREEDY, RARE_FIRST),
-    evaluator="trace_bench.tasks.llm4ad.set_cover_construct:evaluate",
+    evaluator=f"{__name__}:evaluate",
     scoring="-mean number of subsets used",
     defaults={"n_instances": 8, "n_elements": 150, "n_subsets": 80},
 )
@@ -93,11 +101,26 @@ def cover_size(select: Any, membership: np.ndarray) -> int:
     return int(chosen.sum())
 
 
-def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
-    select = load_candidate(payload["program"], TASK.entry)
-    data = instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_elements"]),
+def _data(payload: dict[str, Any]) -> list[np.ndarray]:
+    return instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_elements"]),
                      int(payload["n_subsets"]))
-    sizes = [cover_size(select, membership) for membership in data]
+
+
+def solve(payload: dict[str, Any]) -> list[list[int]]:
+    """Sandbox target: the candidate's choices, one list per instance."""
+    select = load_candidate(payload["program"], TASK.entry)
+    covers = []
+    for membership in _data(payload):
+        recorder = Recorder(select)
+        cover_size(recorder, membership)
+        covers.append(recorder.decisions())
+    return covers
+
+
+def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
+    """Trusted: replay the candidate's choices on our own instances and count the subsets."""
+    data = _data(payload)
+    sizes = replay_all(run(f"{__name__}:solve", payload), len(data), lambda replay, i: cover_size(replay, data[i]))
     stats = summarize(sizes, label="subsets used", higher_is_better=False, fmt=".0f")
     return {"score": -stats["mean"], "instance_scores": sizes, "worst": stats["worst"],
             "summary": f"Mean cover size {stats['mean']:.3f} subsets over {len(sizes)} instances "

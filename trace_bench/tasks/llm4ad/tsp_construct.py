@@ -13,13 +13,15 @@ import numpy as np
 
 from trace_bench.tasks.llm4ad.evalkit import (
     InvalidSolution,
+    Recorder,
     as_int,
     distance_matrix,
     load_candidate,
+    replay_all,
     rng,
     summarize,
 )
-from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
+from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
 
 TEMPLATE = '''import numpy as np
 
@@ -111,7 +113,7 @@ TASK = CodeTask(
     constraints="Return one element of unvisited_nodes (an int city index).",
     template=TEMPLATE,
     stub_candidates=(INSERTION_PLAN, TWO_OPT_PLAN),
-    evaluator="trace_bench.tasks.llm4ad.tsp_construct:evaluate",
+    evaluator=f"{__name__}:evaluate",
     scoring="-mean tour length",
     defaults={"n_instances": 8, "n_nodes": 50},
 )
@@ -137,10 +139,26 @@ def tour_length(select: Any, dist: np.ndarray) -> float:
     return total + dist[current, 0]
 
 
-def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
+def _matrices(payload: dict[str, Any]) -> list[np.ndarray]:
+    return instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_nodes"]))
+
+
+def solve(payload: dict[str, Any]) -> list[list[int]]:
+    """Sandbox target: the candidate's choices, one list per instance."""
     select = load_candidate(payload["program"], TASK.entry)
-    matrices = instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_nodes"]))
-    lengths = [tour_length(select, dist) for dist in matrices]
+    tours = []
+    for dist in _matrices(payload):
+        recorder = Recorder(select)
+        tour_length(recorder, dist)
+        tours.append(recorder.decisions())
+    return tours
+
+
+def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
+    """Trusted: replay the candidate's choices on our own instances and measure the tours."""
+    matrices = _matrices(payload)
+    lengths = replay_all(run(f"{__name__}:solve", payload), len(matrices),
+                         lambda replay, i: tour_length(replay, matrices[i]))
     stats = summarize(lengths, label="tour length", higher_is_better=False)
     return {"score": -stats["mean"], "instance_scores": lengths, "worst": stats["worst"],
             "summary": f"Mean tour length {stats['mean']:.4f} over {len(lengths)} instances of "

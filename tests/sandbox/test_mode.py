@@ -1,0 +1,108 @@
+"""Where bubblewrap cannot run: tasks that run LLM-written code say so, and fail unless weak mode is allowed."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import only_run_dir, run_cli
+from trace_bench.config.loader import parse_config
+from trace_bench.matrix.identity import config_hash
+from trace_bench.sandbox import (
+    SETTING_ENV,
+    SandboxUnavailable,
+    allow_weak,
+    run_sandboxed,
+    shutdown,
+    used_modes,
+)
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox targets Linux")
+
+CONFIG = "tasks: [tsp_construct, internal:numeric_param]\ntrainers: [NoOpTrainer]\n"
+
+
+@pytest.fixture
+def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A PATH on which bubblewrap cannot be found (for this process and the CLI it starts)."""
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    shutdown()
+    yield {"PATH": str(empty)}
+    shutdown()
+
+
+def test_code_runs_only_in_the_mode_the_user_allowed(no_bwrap: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SandboxUnavailable, match=r"bubblewrap .* not installed.*--allow-weak-sandbox"):
+        run_sandboxed("tests.sandbox.targets:echo", {"x": 1})
+    allow_weak(True)
+    try:
+        result = run_sandboxed("tests.sandbox.targets:echo", {"x": 1})
+    finally:
+        monkeypatch.delenv(SETTING_ENV, raising=False)
+    assert result.ok and result.mode == "weak" and "weak" in used_modes()
+
+
+def test_the_config_key_is_a_run_local_setting() -> None:
+    strong, weak = parse_config({"tasks": ["tsp_construct"]}), parse_config({"tasks": ["tsp_construct"], "sandbox": "weak"})
+    assert (strong.sandbox, weak.sandbox) == ("strong", "weak")
+    assert config_hash(strong) == config_hash(weak)  # where a run executes, not what it measures
+
+
+def test_listing_and_validate_show_the_need(no_bwrap: dict[str, str], tmp_path: Path) -> None:
+    listing = json.loads(run_cli("list-tasks", "--bench", "llm4ad,internal", "--format", "json", env=no_bwrap,
+                                 check=True).stdout)
+    by_id = {row["task_id"]: row for row in listing}
+    assert by_id["llm4ad:tsp_construct"]["sandbox"] == "required"
+    assert "needs the sandbox" in by_id["llm4ad:tsp_construct"]["reason"]
+    assert by_id["internal:numeric_param"]["sandbox"] == "" and by_id["internal:numeric_param"]["reason"] == ""
+    config = tmp_path / "c.yaml"
+    config.write_text(CONFIG)
+    refused = run_cli("validate", "--config", str(config), env=no_bwrap)
+    assert refused.returncode == 1 and "[FAIL] sandbox for llm4ad:tsp_construct" in refused.stdout
+    assert "--allow-weak-sandbox" in refused.stdout
+    allowed = run_cli("validate", "--config", str(config), "--allow-weak-sandbox", env=no_bwrap)
+    assert allowed.returncode == 0 and "[WARN] sandbox for llm4ad:tsp_construct" in allowed.stdout
+
+
+@pytest.mark.parametrize("weak", [False, True])
+def test_a_run_fails_clearly_or_records_the_weak_mode(no_bwrap: dict[str, str], tmp_path: Path, weak: bool) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(CONFIG)
+    args = ["run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), "--quiet"]
+    proc = run_cli(*args, *(["--allow-weak-sandbox"] if weak else []), env=no_bwrap)
+    assert proc.returncode == (0 if weak else 1), proc.stderr
+    run = only_run_dir(tmp_path / "runs")
+    assert json.loads((run / "meta" / "env.json").read_text())["sandbox"]["setting"] == ("weak" if weak else "strong")
+    results = {r["task"]: r for r in (json.loads(p.read_text()) for p in run.glob("jobs/*/results.json"))}
+    tsp, internal = results["llm4ad:tsp_construct"], results["internal:numeric_param"]
+    assert internal["status"] == "ok" and internal["sandbox"] == ""
+    if weak:
+        assert tsp["status"] == "ok" and tsp["sandbox"] == "weak"
+    else:
+        assert tsp["status"] == "failed" and "needs the sandbox" in tsp["error"] and "bubblewrap" in tsp["error"]
+
+
+def test_a_sandbox_whose_calls_cannot_get_namespaces_is_refused_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """E.g. a security module that refuses user namespaces nested in bubblewrap: say so, do not fail each call."""
+    from trace_bench.sandbox import policy
+
+    original = policy.bwrap_argv
+
+    def without_nested_user_namespaces(*args: object, **kwargs: object) -> list[str]:
+        argv = original(*args, **kwargs)  # type: ignore[arg-type]
+        return [argv[0], "--unshare-user", "--disable-userns", *argv[1:]]
+
+    monkeypatch.setattr(policy, "bwrap_argv", without_nested_user_namespaces)
+    shutdown()
+    try:
+        with pytest.raises(SandboxUnavailable, match="namespaces of their own"):
+            run_sandboxed("tests.sandbox.targets:echo", {"x": 1})
+    finally:
+        monkeypatch.undo()
+        shutdown()
+    assert run_sandboxed("tests.sandbox.targets:echo", {"x": 2}).value == {"x": 2}

@@ -1,0 +1,88 @@
+"""Which isolation a process uses: bubblewrap, or the weak mode when the user allowed it.
+
+The setting lives in the environment variable :data:`SETTING_ENV` so that processes a job
+starts inherit it: ``strong`` (the default: bubblewrap or nothing), ``weak`` (bubblewrap when it
+works, else the weak mode; set by ``sandbox: weak`` in a config or ``--allow-weak-sandbox``) or
+``force-weak`` (never bubblewrap; for testing the fallback).  Refusing is the default because a
+benchmark whose candidates can read the API key or rewrite their score measures nothing; the
+weak mode is recorded in env.json and in every job's results.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from trace_bench.sandbox import policy, server
+
+SETTING_ENV = "TRACE_BENCH_SANDBOX"
+SETTINGS = ("strong", "weak", "force-weak")
+INSTALL_HINT = ("install bubblewrap (apt-get install bubblewrap, or scripts/install-system-deps.sh), or accept "
+                "weaker isolation with `sandbox: weak` in the config or `--allow-weak-sandbox`")
+_USED: set[str] = set()
+_USED_LOCK = threading.Lock()
+
+
+class SandboxUnavailable(RuntimeError):
+    """Candidate code cannot run: bubblewrap does not work here and the weak mode was not allowed."""
+
+
+def setting() -> str:
+    value = os.environ.get(SETTING_ENV, "").strip().lower() or "strong"
+    if value not in SETTINGS:
+        raise SandboxUnavailable(f"{SETTING_ENV}={value!r} is not one of {', '.join(SETTINGS)}")
+    return value
+
+
+def allow_weak(allowed: bool) -> None:
+    """Let this process (and the processes it starts) fall back to the weak mode."""
+    if os.environ.get(SETTING_ENV, "").strip().lower() != "force-weak":
+        os.environ[SETTING_ENV] = "weak" if allowed else "strong"
+
+
+def handle_for(packages: frozenset[str]) -> server.ZygoteHandle:
+    """A started sandbox exposing ``packages``; :class:`SandboxUnavailable` when none may run."""
+    wanted = setting()
+    if wanted == "force-weak":
+        return server.get_zygote("weak", packages)
+    try:
+        return server.get_zygote("bwrap", packages)
+    except server.ZygoteUnavailable as exc:
+        if wanted != "weak":
+            raise SandboxUnavailable(f"candidate code needs the sandbox, and bubblewrap does not work here ({exc}); "
+                                     f"{INSTALL_HINT}") from exc
+    return server.get_zygote("weak", packages)
+
+
+def require() -> str:
+    """The mode candidate code will run under (starting the sandbox now), or :class:`SandboxUnavailable`."""
+    return handle_for(frozenset()).mode
+
+
+def availability() -> dict[str, str]:
+    """What this machine gives, without raising: ``{"setting", "mode", "reason"}`` (mode "" = none)."""
+    try:
+        wanted = setting()
+    except SandboxUnavailable as exc:
+        return {"setting": os.environ.get(SETTING_ENV, ""), "mode": "", "reason": str(exc)}
+    try:
+        return {"setting": wanted, "mode": require(), "reason": ""}
+    except (SandboxUnavailable, server.ZygoteUnavailable) as exc:
+        return {"setting": wanted, "mode": "", "reason": str(exc)}
+
+
+def sandbox_info(configured: str) -> dict[str, str]:
+    """The run's sandbox setting for env.json (each job's results.json records the mode it really used)."""
+    missing = policy.quick_check()
+    return {"setting": configured, "bubblewrap": "unavailable" if missing else "available", "reason": missing or ""}
+
+
+def record_use(mode: str) -> None:
+    with _USED_LOCK:
+        _USED.add(mode)
+
+
+def used_modes() -> list[str]:
+    """The modes this process's calls ran under so far (for a job's results)."""
+    with _USED_LOCK:
+        return sorted(_USED)
