@@ -8,13 +8,11 @@ that is killed still leaves its best-so-far state and curve behind.
 from __future__ import annotations
 
 import csv
-import math
 import os
 import random
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,24 +31,6 @@ class JobFailure(Exception):
     def __init__(self, status: str, message: str) -> None:
         super().__init__(message)
         self.status = status
-
-
-@dataclass
-class Progress:
-    """Best-so-far bookkeeping shared by the step callback and the final accounting."""
-
-    best_score: float | None = None
-    best_state: list[Any] | None = None
-    best_score_dict: dict[str, float] = field(default_factory=dict)
-    steps: int = 0
-
-    def offer(self, score: float | None, state: list[Any], score_dict: dict[str, float]) -> bool:
-        if score is None or not math.isfinite(score):
-            return False
-        if self.best_score is None or score > self.best_score:
-            self.best_score, self.best_state, self.best_score_dict = score, list(state), dict(score_dict)
-            return True
-        return False
 
 
 def seed_everything(seed: int) -> None:
@@ -105,15 +85,21 @@ class Heartbeat:
 
 
 class CurveWriter:
-    def __init__(self, path: Path) -> None:
+    """curve.csv: the fixed columns, then ``obj_<metric>`` per objective of a multi-objective task
+    (the reported state's mean on the selection split, as the guide returned it)."""
+
+    def __init__(self, path: Path, objectives: list[str] | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._handle = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
         self._writer = csv.writer(self._handle, lineterminator="\n")
-        self._writer.writerow(CURVE_COLUMNS)
+        self._objectives = list(objectives or [])
+        self._writer.writerow([*CURVE_COLUMNS, *(f"obj_{name}" for name in self._objectives)])
         self._handle.flush()
 
-    def row(self, values: dict[str, Any]) -> None:
-        self._writer.writerow(["" if values.get(c) is None else values.get(c) for c in CURVE_COLUMNS])
+    def row(self, values: dict[str, Any], score_dict: dict[str, float] | None = None) -> None:
+        objectives = [(score_dict or {}).get(name) for name in self._objectives]
+        cells = [values.get(c) for c in CURVE_COLUMNS] + objectives
+        self._writer.writerow(["" if value is None else value for value in cells])
         self._handle.flush()
 
     def close(self) -> None:
@@ -194,14 +180,7 @@ def _fill_usage(result: JobResult, session: Any) -> None:
     result.llm_errors = totals.errors
     result.llm_retries = totals.retries
     result.usage_by_role = {role: vars(usage) for role, usage in totals.by_role.items()}
-    spent = session.spent()
-    budget = session.budget
-    result.budget_spent = {
-        "llm_calls": spent.llm_calls + budget.carried.llm_calls,
-        "tokens": spent.tokens + budget.carried.tokens,
-        "usd": spent.usd + budget.carried.usd,
-        "wall_s": budget.elapsed(),
-    }
+    result.budget_spent = session.budget_spent()
 
 
 def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, carried: dict[str, float]) -> Any:
@@ -210,6 +189,7 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
     from trace_bench.llm.factory import build_session, stub_policy_of
     from trace_bench.runner.measure import Measurer
     from trace_bench.runner.problem_loader import load_problem
+    from trace_bench.trainers.archive import BestStates, objective_names
     from trace_bench.trainers.context import StepReport, TrainerContext
     from trace_bench.trainers.params import snapshot, trainable_parameters
 
@@ -237,40 +217,42 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
     initial_score, initial_dict = measurer.selection(initial)
     result.score_initial = initial_score
     write_text(paths.state_file("initial"), _state_yaml(parameters, initial, initial_score), durable=False)
-    progress = Progress()
+    progress = BestStates(measurer.objective)
     progress.offer(initial_score, initial, initial_dict)
-    curve = CurveWriter(paths.curve)
+    curve = CurveWriter(paths.curve, objective_names(initial_dict))
     history = EventLog(paths.state_history)
     t0 = time.monotonic()
 
-    def curve_row(step: int, score: float | None, n_evals: int) -> None:
+    def curve_row(step: int, score: float | None, n_evals: int, score_dict: dict[str, float]) -> None:
         spent = session.totals
         curve.row({"step": step, "wall_s": round(time.monotonic() - t0, 6), "n_evals": n_evals,
                    "llm_calls": spent.llm_calls, "tokens": spent.total_tokens, "usd": round(spent.cost_usd, 10),
-                   "score": score, "best_score": progress.best_score})
+                   "score": score, "best_score": progress.best_score}, score_dict)
 
-    curve_row(0, initial_score, 0)
-    history.write({"kind": "initial", "step": 0, "score": initial_score, "state": _plain_state(parameters, initial)})
+    curve_row(0, initial_score, 0, initial_dict)
+    history.write({"kind": "initial", "step": 0, "score": initial_score, "score_dict": initial_dict,
+                   "state": _plain_state(parameters, initial)})
 
     console = spec.logger != "none"
 
     def on_step(report: StepReport) -> None:
-        improved = progress.offer(report.score, report.state, report.score_dict)
+        improved = progress.offer(report.score, report.state, report.score_dict, step=report.step)
         if console:
             print(f"[Step {report.step}] score: {report.score} best: {progress.best_score} "
                   f"llm_calls: {session.totals.llm_calls}", flush=True)
         progress.steps = report.step
-        curve_row(report.step, report.score, report.n_evals)
+        curve_row(report.step, report.score, report.n_evals, report.score_dict)
         events.write({"type": "step", "step": report.step, "score": report.score, "best_score": progress.best_score,
+                      "score_dict": report.score_dict,
                       "n_evals": report.n_evals, "llm_calls": session.totals.llm_calls,
                       "tokens": session.totals.total_tokens, "usd": session.totals.cost_usd,
                       "wall_s": round(report.wall_s, 6), **({"info": report.info} if report.info else {})})
         if report.accepted:
             history.write({"kind": "step", "step": report.step, "score": report.score,
-                           "state": _plain_state(parameters, report.state)})
-        if improved:
-            write_text(paths.state_file("best"), _state_yaml(parameters, report.state, report.score,
-                                                             step=report.step), durable=False)
+                           "score_dict": report.score_dict, "state": _plain_state(parameters, report.state)})
+        if improved and progress.best_state is not None:
+            write_text(paths.state_file("best"), _state_yaml(parameters, progress.best_state, progress.best_score,
+                                                             step=progress.best_step), durable=False)
 
     from trace_bench.registry.trainers import resolve_trainer
 
@@ -286,7 +268,9 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
         trainer.train()
     except BudgetExhausted as exc:
         status, error = "budget_exhausted", str(exc)
-        events.write({"type": "budget_exhausted", "resource": exc.resource, "limit": exc.limit, "spent": exc.spent})
+        spent = session.budget_spent()  # settled: calls in flight when the stop came are counted
+        events.write({"type": "budget_exhausted", "resource": exc.resource, "limit": exc.limit,
+                      "spent": spent.get(exc.resource, exc.spent)})
     except MemoryError:
         raise
     except Exception as exc:
@@ -303,7 +287,7 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
     write_text(paths.state_file("final"), _state_yaml(parameters, final, final_score), durable=False)
     best_state = progress.best_state if progress.best_state is not None else final
     write_text(paths.state_file("best"), _state_yaml(parameters, best_state, progress.best_score), durable=False)
-    history.write({"kind": "final", "step": progress.steps, "score": final_score,
+    history.write({"kind": "final", "step": progress.steps, "score": final_score, "score_dict": final_dict,
                    "state": _plain_state(parameters, final)})
     history.close()
     curve.close()
@@ -311,6 +295,7 @@ def _run(spec: JobSpec, paths: JobPaths, events: EventLog, result: JobResult, ca
     result.score_final = final_score
     result.score_best = progress.best_score
     result.score_dict_best = progress.best_score_dict
+    result.best_state_failed = measurer.failed(best_state)
     result.n_steps = progress.steps
     result.n_evals = context.n_evals
     if problem.test_dataset:

@@ -53,6 +53,7 @@ class JobResult(_Record):
     finished_at: str = ""
     attempt: int = 1
     score_dict_best: dict[str, float] = Field(default_factory=dict)
+    best_state_failed: bool = False  # the best state raised or gave an unscorable output on a selection example
     usage_by_role: dict[str, Any] = Field(default_factory=dict)
     budget_spent: dict[str, float] = Field(default_factory=dict)
 
