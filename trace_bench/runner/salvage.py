@@ -23,12 +23,12 @@ def _float(value: str | None) -> float | None:
 
 
 def spent_from_events(paths: JobPaths) -> dict[str, float]:
-    """LLM spend recorded in a job's events (training phase only, like the budget counts it)."""
+    """LLM spend recorded in a job's events (training phase only, cache answers included, like the
+    budget counts it)."""
     calls = tokens = 0
     usd = 0.0
     for event in read_events(paths.events):
-        if event.get("type") == "llm_call" and not event.get("error") and not event.get("cached") \
-                and event.get("phase", "train") == "train":
+        if event.get("type") == "llm_call" and not event.get("error") and event.get("phase", "train") == "train":
             calls += 1
             tokens += int(event.get("total_tokens") or 0)
             usd += float(event.get("cost_usd") or 0.0)
@@ -60,9 +60,7 @@ def salvage_record(spec: JobSpec, paths: JobPaths, *, run_id: str, status: str, 
     cost = 0.0
     for event in read_events(paths.events):
         if event.get("type") == "llm_call" and not event.get("error"):
-            if event.get("cached"):
-                record.cache_hits += 1
-                continue
+            record.cache_hits += int(bool(event.get("cached")))
             calls += 1
             prompt += int(event.get("prompt_tokens") or 0)
             completion += int(event.get("completion_tokens") or 0)
