@@ -144,6 +144,21 @@ def feedback_text(prompt: str) -> str:
     return prompt
 
 
+def _whole_value(short: str, prompt: str) -> str | None:
+    """The full text of a value TextGrad shortened to ``head (...) tail``, if the prompt shows it."""
+    head, _, tail = short.partition(" (...) ")
+    start = prompt.find(head)
+    while start >= 0 and head and tail:
+        end = prompt.find(tail, start + len(head))
+        if end < 0:
+            return None
+        whole = prompt[start:end + len(tail)]
+        if " (...) " not in whole:
+            return whole
+        start = prompt.find(head, start + 1)
+    return None
+
+
 def kind_of(text: str) -> str:
     """The literal kind a value shown as text has: int, float, code or str."""
     stripped = text.strip()
@@ -289,7 +304,8 @@ class StubPolicy:
             except ValueError:
                 return None
             new = numeric_step(value, hint, rng, share=share, scale=self.mutation_scale)
-            return int(round(new)) if variable.type == "int" else round(new, 4)
+            # six decimals: a coarse grid would let every good trainer land exactly on a target
+            return int(round(new)) if variable.type == "int" else round(new, 6)
         if variable.type == "bool":
             return variable.value.strip() != "True" if rng.random() < 0.3 else None
         if variable.type == "code":
@@ -313,10 +329,13 @@ class StubPolicy:
     # -- TextGrad -------------------------------------------------------------------------
     def _textgrad_update(self, prompt: str, rng: random.Random, hint: Hint) -> str:
         """TextGrad shows a long value shortened (``first words (...) last words``): editing or
-        echoing that would install a broken value, so for a shortened value only a whole candidate
-        is proposed, and otherwise the answer carries no tags (TextGrad then keeps the value)."""
+        echoing that would install a broken value.  The whole value is used when the prompt shows
+        it elsewhere (the textgrad library's context does); otherwise only a whole candidate is
+        proposed, or the answer carries no tags (opto's TextGrad then keeps the value)."""
         match = re.search(r"<VARIABLE>\s*(.*?)\s*</VARIABLE>", prompt, re.S)
         current = match.group(1) if match else ""
+        if " (...) " in current:
+            current = _whole_value(current, prompt) or current
         if " (...) " in current:
             candidates = self._candidates_for(Variable("", kind_of(current), current))
             if not candidates:
