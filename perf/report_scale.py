@@ -13,7 +13,7 @@ from pathlib import Path
 from _util import report
 
 from trace_bench.analysis import load_runs, write_report
-from trace_bench.store.schemas import CSV_COLUMNS, CURVE_COLUMNS
+from trace_bench.store.models import CSV_COLUMNS, CURVE_COLUMNS
 
 TASKS, TRAINERS, VARIANTS = 10, 4, 2  # 80 arms; 1,000 jobs -> 12 or 13 seeds per arm
 

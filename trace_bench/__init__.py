@@ -17,8 +17,8 @@ _EXPORTS = {
     "RunConfig": "trace_bench.config.models",
     "ConfigError": "trace_bench.config.errors",
     "execute_run": "trace_bench.runner.run",
-    "RunOptions": "trace_bench.runner.run",
-    "RunOutcome": "trace_bench.runner.run",
+    "RunOptions": "trace_bench.runner.options",
+    "RunOutcome": "trace_bench.runner.options",
     "BenchRunner": "trace_bench.runner.api",
 }
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from trace_bench.store.schemas import CSV_COLUMNS, CURVE_COLUMNS
+from trace_bench.store.models import CSV_COLUMNS, CURVE_COLUMNS
 
 
 def cell_job_id(job: dict[str, Any], llm_model: str) -> str:

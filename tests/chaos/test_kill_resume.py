@@ -104,7 +104,11 @@ def _interrupt_run(tmp_path: Path, presses: int) -> tuple[int, Path]:
     proc = subprocess.Popen([sys.executable, "-m", "trace_bench", "run", "--config", str(config), "--root",
                              str(USER_TASKS), "--runs-dir", str(runs), "--quiet"], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    time.sleep(4.0)
+    started = runs / "chaos-run" / "events.jsonl"  # a job is running: there is something to let finish
+    deadline = time.monotonic() + 300
+    while '"job_started"' not in (started.read_text() if started.exists() else "") and time.monotonic() < deadline:
+        assert proc.poll() is None, "the run ended before any job started"
+        time.sleep(0.05)
     for _ in range(presses):
         os.kill(proc.pid, signal.SIGINT)
         time.sleep(0.2)

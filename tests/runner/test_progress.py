@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from trace_bench.runner.progress import ConsoleProgress, last_step
-from trace_bench.store.schemas import JobResult
+from trace_bench.runner.console import ConsoleReporter, last_step
+from trace_bench.store.models import JobResult
 
 
 def _record(job_id: str, status: str = "ok", **extra: object) -> JobResult:
@@ -21,7 +21,7 @@ def _record(job_id: str, status: str = "ok", **extra: object) -> JobResult:
 
 def test_plain_lines_when_not_a_terminal() -> None:
     stream = io.StringIO()
-    progress = ConsoleProgress(2, stream=stream)
+    progress = ConsoleReporter(2, stream=stream)
     progress.started("a", "internal:numeric_param", "PrioritySearch")
     progress.line("run r: 2 jobs")
     progress.finished(_record("a"))
@@ -39,7 +39,7 @@ def test_plain_lines_when_not_a_terminal() -> None:
 
 def test_quiet_prints_nothing() -> None:
     stream = io.StringIO()
-    progress = ConsoleProgress(1, stream=stream, quiet=True, live=True)
+    progress = ConsoleReporter(1, stream=stream, quiet=True, live=True)
     progress.finished(_record("a"))
     assert stream.getvalue() == "" and progress.done == 1
 
@@ -52,7 +52,7 @@ def test_live_panel_shows_counters_and_running_steps(tmp_path: Path) -> None:
         json.dumps({"type": "step", "step": 2, "best_score": -1.5, "llm_calls": 8, "tokens": 700, "usd": 0.1})
         + "\n" + '{"type": "llm_call", "total_tok', encoding="utf-8")
     assert last_step(job_dir)["step"] == 2
-    progress = ConsoleProgress(3, stream=io.StringIO(), live=False)
+    progress = ConsoleReporter(3, stream=io.StringIO(), live=False)
     progress.finished(_record("done"))
     progress.started("running-job", "internal:multi_param", "PrioritySearch", job_dir=job_dir)
     console = console_module.Console(record=True, width=160, file=io.StringIO())
@@ -66,7 +66,7 @@ def test_live_panel_shows_counters_and_running_steps(tmp_path: Path) -> None:
 def test_live_display_starts_and_closes_on_a_forced_terminal() -> None:
     pytest.importorskip("rich")
     stream = io.StringIO()
-    with ConsoleProgress(1, stream=stream, live=True) as progress:
+    with ConsoleReporter(1, stream=stream, live=True) as progress:
         assert progress._live is not None
         progress.finished(_record("a"))
     assert progress._live is None and "[1/1] ok" in stream.getvalue()

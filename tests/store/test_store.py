@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from trace_bench.store import atomic
-from trace_bench.store.events import EventLog, read_events
+from trace_bench.store.events import EventLog, read_job_events
 from trace_bench.store.masking import MASK, mask_secrets, register_secret
 from trace_bench.store.stats import summarize, t_quantile, t_quantile_fallback
 
@@ -57,7 +57,7 @@ def test_written_files_are_masked(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_read_events_skips_a_torn_last_line(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     path.write_text('{"ts": "t", "type": "a"}\n{"ts": "t", "type": "b"}\n{"ts": "t", "ty')
-    assert [e["type"] for e in read_events(path)] == ["a", "b"]
+    assert [e.type for e in read_job_events(path)] == ["a", "b"]
 
 
 def test_t_quantiles_match_scipy() -> None:

@@ -20,7 +20,7 @@ from tests.tasks.test_hf import FILES, data_files
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.tasks.problem import Problem
 from trace_bench.trainers.evaluate import Evaluator, mean
-from trace_bench.trainers.params import trainable_parameters
+from trace_bench.trainers.state import trainable_parameters
 
 SMALL = {"num_train": 2, "num_validate": 2, "num_test": 2, "num_problems": 2}
 

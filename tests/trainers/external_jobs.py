@@ -18,8 +18,8 @@ from trace_bench.config.loader import parse_config
 from trace_bench.matrix.expand import JobSpec, expand_matrix
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.runner.job import run_job
-from trace_bench.store.run_dir import JobPaths
-from trace_bench.store.schemas import JobResult
+from trace_bench.store.job_store import JobStore
+from trace_bench.store.models import JobResult
 
 JOB_ENV = ("TRACE_BENCH_MODE", "TRACE_BENCH_JOB_DIR", "TRACE_BENCH_RUN_ID", "TRACE_BENCH_JOB_ID")
 
@@ -40,8 +40,8 @@ def run_jobs(config: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(current, "_SESSION", current._SESSION)
     done = []
     for spec in expand(config, root):
-        paths = JobPaths(tmp_path / "run" / "jobs" / spec.job_id)
-        done.append((run_job(spec, paths, run_id="test-run"), paths.root))
+        job = JobStore(tmp_path / "run" / "jobs" / spec.job_id)
+        done.append((run_job(spec, job, run_id="test-run"), job.root))
     return done
 
 

@@ -140,7 +140,7 @@ def test_minibatch_ensure_improvement_never_accepts_a_worse_state(tmp_path: Path
     outcome = run_trainer("MinibatchAlgorithm", tmp_path, params={"num_steps": 8})
     scores = [float(row["score"]) for row in outcome.curve()]
     assert scores == sorted(scores)  # one example: the re-scored batch is the selection set
-    accepted = [json.loads(line) for line in outcome.paths.state_history.read_text().splitlines()]
+    accepted = [json.loads(line) for line in outcome.job.state_history_path.read_text().splitlines()]
     assert len([r for r in accepted if r["kind"] == "step"]) < 8  # rolled-back steps record no new state
 
 

@@ -105,7 +105,7 @@ def test_a_tasks_own_dspy_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     config = {"tasks": ["dspy_qa"], "trainers": [COPRO], "seeds": [1]}
     [(result, job)] = run_jobs(config, tmp_path, monkeypatch, root=root)
     assert_ok_with_curve(result, job)
-    assert result.usage_by_role["agent"]["llm_calls"] > 0 and result.usage_by_role["optimizer"]["llm_calls"] > 0
+    assert result.usage_by_role["agent"].llm_calls > 0 and result.usage_by_role["optimizer"].llm_calls > 0
     best = (job / "artifacts" / "final_state.yaml").read_text()
     assert "instruction" in best
 

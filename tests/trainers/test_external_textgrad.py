@@ -24,7 +24,7 @@ def test_stub_runs_improve_and_leave_nothing_behind(tmp_path: Path, monkeypatch:
     done = run_jobs(config, tmp_path, monkeypatch)
     for result, job in done:
         assert_ok_with_curve(result, job, min_steps=3)
-        assert result.usage_by_role["optimizer"]["llm_calls"] == result.llm_calls
+        assert result.usage_by_role["optimizer"].llm_calls == result.llm_calls
     assert sum(r.score_best > r.score_initial for r, _ in done) >= 3
     assert not (tmp_path / "logs").exists()
     assert_no_leaks(env_before)

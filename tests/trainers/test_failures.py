@@ -18,7 +18,7 @@ from trace_bench.tasks.guide import Guide
 from trace_bench.tasks.problem import DEFAULT_FAILURE_SCORE, Problem, ProblemError
 from trace_bench.trainers.evaluate import Evaluator, make_evaluator
 from trace_bench.trainers.objectives import ObjectiveConfig
-from trace_bench.trainers.params import apply_state, snapshot, trainable_parameters
+from trace_bench.trainers.state import apply_state, snapshot, trainable_parameters
 
 JSON_REPLY = '{"x": 3.0}'
 

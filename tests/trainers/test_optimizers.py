@@ -20,7 +20,7 @@ def test_optimizer_completes_steps(trainer_id: str, optimizer: str, tmp_path: Pa
     result = outcome.result
     assert result.status == "ok", f"{result.error}\n{result.traceback}"
     assert result.n_steps >= 1
-    assert result.usage_by_role["optimizer"]["llm_calls"] >= 1
+    assert result.usage_by_role["optimizer"].llm_calls >= 1
     assert not any(e.get("error") for e in outcome.events() if e.get("type") == "llm_call")
 
 
@@ -41,4 +41,4 @@ def test_optoprimemulti_temperature_range(tmp_path: Path) -> None:
                           optimizer_kwargs=kwargs)
     assert outcome.spec.optimizer_kwargs == kwargs
     assert outcome.result.status == "ok", outcome.result.error
-    assert outcome.result.usage_by_role["optimizer"]["llm_calls"] == 3
+    assert outcome.result.usage_by_role["optimizer"].llm_calls == 3

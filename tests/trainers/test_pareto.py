@@ -5,15 +5,14 @@ balanced trade-off is not the weighted sum's favourite."""
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 from pathlib import Path
 
 import pytest
 
+from trace_bench.runner.recorder import BestSoFar
+from trace_bench.store.job_store import JobStore
 from trace_bench.testing.trainer_contract import run_trainer
-from trace_bench.trainers.archive import BestStates
 from trace_bench.trainers.objectives import ObjectiveConfig, front_order
 
 MINIMIZE = frozenset({"base_loss", "reg_loss"})
@@ -32,17 +31,17 @@ def _weighted(point: dict[str, float]) -> float:
 
 
 def _pick(mode: str, points: list[dict[str, float]]) -> dict[str, float]:
-    best = BestStates(_config(mode))
+    best = BestSoFar(_config(mode))
     for index, point in enumerate(points):
         best.offer(_weighted(point), [index], point)
-    return best.best_score_dict
+    return best.score_dict
 
 
 def test_pareto_and_weighted_pick_differently_from_the_same_states() -> None:
     points = [DOMINATED, A, B, C]
     assert _pick("weighted", points) == A
     assert _pick("pareto", points) == C
-    best = BestStates(_config("pareto"))
+    best = BestSoFar(_config("pareto"))
     for index, point in enumerate(points):
         best.offer(_weighted(point), [index], point)
     assert [entry.score_dict for entry in best.front] == [A, B, C], "the dominated state is not kept"
@@ -60,22 +59,24 @@ def test_tie_breaks_of_a_front() -> None:
 
 def test_adding_a_state_can_move_the_pick_to_an_earlier_one() -> None:
     """The front is renormalized when it grows: the best may change to a state offered before."""
-    best = BestStates(_config("pareto"))
+    best = BestSoFar(_config("pareto"))
     assert best.offer(_weighted(A), ["a"], A, step=1)
     best.offer(_weighted(C), ["c"], C, step=2)
     best.offer(_weighted(B), ["b"], B, step=3)
-    assert best.best_state == ["c"] and best.best_step == 2
+    assert best.state == ["c"] and best.step == 2
 
 
-def _points(job: Path) -> list[dict[str, float]]:
-    """Every measured state's objectives, read back from curve.csv and the final history line."""
-    with open(job / "artifacts" / "curve.csv", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    assert rows and all(row["obj_base_loss"] and row["obj_reg_loss"] for row in rows), "every step has objectives"
-    points = [{"base_loss": float(r["obj_base_loss"]), "reg_loss": float(r["obj_reg_loss"])} for r in rows]
-    history = [json.loads(line) for line in (job / "artifacts" / "state_history.jsonl").read_text().splitlines()]
-    assert all(set(line["score_dict"]) == {"base_loss", "reg_loss"} for line in history)
-    return [*points, history[-1]["score_dict"]]
+def _points(job: JobStore) -> list[dict[str, float]]:
+    """Every measured state's objectives, read back from curve.csv (its obj_ columns) and the
+    final history line."""
+    header = job.curve_path.read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert header[-2:] == ["obj_base_loss", "obj_reg_loss"]
+    rows = job.read_curve()
+    assert rows and all(set(row.objectives) == {"base_loss", "reg_loss"} for row in rows), "every step has objectives"
+    points = [{name: float(value) for name, value in row.objectives.items() if value is not None} for row in rows]
+    history = job.read_state_history()
+    assert all(set(line.score_dict) == {"base_loss", "reg_loss"} for line in history)
+    return [*points, {name: float(value) for name, value in history[-1].score_dict.items() if value is not None}]
 
 
 def _closest_to_ideal(points: list[dict[str, float]]) -> dict[str, float]:
@@ -106,7 +107,7 @@ def test_pareto_and_weighted_jobs_select_differently_on_the_camel_task(tmp_path:
                                   seed=seed, eval_kwargs={"objective_mode": mode}, run_name=f"{mode}-{seed}")
             result = outcome.result
             assert result.status == "ok", result.error
-            points = _points(outcome.paths.root)
+            points = _points(outcome.job)
             if mode == "weighted":
                 expected = max(points, key=_weighted)
             else:

@@ -21,7 +21,7 @@ from trace_bench.tasks.problem import Problem
 from trace_bench.testing.trainer_contract import run_trainer
 from trace_bench.trainers.evaluate import make_evaluator, summarize
 from trace_bench.trainers.objectives import ObjectiveConfig
-from trace_bench.trainers.params import apply_state, snapshot, trainable_parameters
+from trace_bench.trainers.state import apply_state, snapshot, trainable_parameters
 
 KNOWN_OPTIMUM = {
     "internal:numeric_param": 0.0,

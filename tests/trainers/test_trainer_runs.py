@@ -22,7 +22,7 @@ def test_trainer_improves_on_internal_tasks(trainer_id: str, tmp_path: Path) -> 
         assert result.status == "ok", f"{task}: {result.error}\n{result.traceback}"
         assert result.n_steps >= 1
         check_curve(outcome)
-        assert outcome.paths.state_file("best").exists()
+        assert outcome.job.state_path("best").exists()
         assert result.score_best >= result.score_initial
         if result.score_best > result.score_initial:
             improved.append(task)

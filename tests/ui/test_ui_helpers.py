@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, run_cli
+from trace_bench.store.models import JobResult
 from trace_bench.ui.discovery import job_choices, latest_statuses, list_runs, run_info
 from trace_bench.ui.launcher import Launcher, LaunchError, prepare_config
 from trace_bench.ui.live import ProgressReader, progress_html
@@ -101,7 +102,9 @@ def test_progress_reader_follows_a_growing_run(tmp_path: Path) -> None:
     assert (progress.total, progress.done, progress.running, progress.tokens, progress.usd) == (2, 0, 1, 100, 0.5)
     with open(events, "a", encoding="utf-8") as handle:  # the torn line is completed by the next write
         handle.write('rted", "job_id": "j2"}\n{"type": "job_finished", "job_id": "j1", "status": "failed"}\n')
-    (job / "results.json").write_text(json.dumps({"total_tokens": 150, "cost_usd": 0.75}), encoding="utf-8")
+    record = JobResult(run_id="run", job_id="j1", task="t", suite="s", trainer="T", seed=1, mode="stub",
+                       status="failed", total_tokens=150, cost_usd=0.75)
+    (job / "results.json").write_text(json.dumps(record.record()), encoding="utf-8")
     progress = reader.read()
     assert (progress.done, progress.running, progress.failed, progress.tokens) == (1, 1, 1, 150)
     with open(events, "a", encoding="utf-8") as handle:
@@ -115,6 +118,10 @@ def test_progress_reader_follows_a_growing_run(tmp_path: Path) -> None:
 def test_prepare_config_validates_and_applies_the_mode() -> None:
     text, key_env = prepare_config((REPO / "configs" / "smoke.yaml").read_text(), "real")
     assert "mode: real" in text and key_env == "OPENAI_API_KEY"
+    import yaml
+
+    run_id = yaml.safe_load(text)["run_id"]  # the launcher knows the run's directory before it exists
+    assert run_id and yaml.safe_load(prepare_config(text, None)[0])["run_id"] == run_id
     _, key_env = prepare_config("tasks: [internal:numeric_param]\ntrainers: [NoOpTrainer]\n"
                                 "llm: {api_key_env: MY_KEY}\n", None)
     assert key_env == "MY_KEY"
@@ -130,6 +137,7 @@ def test_launcher_passes_the_key_only_to_the_child_and_stop_leaves_a_resumable_r
     launcher = Launcher(tmp_path / "runs")
     launch = launcher.start(STOPPABLE, max_workers=1, api_key=SECRET)
     deadline = time.monotonic() + 60
+    assert launch.run_dir.parent == (tmp_path / "runs").resolve()  # named up front, not parsed from output
     while time.monotonic() < deadline and (launch.resolve_run_dir() is None
                                            or len(list(launch.run_dir.glob("jobs/*/results.json"))) < 2):
         assert launch.alive, launch.log_path.read_text()

@@ -1,34 +1,34 @@
 """Read run directories into pandas frames: one row per job, per curve point and per LLM call.
 
-The run directory is the runner's contract (docs/artifacts.md).  Everything a user may point us at
-by mistake (a wrong folder, a run killed mid-write, a hand-edited file) becomes a ``RunDirError``
-whose message names the file and the problem, so the CLI prints one line instead of a traceback.
-Curves and events are read with the ``csv``/``json`` modules and assembled into one frame at the
-end: a pandas parser per small file costs ~1 ms, which dominates on 1,000-job runs.
+Every file is read through the store (``trace_bench.store.RunStore``), which owns the run
+directory's format and its versions.  Everything a user may point us at by mistake (a wrong
+folder, a run killed mid-write, a hand-edited file, a run written by a newer trace-bench) becomes
+a ``RunDirError`` whose message names the file and the problem, so the CLI prints one line instead
+of a traceback.  Curves arrive as rows of strings and are assembled into one frame at the end: a
+pandas parser per small file costs ~1 ms, which dominates on 1,000-job runs.
 """
 
 from __future__ import annotations
 
-import csv
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
-SCHEMA_VERSION = 1
-SCORED_STATUSES = ("ok", "budget_exhausted")
+from trace_bench.store.models import CURVE_COLUMNS, LLMCall, StoreError
+from trace_bench.store.run_store import RunStore
+from trace_bench.store.status import SUCCESSFUL
+
+SCORED_STATUSES = tuple(sorted(str(status) for status in SUCCESSFUL))
 ARM = ["task", "trainer", "params_label"]
 JOB_KEYS = ["run_id", "job_id", *ARM, "seed", "status"]
 REQUIRED_COLUMNS = ("job_id", "task", "trainer", "seed", "status", "score_best")
 FLOAT_COLUMNS = ("score_initial", "score_final", "score_best", "score_test", "cost_usd", "time_seconds")
 COUNT_COLUMNS = ("n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens", "completion_tokens",
                  "total_tokens")
-CURVE_COLUMNS = ("step", "wall_s", "n_evals", "llm_calls", "tokens", "usd", "score", "best_score")
 LLM_CALL_COLUMNS = ("ts", "role", "model", "phase", "prompt_tokens", "completion_tokens", "cost_usd",
                     "latency_s", "cached", "retries", "error")
 
@@ -73,57 +73,50 @@ def load_runs(paths: str | Path | Sequence[str | Path]) -> RunSet:
         run_dir = Path(item)
         if not run_dir.is_dir():
             raise RunDirError(f"{run_dir}: no such run directory")
-        manifest = _read_manifest(run_dir / "meta" / "manifest.json")
+        store = RunStore(run_dir)
+        manifest = _read_manifest(store)
         run_id = str(manifest.get("run_id") or run_dir.name)
         if run_id in dirs:
             raise RunDirError(f"{run_dir}: same run_id {run_id!r} as {dirs[run_id]}; give each run once")
-        frame = _read_results(run_dir / "results.csv", run_id)
+        frame = _read_results(store, run_id)
         jobs.append(frame)
-        curves.append(_read_curves(run_dir, frame))
+        curves.append(_read_curves(store, frame))
         manifests[run_id] = manifest
-        snapshots[run_id] = _read_snapshot(run_dir / "meta" / "config.snapshot.yaml")
+        snapshots[run_id] = _read_snapshot(store)
         dirs[run_id] = run_dir
     return RunSet(pd.concat(jobs, ignore_index=True), pd.concat(curves, ignore_index=True), manifests,
                   snapshots, dirs)
 
 
-def _read_manifest(path: Path) -> dict[str, Any]:
+def _read_manifest(store: RunStore) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunDirError(f"{path}: missing (is {path.parent.parent} a trace-bench run directory?)") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RunDirError(f"{path}: not valid JSON ({exc}); the file is truncated or was edited by hand") from None
-    if not isinstance(data, dict):
-        raise RunDirError(f"{path}: expected a JSON object, found {type(data).__name__}")
-    version = data.get("schema_version", SCHEMA_VERSION)
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise RunDirError(f"{path}: schema_version {version!r} is newer than this trace-bench reads "
-                          f"({SCHEMA_VERSION}); upgrade trace-bench")
-    return data
+        manifest = store.read_manifest()
+    except StoreError as exc:
+        raise RunDirError(str(exc)) from None
+    if manifest is None:
+        raise RunDirError(f"{store.manifest_path}: missing (is {store.root} a trace-bench run directory?)")
+    return manifest.model_dump(mode="json")
 
 
-def _read_snapshot(path: Path) -> dict[str, Any]:
+def _read_snapshot(store: RunStore) -> dict[str, Any]:
     """The config snapshot is optional for reading results; compare uses it to name differing axes."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise RunDirError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    return data if isinstance(data, dict) else {}
+        return store.read_snapshot() or {}
+    except StoreError as exc:
+        raise RunDirError(str(exc)) from None
 
 
-def _read_results(path: Path, run_id: str) -> pd.DataFrame:
-    if not path.exists():
-        raise RunDirError(f"{path}: missing (is {path.parent} a trace-bench run directory? the runner writes "
-                          "results.csv after the first job finishes)")
+def _read_results(store: RunStore, run_id: str) -> pd.DataFrame:
+    path = store.results_csv_path
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except pd.errors.EmptyDataError:
-        raise RunDirError(f"{path}: empty file (no header row)") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise RunDirError(f"{path}: cannot be read as CSV ({str(exc).strip()})") from None
+        table = store.read_results_table()
+    except StoreError as exc:
+        raise RunDirError(str(exc)) from None
+    if table is None:
+        raise RunDirError(f"{path}: missing (is {store.root} a trace-bench run directory? the runner writes "
+                          "results.csv after the first job finishes)")
+    header, rows = table
+    frame = pd.DataFrame(rows, columns=header, dtype=str)
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise RunDirError(f"{path}: missing column(s) {', '.join(missing)}")
@@ -155,32 +148,17 @@ def _typed_jobs(frame: pd.DataFrame, run_id: str, path: Path) -> pd.DataFrame:
     return frame.drop_duplicates("job_id", keep="last").reset_index(drop=True)
 
 
-def _read_curves(run_dir: Path, jobs: pd.DataFrame) -> pd.DataFrame:
+def _read_curves(store: RunStore, jobs: pd.DataFrame) -> pd.DataFrame:
     """Every job's curve.csv in one frame; a job without one (it failed before its first evaluation)
     simply has no points, and a torn row is dropped."""
     columns: list[str] = list(CURVE_COLUMNS)
     records: list[list[str]] = []
     owners: list[int] = []
     for position, job_id in enumerate(jobs["job_id"]):
-        path = run_dir / "jobs" / job_id / "artifacts" / "curve.csv"
         try:
-            with open(path, encoding="utf-8", newline="") as handle:
-                rows = list(csv.reader(handle))
-        except FileNotFoundError:
-            continue
-        except (OSError, UnicodeDecodeError, csv.Error) as exc:
-            raise RunDirError(f"{path}: cannot be read ({exc})") from None
-        if not rows:
-            continue
-        header, body = rows[0], rows[1:]
-        lacking = [c for c in ("step", "best_score") if c not in header]
-        if lacking:
-            raise RunDirError(f"{path}: header lacks column(s) {', '.join(lacking)}")
-        if header != columns:
-            order = [header.index(c) if c in header else None for c in columns]
-            body = [[row[i] if i is not None else "" for i in order] for row in body if len(row) == len(header)]
-        else:
-            body = [row for row in body if len(row) == len(header)]
+            _, body = store.job(job_id).curve_cells()
+        except StoreError as exc:
+            raise RunDirError(str(exc)) from None
         records.extend(body)
         owners.extend([position] * len(body))
     curves = pd.DataFrame(records, columns=columns)
@@ -189,29 +167,14 @@ def _read_curves(run_dir: Path, jobs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([keys, curves], axis=1)
 
 
-def _iter_llm_calls(path: Path) -> Iterable[dict[str, Any]]:
-    """``llm_call`` events of one log; a torn or corrupt line (a kill mid-write) is skipped."""
-    try:
-        handle = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
-    except FileNotFoundError:
-        return
-    with handle:
-        for line in handle:
-            if '"llm_call"' not in line:
-                continue
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict) and event.get("type") == "llm_call":
-                yield event
-
-
 def _read_llm_calls(run_dir: Path, jobs: pd.DataFrame) -> pd.DataFrame:
+    """One row per ``llm_call`` event of the jobs; a torn or corrupt line (a kill mid-write) is skipped."""
+    store = RunStore(run_dir)
     rows: list[list[Any]] = []
     for keys in jobs[JOB_KEYS].itertuples(index=False):
-        for event in _iter_llm_calls(run_dir / "jobs" / keys.job_id / "events.jsonl"):
-            rows.append([*keys, *(event.get(c) for c in LLM_CALL_COLUMNS)])
+        for event in store.job(keys.job_id).events(contains='"llm_call"'):
+            if isinstance(event, LLMCall):
+                rows.append([*keys, *(getattr(event, c) for c in LLM_CALL_COLUMNS)])
     frame = pd.DataFrame(rows, columns=[*JOB_KEYS, *LLM_CALL_COLUMNS])
     for column in ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "retries"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce")

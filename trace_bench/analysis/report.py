@@ -21,7 +21,7 @@ from trace_bench.analysis._svg import Series, step_chart
 from trace_bench.analysis.curves import AXES, arm_curves, best_so_far, generalization_gap, job_auc
 from trace_bench.analysis.load import ARM, RunDirError, RunSet, load_runs
 from trace_bench.analysis.stats import arm_label, arm_stats, leaderboard, pairwise_tests, win_matrix
-from trace_bench.store.atomic import write_text
+from trace_bench.store.run_store import RunStore
 
 SECTIONS = (("leaderboard", "Leaderboard"), ("per-task", "Per-task results"), ("curves", "Anytime curves"),
             ("win-matrix", "Win / tie / loss"), ("cost", "Cost"), ("failures", "Failures"))
@@ -232,9 +232,7 @@ def write_report(run_dirs: str | Path | Sequence[str | Path], out_path: str | Pa
     runs = load_runs(items)
     if out_path is None:
         out_path = Path(items[0]) / "report.html" if len(items) == 1 else Path("report.html")
-    out = Path(out_path)
-    write_text(out, build_report(runs))
-    return out
+    return RunStore(items[0]).write_report(build_report(runs), out_path)
 
 
 def report_main(run_paths: list[str], out: str | None = None) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from argparse import Namespace
-from pathlib import Path
 from typing import Any
 
 from trace_bench.config.errors import ConfigError
@@ -89,10 +88,21 @@ def cmd_validate(args: Namespace) -> int:
 
 
 def cmd_run(args: Namespace) -> int:
-    from trace_bench.execution.local import warm_up
+    from trace_bench.runner.interrupts import InterruptHandler
 
-    warm_up()  # the job template imports opto while the driver reads the config and plans
+    # Installed before anything slow (imports, config, the run's creation): Ctrl-C from here on is a
+    # clean interrupt that leaves the run resumable, never a traceback.
+    with InterruptHandler(quiet=args.quiet) as interrupts:
+        return _run(args, interrupts)
+
+
+def _run(args: Namespace, interrupts: Any) -> int:
+    if args.executor in (None, "local"):
+        from trace_bench.runner.warm import start_job_template
+
+        start_job_template()  # asynchronous: the job template imports opto while this process reads the config
     from trace_bench.runner.run import RunOptions, execute_run, locate_run
+    from trace_bench.store.run_store import RunStore
 
     resume_mode, resume_run = None, None
     if args.resume:
@@ -105,17 +115,15 @@ def cmd_run(args: Namespace) -> int:
             config = _load(args.config)
         elif resume_run:
             run_dir = locate_run(resume_run, args.runs_dir or "runs")
-            config = _load(str(run_dir / "meta" / "config.snapshot.yaml"))
+            config = _load(str(RunStore(run_dir).snapshot_path))
             args.runs_dir = args.runs_dir or str(run_dir.parent)
         else:
             return _fail("run needs --config FILE (or --resume RUN to continue a run)")
-        if args.job_timeout is None and config.job_timeout is None and config.mode == "real":
-            args.job_timeout = 600.0  # the original's default for real mode; stub jobs are unlimited
         options = RunOptions(runs_dir=args.runs_dir, root=args.root, max_workers=args.max_workers,
                              resume=resume_mode, resume_run=resume_run, force=args.force,
-                             job_timeout=args.job_timeout or None, logger=args.logger, quiet=args.quiet,
+                             job_timeout=args.job_timeout, logger=args.logger, quiet=args.quiet,
                              config_path=args.config, executor=args.executor, ray_address=args.ray_address)
-        outcome = execute_run(config, options)
+        outcome = execute_run(config, options, interrupts)
     except ConfigError as exc:
         return _config_error(exc, args.config)
     except OSError as exc:  # e.g. the disk is full: every file written so far is intact (atomic writes)
@@ -126,32 +134,33 @@ def cmd_run(args: Namespace) -> int:
 
 
 def _print_outcome(outcome: Any) -> None:
-    from trace_bench.store.run_dir import RunPaths
+    from trace_bench.store.run_store import RunStore
 
-    paths = RunPaths(outcome.run_dir)
+    paths = RunStore(outcome.run_dir)
     counts: dict[str, int] = {}
     for record in outcome.records:
         counts[record.status] = counts.get(record.status, 0) + 1
     print(f"Run complete: {outcome.run_id}")
     print(f"  run dir:     {paths.root}")
-    print(f"  manifest:    {paths.manifest}")
-    print(f"  results:     {paths.results_csv}")
-    print(f"  summary:     {paths.summary}")
-    print(f"  leaderboard: {paths.leaderboard}")
+    print(f"  manifest:    {paths.manifest_path}")
+    print(f"  results:     {paths.results_csv_path}")
+    print(f"  summary:     {paths.summary_path}")
+    print(f"  leaderboard: {paths.leaderboard_path}")
     print(f"  jobs:        {', '.join(f'{k}={v}' for k, v in sorted(counts.items())) or 'none'}")
     if outcome.not_run:
         print(f"  not run:     {len(outcome.not_run)} (resume with --resume {outcome.run_id})")
-    _print_leaderboard(paths.leaderboard)
+    _print_leaderboard(paths)
 
 
-def _print_leaderboard(path: Path, limit: int = 20) -> None:
-    import csv
+def _print_leaderboard(run: Any, limit: int = 20) -> None:
+    from trace_bench.store.models import StoreError
 
     try:
-        with open(path, encoding="utf-8") as handle:
-            rows = list(csv.DictReader(handle))
-    except OSError:
+        table = run.read_leaderboard()
+    except StoreError:
         return
+    rows = [dict(zip(table[0], row, strict=True)) for row in table[1]] if table else []
+    path = run.leaderboard_path
     if not rows:
         return
     print("Leaderboard (mean best score over seeds, per task):")

@@ -1,154 +1,149 @@
 """The local executor: every job in a fresh process forked from a warm template.
 
-``multiprocessing`` ``forkserver`` with ``set_forkserver_preload`` imports ``opto`` and the
-trainer stack once in a template process; each job is forked from it (tens of ms), runs in its
-own process group with optional memory limit, and is never reused.  The driver waits on process
-sentinels (no busy polling), enforces wall-clock timeouts by killing the whole process group,
-and receives each job's record over a pipe.
+``multiprocessing`` ``forkserver`` with ``set_forkserver_preload`` imports the modules the runner
+names (``opto``, the trainer stack, the job body) once in a template process; each job is forked
+from it (tens of ms), runs in its own process group with an optional memory limit, and is never
+reused.  The driver waits on process sentinels (no busy polling), enforces wall-clock timeouts by
+killing the whole process group, and receives each job's outcome over a pipe.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import signal
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from trace_bench.processes import die_with_parent, kill_process_group
+
+if TYPE_CHECKING:  # imported where used: starting the template early must stay cheap for the driver
+    from trace_bench.execution.job_process import Finished, JobBody, JobLaunch
 
 _CONTEXT: Any = None
 
 
-def job_context() -> Any:
-    """The process context for jobs; the forkserver template is shared by every run of a process."""
+def job_context(preload: Sequence[str] = ()) -> Any:
+    """The process context for jobs; the forkserver template is shared by every run of a process
+    (``preload`` counts for the first call only: the template starts once)."""
     global _CONTEXT
     if _CONTEXT is None:
         # Jobs must be reproducible: opto builds prompts by iterating sets, whose order depends on
         # the string hash seed.  The template (and so every forked job) gets a fixed one.
         os.environ.setdefault("PYTHONHASHSEED", "0")
-        methods = mp.get_all_start_methods()
-        if "forkserver" in methods:
+        if "forkserver" in mp.get_all_start_methods():
             _CONTEXT = mp.get_context("forkserver")
-            _CONTEXT.set_forkserver_preload(["trace_bench.execution.child"])
+            _CONTEXT.set_forkserver_preload(list(preload))
         else:  # pragma: no cover - platforms without fork
             _CONTEXT = mp.get_context("spawn")
     return _CONTEXT
 
 
-def warm_up() -> None:
-    """Start the template process early so its imports overlap with the driver's own work."""
-    context = job_context()
+def warm_up(preload: Sequence[str] = ()) -> None:
+    """Start the template process now, so that its imports overlap with the driver's own work
+    (it returns at once: the template imports in its own process)."""
+    context = job_context(preload)
     if context.get_start_method() == "forkserver":
         from multiprocessing import forkserver
 
         forkserver.ensure_running()
 
 
+def _job_process_main(body: JobBody, launch: JobLaunch, conn: Connection) -> None:
+    """A job process: die with the template, lead its own group (a timeout kills everything the
+    job started), run the body through the shared wrapper, send the outcome, exit."""
+    from trace_bench.execution.job_process import run_job_body
+    from trace_bench.store.job_store import JobStore
+
+    die_with_parent()
+    os.setpgrp()
+    try:
+        conn.send(run_job_body(body, launch, JobStore(launch.job_dir)))
+    except BaseException:  # noqa: BLE001 - the parent turns a missing outcome into a lost job
+        pass
+    finally:
+        try:
+            conn.close()
+        finally:
+            os._exit(0)
+
+
 @dataclass
-class Running:
-    job_id: str
+class _Running:
+    launch: JobLaunch
     process: Any
     conn: Connection
     started: float
-    timeout: float | None
-    record: dict[str, Any] | None = None
+    outcome: dict[str, Any] | None = None
     killed_reason: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
-
-@dataclass
-class Finished:
-    job_id: str
-    record: dict[str, Any] | None
-    exitcode: int | None
-    killed_reason: str | None
-    wall_s: float
-    extra: dict[str, Any]
-
-
-def kill_group(process: Any) -> None:
-    pid = process.pid
-    if pid is None:
-        return
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        try:
-            process.kill()
-        except Exception:
-            pass
+    def receive(self) -> None:
+        if self.outcome is None:
+            try:
+                if self.conn.poll():
+                    self.outcome = self.conn.recv()
+            except (EOFError, OSError):
+                pass
 
 
 class LocalExecutor:
-    """Runs up to ``max_workers`` job processes at once."""
+    """Runs up to ``max_workers`` job processes at once, each running ``body``."""
 
-    def __init__(self, max_workers: int) -> None:
+    def __init__(self, max_workers: int, body: JobBody, preload: Sequence[str] = ()) -> None:
         self.max_workers = max(1, int(max_workers))
-        self.running: dict[str, Running] = {}
+        self.body = body
+        self.preload = tuple(preload)
+        self.running: dict[str, _Running] = {}
 
     @property
     def free_slots(self) -> int:
         return self.max_workers - len(self.running)
 
-    def submit(self, job_id: str, payload: dict[str, Any], timeout: float | None, **extra: Any) -> None:
-        from trace_bench.execution.child import job_process_main
-
-        context = job_context()
+    def submit(self, launch: JobLaunch) -> None:
+        context = job_context(self.preload)
         receiver, sender = context.Pipe(duplex=False)
-        process = context.Process(target=job_process_main, args=(payload, sender), name=f"job-{job_id}",
-                                  daemon=False)
+        process = context.Process(target=_job_process_main, args=(self.body, launch, sender),
+                                  name=f"job-{launch.job_id}", daemon=False)
         process.start()
         sender.close()
-        self.running[job_id] = Running(job_id, process, receiver, time.monotonic(), timeout or None, extra=extra)
+        self.running[launch.job_id] = _Running(launch, process, receiver, time.monotonic())
 
     def poll(self, block_s: float = 0.5) -> list[Finished]:
         """Wait up to ``block_s`` for a job event; return the jobs that ended."""
+        from trace_bench.execution.job_process import Finished
+
         if not self.running:
             return []
         now = time.monotonic()
-        deadlines = [r.started + r.timeout - now for r in self.running.values() if r.timeout]
-        wait_s = max(0.0, min([block_s, *deadlines])) if deadlines else block_s
+        deadlines = [r.started + r.launch.timeout_s - now for r in self.running.values() if r.launch.timeout_s]
         handles: list[Any] = []
         for r in self.running.values():
             handles.append(r.process.sentinel)
-            if r.record is None:
+            if r.outcome is None:
                 handles.append(r.conn)
-        wait(handles, timeout=wait_s)
+        wait(handles, timeout=max(0.0, min([block_s, *deadlines])))
         finished: list[Finished] = []
         now = time.monotonic()
         for job_id, r in list(self.running.items()):
-            if r.record is None:
-                try:
-                    if r.conn.poll():
-                        r.record = r.conn.recv()
-                except (EOFError, OSError):
-                    pass
-            if r.timeout and r.record is None and now - r.started > r.timeout and r.process.is_alive():
+            r.receive()
+            timeout = r.launch.timeout_s
+            if timeout and r.outcome is None and now - r.started > timeout and r.process.is_alive():
                 r.killed_reason = "timeout"
-                kill_group(r.process)
+                kill_process_group(r.process)
             if not r.process.is_alive():
                 r.process.join(timeout=1)
-                if r.record is None:
-                    try:
-                        if r.conn.poll():
-                            r.record = r.conn.recv()
-                    except (EOFError, OSError):
-                        pass
+                r.receive()
                 r.conn.close()
-                finished.append(Finished(job_id, r.record, r.process.exitcode, r.killed_reason,
-                                         now - r.started, r.extra))
+                outcome = r.outcome or {}
+                finished.append(Finished(job_id, outcome.get("record"), r.process.exitcode, r.killed_reason,
+                                         now - r.started, error=outcome.get("error")))
                 del self.running[job_id]
-                kill_group(r.process)  # anything the job left behind in its group
+                kill_process_group(r.process)  # anything the job left behind in its group
         return finished
 
     def kill_all(self, reason: str = "interrupted") -> None:
         for r in self.running.values():
             r.killed_reason = reason
-            kill_group(r.process)
-
-    def drain(self, on_finished: Callable[[Finished], None], block_s: float = 0.5) -> None:
-        while self.running:
-            for item in self.poll(block_s):
-                on_finished(item)
+            kill_process_group(r.process)

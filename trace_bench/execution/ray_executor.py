@@ -1,4 +1,4 @@
-"""The Ray executor: the same job body as the local pool, as Ray tasks on a cluster.
+"""The Ray executor: the same job body and wrapper as the local pool, as Ray tasks on a cluster.
 
 Each job is a Ray task with its own resources (``num_cpus``, ``num_gpus``, ``memory``) and runs
 in a fresh worker process (``max_calls=1``).  It writes into a temporary directory on its node
@@ -13,45 +13,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-from trace_bench.execution.local import Finished
+from trace_bench.execution.job_process import Finished, JobBody, JobLaunch, run_job_body
+from trace_bench.store.job_store import JobStore
 
 _REMOTE: Any = None
 
 
-def _job_on_worker(payload: dict[str, Any]) -> dict[str, Any]:
-    """Runs inside a Ray worker: the job body in a scratch dir, then everything it wrote."""
-    import os
+def _job_on_worker(body: JobBody, launch: JobLaunch) -> dict[str, Any]:
+    """Runs inside a Ray worker: the shared wrapper in a scratch dir, then everything it wrote."""
     import shutil
     import tempfile
 
-    from trace_bench.execution.child import MaskingStream, _limit_memory
-    from trace_bench.matrix.expand import JobSpec
-    from trace_bench.runner.job import run_job
-    from trace_bench.store.run_dir import JobPaths
-
     scratch = Path(tempfile.mkdtemp(prefix="trace-bench-job-"))
     try:
-        paths = JobPaths(scratch / payload["spec"]["job_id"])
-        paths.root.mkdir(parents=True)
-        fd = os.open(paths.stdout, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        saved = os.dup(1), os.dup(2)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        import sys
-
-        streams = sys.stdout, sys.stderr
-        sys.stdout, sys.stderr = MaskingStream(1), MaskingStream(2)  # type: ignore[assignment]
-        try:
-            _limit_memory(payload.get("memory_mb"))
-            record = run_job(JobSpec(**payload["spec"]), paths, run_id=payload["run_id"],
-                             carried=payload.get("carried"), attempt=payload.get("attempt", 1))
-        finally:
-            sys.stdout, sys.stderr = streams
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(fd)
-        files = {str(p.relative_to(paths.root)): p.read_bytes() for p in paths.root.rglob("*") if p.is_file()}
-        return {"record": record.model_dump(mode="json"), "files": files}
+        job = JobStore(scratch / launch.job_id)
+        outcome = run_job_body(body, launch, job)
+        return {**outcome, "files": job.files()}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -73,7 +50,7 @@ def init_ray(address: str | None, num_cpus: int | None = None) -> Any:
 class RayExecutor:
     """Same interface as :class:`~trace_bench.execution.local.LocalExecutor`."""
 
-    def __init__(self, max_workers: int, *, address: str | None = None, num_cpus: float = 1.0,
+    def __init__(self, max_workers: int, body: JobBody, *, address: str | None = None, num_cpus: float = 1.0,
                  num_gpus: float = 0.0, memory_mb: int | None = None, max_retries: int = 0) -> None:
         global _REMOTE
         self.ray = init_ray(address, num_cpus=None)
@@ -83,6 +60,7 @@ class RayExecutor:
         if memory_mb:
             options["memory"] = int(memory_mb) * 1024 * 1024
         self.remote = _REMOTE.options(**options)
+        self.body = body
         self.max_workers = max(1, int(max_workers))
         self.max_retries = max_retries
         self.running: dict[str, dict[str, Any]] = {}
@@ -91,10 +69,9 @@ class RayExecutor:
     def free_slots(self) -> int:
         return self.max_workers - len(self.running)
 
-    def submit(self, job_id: str, payload: dict[str, Any], timeout: float | None, **extra: Any) -> None:
-        ref = self.remote.remote(payload)
-        self.running[job_id] = {"ref": ref, "payload": payload, "timeout": timeout, "started": time.monotonic(),
-                                "tries": extra.get("tries", 0), "extra": extra}
+    def submit(self, launch: JobLaunch, tries: int = 0) -> None:
+        ref = self.remote.remote(self.body, launch)
+        self.running[launch.job_id] = {"ref": ref, "launch": launch, "started": time.monotonic(), "tries": tries}
 
     def poll(self, block_s: float = 0.5) -> list[Finished]:
         if not self.running:
@@ -112,15 +89,16 @@ class RayExecutor:
             except Exception as exc:  # worker died, task cancelled, or the body raised
                 lost = type(exc).__name__
                 if entry["tries"] < self.max_retries and "Cancel" not in lost:
-                    self.submit(job_id, entry["payload"], entry["timeout"], tries=entry["tries"] + 1)
+                    self.submit(entry["launch"], tries=entry["tries"] + 1)
                     continue
-                reason = entry.get("killed") or None
-                finished.append(Finished(job_id, None, None, reason, wall,
-                                         {"error": f"worker lost: {lost}: {str(exc)[:300]}"}))
+                finished.append(Finished(job_id, None, None, entry.get("killed") or None, wall,
+                                         error=f"worker lost: {lost}: {str(exc)[:300]}"))
                 continue
-            finished.append(Finished(job_id, value["record"], 0, None, wall, {"files": value["files"]}))
+            finished.append(Finished(job_id, value["record"], 0, None, wall, files=value["files"],
+                                     error=value.get("error")))
         for entry in list(self.running.values()):
-            if entry["timeout"] and now - entry["started"] > entry["timeout"] and not entry.get("killed"):
+            timeout = entry["launch"].timeout_s
+            if timeout and now - entry["started"] > timeout and not entry.get("killed"):
                 entry["killed"] = "timeout"
                 self.ray.cancel(entry["ref"], force=True)
         return finished

@@ -8,18 +8,21 @@ by every role of a job.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from trace_bench.llm.types import ChatResponse
 
-if TYPE_CHECKING:
-    from trace_bench.llm.session import LLMSession
+
+class ChatSession(Protocol):
+    """What the client needs from a session (``trace_bench.llm.session.LLMSession`` is one)."""
+
+    def chat(self, role: str, messages: list[dict[str, Any]], **params: Any) -> ChatResponse: ...
 
 
 class MeteredLLM:
     """A callable LLM bound to one job session and one role (optimizer, agent, judge)."""
 
-    def __init__(self, session: LLMSession, role: str, model: str) -> None:
+    def __init__(self, session: ChatSession, role: str, model: str) -> None:
         self.session = session
         self.role = role
         self.model = model

@@ -136,12 +136,6 @@ def canonical_logger(name: str | None, where: str = "logger") -> str | None:
     return _LOGGER_ALIASES[key]
 
 
-def _needs_install(reason: str) -> bool:
-    """A missing Python package (an install hint) is a config error; a missing tool, GPU or dataset
-    only makes the task's jobs ``skipped``."""
-    return reason.startswith("install ") or "install trace-bench[" in reason
-
-
 def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: str | None = None) -> list[JobSpec]:
     if not config.tasks:
         raise ConfigError("no tasks: add a 'tasks:' list", key_path="tasks")
@@ -159,10 +153,10 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
             except ConfigError as exc:
                 raise ConfigError(exc.reason, key_path=f"tasks[{t_index}].id", hint=exc.hint) from None
             eval_kwargs = {**config.eval_kwargs, **entry.eval_kwargs}
-            reason = catalog.unavailable_reason(spec, eval_kwargs)
+            reason = catalog.unavailability(spec, eval_kwargs)
             if config.mode == "stub" and spec.stub_without_availability:
                 reason = None
-            if reason and _needs_install(reason):  # fixable here and now: say how, like a missing trainer extra
+            if reason is not None and reason.config_error:  # fixable here and now: say how, like a trainer extra
                 raise ConfigError(f"task '{spec.id}' is unavailable: {reason}", key_path=f"tasks[{t_index}].id")
             key = f"{spec.id}|{json.dumps(eval_kwargs, sort_keys=True, default=str)}"
             if key not in seen:

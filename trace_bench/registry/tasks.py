@@ -18,8 +18,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from trace_bench.availability import Unavailable, UnavailableKind
 from trace_bench.config.errors import ConfigError, did_you_mean
-from trace_bench.registry.specs import TaskSpec
+from trace_bench.tasks.spec import TaskSpec
 
 ENTRY_POINT_GROUP = "trace_bench.tasks"
 
@@ -172,16 +173,16 @@ class TaskCatalog:
         hint = did_you_mean(task_id, same_suite) or did_you_mean(task_id, list(self.specs))
         raise ConfigError(f"unknown task '{task_id}'", key_path="tasks", hint=hint or "see trace-bench list-tasks")
 
-    def unavailable_reason(self, spec: TaskSpec, eval_kwargs: dict[str, Any]) -> str | None:
+    def unavailability(self, spec: TaskSpec, eval_kwargs: dict[str, Any]) -> Unavailable | None:
         """Why ``spec`` cannot run with ``eval_kwargs`` (a suite may accept e.g. local data files)."""
         module = _suite_module(spec.suite) if spec.module_path is None else None
         hook = getattr(module, "available_with", None) if module is not None else None
         if callable(hook):
             try:
-                return hook(spec, eval_kwargs)
+                return Unavailable.coerce(hook(spec, eval_kwargs))
             except Exception as exc:
-                return f"availability check failed: {exc}"
-        return spec.unavailable_reason()
+                return Unavailable(UnavailableKind.MISSING_TOOL, f"availability check failed: {exc}")
+        return spec.unavailability()
 
     def build(self, task_id: str, eval_kwargs: dict[str, Any] | None = None) -> Any:
         """Import the task's module and build its problem (returns the raw mapping)."""

@@ -13,8 +13,8 @@ from functools import lru_cache
 from importlib.metadata import entry_points
 from typing import Any
 
+from trace_bench.availability import missing_packages
 from trace_bench.config.errors import ConfigError, did_you_mean
-from trace_bench.registry.specs import missing_packages
 
 ENTRY_POINT_GROUP = "trace_bench.trainers"
 

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.config.models import RunConfig
-from trace_bench.runner.run import RunOptions, RunOutcome, execute_run
+from trace_bench.runner.options import RunOptions, RunOutcome
+from trace_bench.runner.run import execute_run
 
 
 class BenchRunner:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_bench.trainers import params as state_ops
+from trace_bench.trainers import state as state_ops
 from trace_bench.trainers.evaluate import Summary, make_evaluator, summarize
 from trace_bench.trainers.objectives import ObjectiveConfig
 

@@ -6,12 +6,11 @@ from typing import Any
 
 from trace_bench.matrix.expand import JobSpec
 from trace_bench.registry.tasks import TaskCatalog
+from trace_bench.runner.failures import JobFailure
 from trace_bench.tasks.problem import Problem, ProblemError
 
 
 def load_problem(spec: JobSpec) -> Problem:
-    from trace_bench.runner.job import JobFailure
-
     catalog = TaskCatalog.create(spec.task_root)
     try:
         raw: Any = catalog.build(spec.task, spec.eval_kwargs)

@@ -6,71 +6,78 @@ best-so-far result and the LLM spend so far, so a killed job is still a useful r
 
 from __future__ import annotations
 
-import csv
-from typing import Any
-
+from trace_bench.execution.job_process import Finished
 from trace_bench.matrix.expand import JobSpec
-from trace_bench.store.events import read_events, utc_now
-from trace_bench.store.run_dir import JobPaths
-from trace_bench.store.schemas import JobResult
+from trace_bench.runner.job import new_result
+from trace_bench.store.events import utc_now
+from trace_bench.store.job_store import JobStore
+from trace_bench.store.models import JobResult, JobStarted, LLMCall
+from trace_bench.store.status import Status
 
 
-def _float(value: str | None) -> float | None:
-    try:
-        return float(value) if value not in (None, "") else None
-    except ValueError:
-        return None
-
-
-def spent_from_events(paths: JobPaths) -> dict[str, float]:
-    """LLM spend recorded in a job's events (training phase only, cache answers included, like the
+def spent_in_training(job: JobStore) -> dict[str, float]:
+    """LLM spend recorded in a job's events (training phase only, cache answers included, as the
     budget counts it)."""
     calls = tokens = 0
     usd = 0.0
-    for event in read_events(paths.events):
-        if event.get("type") == "llm_call" and not event.get("error") and event.get("phase", "train") == "train":
+    for event in job.events(contains='"llm_call"'):
+        if isinstance(event, LLMCall) and event.counts_against_budget:
             calls += 1
-            tokens += int(event.get("total_tokens") or 0)
-            usd += float(event.get("cost_usd") or 0.0)
+            tokens += event.total_tokens
+            usd += event.cost_usd
     return {"llm_calls": calls, "tokens": tokens, "usd": usd}
 
 
-def salvage_record(spec: JobSpec, paths: JobPaths, *, run_id: str, status: str, error: str, wall_s: float,
+def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, error: str, wall_s: float,
                    attempt: int, carried: dict[str, float] | None = None) -> JobResult:
-    record = JobResult(run_id=run_id, job_id=spec.job_id, task=spec.task, suite=spec.suite, trainer=spec.trainer,
-                       params=spec.params, params_label=spec.params_label, seed=spec.seed, mode=spec.mode,
-                       llm_model=str(spec.llm_identity.get("model") or spec.mode), status=status, error=error,
-                       time_seconds=round(wall_s, 6), finished_at=utc_now(), attempt=attempt)
-    rows: list[dict[str, Any]] = []
-    try:
-        with open(paths.curve, encoding="utf-8") as handle:
-            rows = [r for r in csv.DictReader(handle) if r.get("step") not in (None, "")]
-    except (OSError, csv.Error):
-        rows = []
+    """A record built from what the job wrote: scores from its curve, usage from its events."""
+    record = new_result(spec, run_id, attempt, status=Status(status))
+    record.error = error
+    record.time_seconds = round(wall_s, 6)
+    record.finished_at = utc_now()
+    rows = job.read_curve()
     if rows:
-        record.score_initial = _float(rows[0].get("score"))
-        record.score_final = _float(rows[-1].get("score"))
-        bests = [b for b in (_float(r.get("best_score")) for r in rows) if b is not None]
+        record.score_initial = rows[0].score
+        record.score_final = rows[-1].score
+        bests = [r.best_score for r in rows if r.best_score is not None]
         record.score_best = max(bests) if bests else None
-        try:
-            record.n_steps = int(rows[-1]["step"])
-        except (KeyError, ValueError):
-            record.n_steps = 0
-    calls = prompt = completion = total = 0
+        record.n_steps = rows[-1].step
+    calls = prompt = completion = total = hits = 0
     cost = 0.0
-    for event in read_events(paths.events):
-        if event.get("type") == "llm_call" and not event.get("error"):
-            record.cache_hits += int(bool(event.get("cached")))
+    for event in job.events():
+        if isinstance(event, LLMCall) and not event.error:
+            hits += int(event.cached)
             calls += 1
-            prompt += int(event.get("prompt_tokens") or 0)
-            completion += int(event.get("completion_tokens") or 0)
-            total += int(event.get("total_tokens") or 0)
-            cost += float(event.get("cost_usd") or 0.0)
-        elif event.get("type") == "job_started" and not record.started_at:
-            record.started_at = str(event.get("ts", ""))
+            prompt += event.prompt_tokens
+            completion += event.completion_tokens
+            total += event.total_tokens
+            cost += event.cost_usd
+        elif isinstance(event, JobStarted) and not record.started_at:
+            record.started_at = event.ts
+    record.cache_hits = hits
     record.llm_calls, record.prompt_tokens, record.completion_tokens, record.total_tokens = calls, prompt, completion, total
     record.cost_usd = round(cost, 10)
-    spent = spent_from_events(paths)
+    spent = spent_in_training(job)
     carried = carried or {}
     record.budget_spent = {k: spent.get(k, 0) + carried.get(k, 0) for k in ("llm_calls", "tokens", "usd")}
     return record
+
+
+def record_for(spec: JobSpec, job: JobStore, finished: Finished, *, run_id: str, attempt: int,
+               carried: dict[str, float] | None, timeout: float | None, memory_mb: int | None,
+               interrupted: bool = False) -> JobResult:
+    """The record of a job process that ended: the one it sent, or one salvaged from its files."""
+    if finished.record is not None and finished.killed_reason is None:
+        return JobResult.model_validate(finished.record)
+    if finished.killed_reason == "timeout":
+        status, error = Status.TIMEOUT, f"job_timeout: exceeded {timeout or 0:g}s (process group killed)"
+    elif finished.killed_reason == "interrupted" or (interrupted and finished.record is None):
+        # A job that died without a result after Ctrl-C went down with the interrupt, not on its own.
+        status, error = Status.INTERRUPTED, "interrupted by the user (resume to run it again)"
+    elif finished.exitcode is not None and finished.exitcode < 0 and memory_mb and finished.exitcode == -9:
+        status, error = Status.OOM, f"killed (signal 9) with job_memory_mb={memory_mb}"
+    else:
+        status, error = Status.FAILED, finished.error or \
+            f"worker lost: job process exited with code {finished.exitcode} without a result"
+    return salvage_record(spec, job, run_id=run_id, status=status, error=error, wall_s=finished.wall_s,
+                          attempt=attempt, carried=carried)

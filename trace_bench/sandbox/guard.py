@@ -77,19 +77,6 @@ def isolate_network() -> bool:
     return _libc_unshare(CLONE_NEWNET) or _libc_unshare(CLONE_NEWUSER | CLONE_NEWNET)
 
 
-def die_with_parent() -> None:
-    """Linux: SIGKILL this process when its parent exits (the parent here is single-threaded)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-        import signal
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 def _virtual_memory_bytes() -> int:
     try:
         with open("/proc/self/statm", "rb") as fh:

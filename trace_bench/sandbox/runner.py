@@ -28,9 +28,10 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from trace_bench.processes import die_with_parent, kill_process_group
 from trace_bench.sandbox import server
 from trace_bench.sandbox.child import HEADER, OUTPUT_FILE, fork_entry, spawn_entry
-from trace_bench.sandbox.guard import die_with_parent, isolate_network
+from trace_bench.sandbox.guard import isolate_network
 from trace_bench.sandbox.limits import SandboxLimits, SandboxResult, tail
 from trace_bench.sandbox.zygote import STATUS
 
@@ -212,8 +213,7 @@ def _run_forked(request: dict[str, Any], body: bytes, limits: SandboxLimits, sta
             if not timed_out:  # EOF without a result: dying, or it closed the pipe and kept running
                 wait_status, cpu_s, timed_out = _wait_exit(pid, status_r, deadline)
             if timed_out:
-                with contextlib.suppress(OSError):
-                    os.killpg(pid, signal.SIGKILL)
+                kill_process_group(pid)
                 _wait_exit(pid, status_r, time.monotonic() + _STATUS_WAIT_S)  # gone before its dir is removed
     finally:
         os.close(result_r)

@@ -26,8 +26,9 @@ import struct
 import sys
 from typing import Any
 
+from trace_bench.processes import die_with_parent, kill_process_group
 from trace_bench.sandbox.child import HEADER, fork_entry, write_all
-from trace_bench.sandbox.guard import die_with_parent, isolate_network
+from trace_bench.sandbox.guard import isolate_network
 
 STATUS = struct.Struct(">qd")  # wait status, CPU seconds used by the child
 PID = struct.Struct(">q")
@@ -148,8 +149,7 @@ class Zygote:
         finally:  # the caller is gone: nobody else will stop these children or remove their directories
             orphaned = [d for d in self.workdirs.values() if d]
             for pid in list(self.children):
-                with contextlib.suppress(OSError):
-                    os.killpg(pid, signal.SIGKILL)
+                kill_process_group(pid)
             for pid in list(self.children):
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(pid, 0)

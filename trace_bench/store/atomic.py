@@ -1,16 +1,17 @@
 """The one atomic writer: temp file in the same directory, fsync, rename.
 
-A crash at any instant leaves either the old file or the new one, never a torn file.
+A crash at any instant leaves either the old file or the new one, never a torn file.  Only the
+store's own modules call these; everything else goes through ``RunStore``/``JobStore``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from trace_bench.store.jsonio import dumps
 from trace_bench.store.masking import mask_secrets
 
 
@@ -62,31 +63,6 @@ def write_text(path: str | Path, text: str, *, durable: bool = True, mask: bool 
     write_bytes(path, (mask_secrets(text) if mask else text).encode("utf-8"), durable=durable)
 
 
-def to_json(data: Any) -> str:
-    return json.dumps(data, indent=2, sort_keys=False, default=_default, allow_nan=True) + "\n"
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=str)
-    model_dump = getattr(value, "model_dump", None)
-    if callable(model_dump):
-        return model_dump()
-    item = getattr(value, "item", None)
-    if callable(item):
-        try:
-            return item()
-        except Exception:
-            pass
-    return f"<{type(value).__name__}>"
-
-
 def write_json(path: str | Path, data: Any, *, durable: bool = True) -> None:
-    write_text(path, to_json(data), durable=durable)
-
-
-def read_json(path: str | Path) -> Any:
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    """Strict JSON (non-finite floats become null), masked, replaced atomically."""
+    write_text(path, dumps(data) + "\n", durable=durable)

@@ -3,6 +3,7 @@
 The driver keeps every job's record in memory (loaded once from disk when resuming), replaces
 a job's record when it finishes again, and rewrites the tables from that map, so a resumed run
 never holds duplicate or stale rows.  Rewrites are throttled; a final write happens at the end.
+Obtain one from :meth:`trace_bench.store.RunStore.tables`.
 """
 
 from __future__ import annotations
@@ -10,15 +11,21 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from trace_bench.store.atomic import write_json, write_text
-from trace_bench.store.run_dir import RunPaths
-from trace_bench.store.schemas import CSV_COLUMNS, LEADERBOARD_COLUMNS, SCORED_STATUSES, JobResult
+from trace_bench.store.models import CSV_COLUMNS, JobResult, Summary
 from trace_bench.store.stats import summarize
+from trace_bench.store.status import SUCCESSFUL
+
+LEADERBOARD_COLUMNS = (
+    "task", "suite", "rank", "trainer", "params_label", "count", "failed", "mean_best", "std_best",
+    "ci95_low", "ci95_high", "mean_test", "mean_initial", "mean_llm_calls", "mean_tokens", "mean_cost_usd",
+)
 
 
 def _cell(value: Any) -> Any:
@@ -27,7 +34,7 @@ def _cell(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return repr(value) if value == value else ""
+        return repr(value) if math.isfinite(value) else ""
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True, default=str)
     return value
@@ -41,8 +48,9 @@ def _mean(values: list[float]) -> float | None:
 class ResultTables:
     """In-memory map of job records → the run's tables."""
 
-    def __init__(self, paths: RunPaths, run_meta: dict[str, Any], min_interval_s: float = 1.0) -> None:
-        self.paths = paths
+    def __init__(self, results_csv: Path, summary: Path, leaderboard: Path, run_meta: dict[str, Any],
+                 min_interval_s: float = 1.0) -> None:
+        self.results_csv, self.summary_path, self.leaderboard = results_csv, summary, leaderboard
         self.run_meta = run_meta
         self.records: dict[str, JobResult] = {}
         self.order: dict[str, int] = {}
@@ -67,7 +75,7 @@ class ResultTables:
     def write(self) -> None:
         records = self.sorted_records()
         self._write_csv(records)
-        write_json(self.paths.summary, self.summary(records), durable=True)
+        write_json(self.summary_path, self.summary(records).record(), durable=True)
         self._write_leaderboard(records)
         self._last_write = time.monotonic()
         self._dirty = False
@@ -82,23 +90,22 @@ class ResultTables:
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow([*CSV_COLUMNS, *objectives])
         for record in records:
-            data = record.model_dump()
+            data = record.model_dump(mode="json")
             row = [_cell(data.get(column)) for column in CSV_COLUMNS]
             row += [_cell(record.score_dict_best.get(name[4:])) for name in objectives]
             writer.writerow(row)
-        write_text(self.paths.results_csv, buffer.getvalue())
+        write_text(self.results_csv, buffer.getvalue())
 
-    def summary(self, records: list[JobResult]) -> dict[str, Any]:
+    def summary(self, records: list[JobResult]) -> Summary:
         counts: dict[str, int] = defaultdict(int)
         for record in records:
-            counts[record.status] += 1
+            counts[str(record.status)] += 1
         total = {
             "prompt": sum(r.prompt_tokens for r in records),
             "completion": sum(r.completion_tokens for r in records),
             "total": sum(r.total_tokens for r in records),
         }
-        return {
-            "schema_version": 1,
+        return Summary.model_validate({
             **self.run_meta,
             "total_jobs": self.run_meta.get("total_jobs", len(records)),
             "finished_jobs": len(records),
@@ -109,7 +116,7 @@ class ResultTables:
             "cache_hits": sum(r.cache_hits for r in records),
             "cost_usd": round(sum(r.cost_usd for r in records), 10),
             "job_seconds": round(sum(r.time_seconds for r in records), 6),
-        }
+        })
 
     def leaderboard_rows(self, records: list[JobResult]) -> list[dict[str, Any]]:
         groups: dict[tuple[str, str, str], list[JobResult]] = defaultdict(list)
@@ -117,7 +124,7 @@ class ResultTables:
             groups[(record.task, record.trainer, record.params_label)].append(record)
         rows = []
         for (task, trainer, label), members in groups.items():
-            scored = [m for m in members if m.status in SCORED_STATUSES and m.score_best is not None]
+            scored = [m for m in members if m.status in SUCCESSFUL and m.score_best is not None]
             n, mean, std, low, high = summarize([m.score_best for m in scored])  # type: ignore[misc]
             rows.append({
                 "task": task, "suite": members[0].suite, "trainer": trainer, "params_label": label,
@@ -153,12 +160,4 @@ class ResultTables:
         writer.writerow(LEADERBOARD_COLUMNS)
         for row in self.leaderboard_rows(records):
             writer.writerow([_cell(row.get(c)) for c in LEADERBOARD_COLUMNS])
-        write_text(self.paths.leaderboard, buffer.getvalue())
-
-
-def load_job_record(path: Path) -> JobResult | None:
-    """A job's results.json, or None when missing or unreadable (the job then runs again)."""
-    try:
-        return JobResult.model_validate_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        write_text(self.leaderboard, buffer.getvalue())

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from trace_bench.config.errors import ConfigError
-from trace_bench.registry.specs import TaskSpec
+from trace_bench.tasks.spec import TaskSpec
 
 _LOCK = threading.Lock()
 _BUILDER = re.compile(r"^def\s+build_trace_problem\s*\(", re.M)

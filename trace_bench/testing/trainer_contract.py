@@ -17,17 +17,13 @@ The restore check needs a task whose evaluation is deterministic (the default
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
-import json
 import math
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 DEFAULT_TASK = "internal:numeric_param"
 _JOB_ENV = ("TRACE_BENCH_MODE", "TRACE_BENCH_JOB_DIR", "TRACE_BENCH_RUN_ID", "TRACE_BENCH_JOB_ID")
@@ -36,23 +32,23 @@ _CURVE_SCORES = ("step", "n_evals", "llm_calls", "score", "best_score")
 
 @dataclass
 class JobOutcome:
-    """A finished job: its spec, record and directory."""
+    """A finished job: its spec, record and directory (a ``trace_bench.store.JobStore``)."""
 
     spec: Any
     result: Any
-    paths: Any
+    job: Any
 
-    def curve(self) -> list[dict[str, str]]:
-        with open(self.paths.curve, encoding="utf-8") as handle:
-            return list(csv.DictReader(handle))
+    def curve(self) -> list[dict[str, Any]]:
+        """The curve's rows (``step``, ``score``, ... as numbers; None for an empty cell)."""
+        return [row.model_dump(exclude={"schema_version"}) for row in self.job.read_curve()]
 
-    def score_curve(self) -> list[tuple[str, ...]]:
+    def score_curve(self) -> list[tuple[Any, ...]]:
         """The curve without timing or token columns (those legitimately differ between runs)."""
         return [tuple(row[c] for c in _CURVE_SCORES) for row in self.curve()]
 
     def events(self) -> list[dict[str, Any]]:
-        lines = self.paths.events.read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines if line.strip()]
+        """The job's events as mappings (every field of the event's model)."""
+        return [event.model_dump(mode="json") for event in self.job.events()]
 
 
 @contextlib.contextmanager
@@ -91,7 +87,7 @@ def run_trainer(trainer_id: str, runs_dir: Path, *, task: str = DEFAULT_TASK,
     from trace_bench.matrix.expand import expand_matrix
     from trace_bench.registry.tasks import TaskCatalog
     from trace_bench.runner.job import run_job
-    from trace_bench.store.run_dir import RunPaths
+    from trace_bench.store.run_store import RunStore
 
     entry: dict[str, Any] = {"id": trainer_id, "params_variants": [dict(params or {})], "logger": "none"}
     if optimizer:
@@ -103,10 +99,10 @@ def run_trainer(trainer_id: str, runs_dir: Path, *, task: str = DEFAULT_TASK,
     if budget:
         config["budget"] = dict(budget)
     (spec,) = expand_matrix(parse_config(config), TaskCatalog.create())
-    paths = RunPaths(Path(runs_dir) / run_name).job(spec.job_id)
+    job = RunStore(Path(runs_dir) / run_name).job(spec.job_id)
     with _job_sandbox():
-        result = run_job(spec, paths, run_id=run_name)
-    return JobOutcome(spec, result, paths)
+        result = run_job(spec, job, run_id=run_name)
+    return JobOutcome(spec, result, job)
 
 
 def _assert_finished(outcome: JobOutcome, allowed: tuple[str, ...] = ("ok",)) -> None:
@@ -129,11 +125,12 @@ def check_restorable(outcome: JobOutcome, tolerance: float = 1e-9) -> None:
     from trace_bench.llm.factory import build_session
     from trace_bench.runner.measure import Measurer
     from trace_bench.runner.problem_loader import load_problem
-    from trace_bench.trainers.params import trainable_parameters
+    from trace_bench.trainers.state import trainable_parameters
 
     spec, result = outcome.spec, outcome.result
-    saved = yaml.safe_load(outcome.paths.state_file("best").read_text(encoding="utf-8"))
-    state = [entry["value"] for entry in sorted(saved["parameters"], key=lambda e: e["index"])]
+    saved = outcome.job.read_state("best")
+    assert saved is not None, "no best_state.yaml"
+    state = [entry.value for entry in sorted(saved.parameters, key=lambda e: e.index)]
     problem = load_problem(spec)
     parameters = trainable_parameters(problem.param)
     session = build_session(mode=spec.mode, llm=spec.llm, budget=None, seed=spec.seed,

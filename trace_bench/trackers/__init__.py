@@ -15,7 +15,6 @@ import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from trace_bench.store.events import EventLog
 from trace_bench.store.masking import mask_secrets
 
 KNOWN = ("mlflow", "tensorboard")
@@ -56,13 +55,12 @@ def warn(run_dir: Path, tracker: str, exc: BaseException) -> None:
     """Record a tracker failure in the run's events and on stderr (masked)."""
     message = mask_secrets(f"{type(exc).__name__}: {exc}")
     print(f"trace-bench: warning: tracker {tracker} failed for {run_dir.name}: {message}", file=sys.stderr)
+    from trace_bench.store.models import TrackerWarning
+    from trace_bench.store.run_store import RunStore
+
     try:
-        log = EventLog(run_dir / "events.jsonl")
-        try:
-            log.write({"type": "tracker_warning", "tracker": tracker, "error": message,
-                       "traceback": mask_secrets(traceback.format_exc(limit=5))})
-        finally:
-            log.close()
+        RunStore(run_dir).append_event(TrackerWarning(tracker=tracker, error=message,
+                                                      traceback=mask_secrets(traceback.format_exc(limit=5))))
     except OSError:
         pass
 

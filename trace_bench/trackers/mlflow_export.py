@@ -13,12 +13,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from trace_bench.store.run_store import RunStore
+from trace_bench.store.status import COMPLETE, Status
 from trace_bench.trackers.source import CURVE_METRICS, JobExport, iter_jobs, run_params, run_summary
 
 EXPERIMENT = "trace-bench"
-RUN_ARTIFACTS = ("results.csv", "summary.json", "leaderboard.csv", "report.html", "meta/config.snapshot.yaml",
-                 "meta/manifest.json")
-JOB_FILES = ("results.json", "job_meta.json")
 _BATCH = 200  # metrics per log_batch call (MLflow accepts up to 1000)
 
 
@@ -31,9 +30,14 @@ def _millis(stamp: Any, offset_s: float = 0.0) -> int:
 
 
 def _status(status: str) -> str:
-    if status in ("ok", "budget_exhausted", "skipped"):
+    if status in COMPLETE:
         return "FINISHED"
-    return "KILLED" if status == "interrupted" else "FAILED"
+    return "KILLED" if status == Status.INTERRUPTED else "FAILED"
+
+
+def _run_artifacts(store: RunStore) -> list[Path]:
+    return [store.results_csv_path, store.summary_path, store.leaderboard_path, store.report_path,
+            store.snapshot_path, store.manifest_path]
 
 
 def export_mlflow(run_dir: Path, tracking_uri: str | None = None, experiment: str | None = None) -> str:
@@ -45,27 +49,29 @@ def export_mlflow(run_dir: Path, tracking_uri: str | None = None, experiment: st
     found = client.get_experiment_by_name(name)
     experiment_id = found.experiment_id if found is not None else client.create_experiment(name)
     summary = run_summary(run_dir)
-    run_id = str(summary.get("run_id") or run_dir.name)
+    run_id = (summary.run_id if summary is not None else "") or run_dir.name
     parent = _parent_run(client, experiment_id, run_id, run_dir)
     existing = {r.data.tags.get("trace_bench.job_id"): r for r in client.search_runs(
         [experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{parent}'", max_results=50000)}
     for job in iter_jobs(run_dir):
         previous = existing.get(job.job_id)
         if previous is not None:
-            if previous.data.tags.get("trace_bench.finished_at") == str(job.results.get("finished_at")):
+            if previous.data.tags.get("trace_bench.finished_at") == job.results.finished_at:
                 continue
             client.delete_run(previous.info.run_id)
         _export_job(client, experiment_id, parent, job)
-    metrics = {"jobs_total": float(summary.get("total_jobs") or 0), "llm_calls": float(summary.get("llm_calls") or 0),
-               "tokens_total": float((summary.get("token_totals") or {}).get("total") or 0),
-               "cost_usd": float(summary.get("cost_usd") or 0.0)}
-    metrics.update({f"jobs_{k}": float(v) for k, v in (summary.get("counts") or {}).items()})
-    _log_metrics(client, parent, [(k, v, 0, _millis(summary.get("created_at"))) for k, v in metrics.items()])
-    for relative in RUN_ARTIFACTS:
-        path = run_dir / relative
+    if summary is not None:
+        metrics = {"jobs_total": float(summary.total_jobs), "llm_calls": float(summary.llm_calls),
+                   "tokens_total": float(summary.token_totals.total), "cost_usd": float(summary.cost_usd)}
+        metrics.update({f"jobs_{k}": float(v) for k, v in summary.counts.items()})
+        _log_metrics(client, parent, [(k, v, 0, _millis(summary.created_at)) for k, v in metrics.items()])
+    store = RunStore(run_dir)
+    for path in _run_artifacts(store):
         if path.is_file():
-            client.log_artifact(parent, str(path), str(Path(relative).parent) if "/" in relative else None)
-    client.set_terminated(parent, "FINISHED" if not summary.get("counts", {}).get("interrupted") else "KILLED")
+            relative = path.relative_to(store.root)
+            client.log_artifact(parent, str(path), str(relative.parent) if relative.parent != Path(".") else None)
+    interrupted = summary is not None and summary.counts.get(Status.INTERRUPTED.value)
+    client.set_terminated(parent, "KILLED" if interrupted else "FINISHED")
     return parent
 
 
@@ -88,27 +94,25 @@ def _export_job(client: Any, experiment_id: str, parent: str, job: JobExport) ->
     from mlflow.entities import Param
 
     results = job.results
-    name = f"{results.get('task', '?')} x {results.get('trainer', '?')} s{results.get('seed', '?')}"
+    name = f"{results.task} x {results.trainer} s{results.seed}"
     run = client.create_run(experiment_id, tags={
         "mlflow.runName": name, "mlflow.parentRunId": parent, "trace_bench.kind": "job",
-        "trace_bench.job_id": job.job_id, "trace_bench.finished_at": str(results.get("finished_at")),
-        "trace_bench.status": str(results.get("status"))})
+        "trace_bench.job_id": job.job_id, "trace_bench.finished_at": results.finished_at,
+        "trace_bench.status": str(results.status)})
     job_run = run.info.run_id
     client.log_batch(job_run, params=[Param(k, v) for k, v in job.params.items()][:100])
-    started = results.get("started_at")
-    points = [(key, point[key], int(point["step"]), _millis(started, point.get("wall_s", 0.0)))
+    points = [(key, point[key], int(point["step"]), _millis(results.started_at, point.get("wall_s", 0.0)))
               for point in job.curve for key in CURVE_METRICS if key in point]
     last_step = int(job.curve[-1]["step"]) if job.curve else 0
-    finished = _millis(results.get("finished_at"))
+    finished = _millis(results.finished_at)
     points += [(f"final_{k}", v, last_step, finished) for k, v in job.final_metrics.items()]
     _log_metrics(client, job_run, points)
-    artifacts = job.root / "artifacts"
-    if artifacts.is_dir():
-        client.log_artifacts(job_run, str(artifacts), "artifacts")
-    for file_name in JOB_FILES:
-        if (job.root / file_name).is_file():
-            client.log_artifact(job_run, str(job.root / file_name))
-    client.set_terminated(job_run, _status(str(results.get("status"))))
+    if job.job.artifacts_dir.is_dir():
+        client.log_artifacts(job_run, str(job.job.artifacts_dir), "artifacts")
+    for path in (job.job.results_path, job.job.meta_path):
+        if path.is_file():
+            client.log_artifact(job_run, str(path))
+    client.set_terminated(job_run, _status(str(results.status)))
 
 
 def _log_metrics(client: Any, run_id: str, points: list[tuple[str, float, int, int]]) -> None:

@@ -1,21 +1,22 @@
-"""What trackers export, read from a run directory: run params, per-job curves and final metrics.
+"""What trackers export, read from a run directory through the store: run params, per-job curves
+and final metrics.
 
 Only jobs with a ``results.json`` are exported (a job that never ended has nothing final to
-report); its curve comes from ``artifacts/curve.csv``, whose torn rows are skipped.
+report); its curve comes from ``artifacts/curve.csv``, whose torn rows the store drops.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from trace_bench.store.job_store import JobStore
 from trace_bench.store.masking import mask_secrets
+from trace_bench.store.models import OBJECTIVE_PREFIX, JobResult, StoreError, Summary
+from trace_bench.store.run_store import RunStore
 
 CURVE_METRICS = ("best_score", "score", "llm_calls", "tokens", "usd", "n_evals", "wall_s")
 FINAL_METRICS = ("score_initial", "score_final", "score_best", "score_test", "n_steps", "n_evals", "llm_calls",
@@ -26,15 +27,18 @@ MAX_PARAM_CHARS = 500  # MLflow rejects longer param values
 
 @dataclass
 class JobExport:
-    job_id: str
-    root: Path
-    results: dict[str, Any]
+    job: JobStore
+    results: JobResult
     curve: list[dict[str, float]] = field(default_factory=list)
 
     @property
+    def job_id(self) -> str:
+        return self.job.job_id
+
+    @property
     def params(self) -> dict[str, str]:
-        out = {k: _param(self.results.get(k)) for k in JOB_PARAMS if self.results.get(k) is not None}
-        for key, value in (self.results.get("params") or {}).items():
+        out = {k: _param(getattr(self.results, k)) for k in JOB_PARAMS if getattr(self.results, k) is not None}
+        for key, value in self.results.params.items():
             out[f"param.{key}"] = _param(value)
         return out
 
@@ -42,11 +46,11 @@ class JobExport:
     def final_metrics(self) -> dict[str, float]:
         out = {}
         for key in FINAL_METRICS:
-            value = self.results.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+            value = getattr(self.results, key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
                 out[key] = float(value)
-        for key, value in (self.results.get("score_dict_best") or {}).items():
-            if isinstance(value, (int, float)):
+        for key, value in self.results.score_dict_best.items():
+            if value is not None:
                 out[f"obj.{key}"] = float(value)
         return out
 
@@ -56,40 +60,35 @@ def _param(value: Any) -> str:
     return mask_secrets(text)[:MAX_PARAM_CHARS]
 
 
-def read_curve(path: Path) -> list[dict[str, float]]:
+def read_curve(job: JobStore) -> list[dict[str, float]]:
+    """A job's curve points with the numeric cells only, objectives as ``obj_<metric>`` keys like
+    the CSV's columns (none when the curve is unreadable)."""
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except (OSError, csv.Error):
+        rows = job.read_curve()
+    except StoreError:
         return []
     points = []
     for row in rows:
-        point: dict[str, float] = {}
-        for key, text in row.items():
-            try:
-                point[str(key)] = float(text)
-            except (TypeError, ValueError):
-                continue
-        if "step" in point:
-            points.append(point)
+        cells = row.model_dump(exclude={"schema_version", "objectives"})
+        cells.update({OBJECTIVE_PREFIX + name: value for name, value in row.objectives.items()})
+        points.append({k: float(v) for k, v in cells.items() if v is not None})
     return points
 
 
 def iter_jobs(run_dir: Path) -> Iterator[JobExport]:
-    for job_dir in sorted((run_dir / "jobs").glob("*/")):
-        try:
-            results = json.loads((job_dir / "results.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(results, dict):
-            yield JobExport(job_dir.name, job_dir, results, read_curve(job_dir / "artifacts" / "curve.csv"))
+    store = RunStore(run_dir)
+    for job_id in store.job_ids():
+        job = store.job(job_id)
+        results = job.result_or_none()
+        if results is not None:
+            yield JobExport(job, results, read_curve(job))
 
 
 def run_params(run_dir: Path) -> dict[str, str]:
     """The config snapshot flattened to ``a.b.c`` keys (masked and cut to MLflow's length limit)."""
     try:
-        config = yaml.safe_load((run_dir / "meta" / "config.snapshot.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        config = RunStore(run_dir).read_snapshot() or {}
+    except StoreError:
         return {}
     flat: dict[str, str] = {}
 
@@ -100,13 +99,12 @@ def run_params(run_dir: Path) -> dict[str, str]:
         else:
             flat[prefix] = _param(value)
 
-    walk("", config if isinstance(config, dict) else {})
+    walk("", config)
     return flat
 
 
-def run_summary(run_dir: Path) -> dict[str, Any]:
+def run_summary(run_dir: Path) -> Summary | None:
     try:
-        data = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        return RunStore(run_dir).read_summary()
+    except StoreError:
+        return None

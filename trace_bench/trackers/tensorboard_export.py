@@ -23,7 +23,7 @@ def export_tensorboard(run_dir: Path) -> list[Path]:
 
     written = []
     for job in iter_jobs(run_dir):
-        logdir = job.root / "tb"
+        logdir = job.job.tensorboard_dir
         shutil.rmtree(logdir, ignore_errors=True)
         writer = SummaryWriter(logdir=str(logdir))
         try:

@@ -4,12 +4,16 @@ A trainer is an optimization algorithm.  Its knobs are a pydantic model (``Param
 config with an unknown or mistyped knob fails validation with the list of allowed names, and
 ``knob_aliases`` maps the original Trace-Bench names (``ps_steps``, ``gepa_iters``, ``threads``)
 for every member of a family, not only for one literal id.
+
+``Trainer`` is generic over its knobs' type: ``class MySearch(Trainer[MySearchParams])`` types
+``self.params`` as ``MySearchParams`` (and ``Params = MySearchParams`` names the model the runner
+validates the config with).  A subclass with a richer model re-declares ``params: ItsParams``.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,9 +30,10 @@ class TrainerParams(BaseModel):
 
 
 COMMON_ALIASES: dict[str, str] = {"threads": "num_threads"}
+ParamsT = TypeVar("ParamsT", bound=TrainerParams)
 
 
-class Trainer(ABC):
+class Trainer(ABC, Generic[ParamsT]):
     """Base of every trainer. Subclasses set ``id``, ``Params`` and implement :meth:`train`."""
 
     id: ClassVar[str]
@@ -42,7 +47,9 @@ class Trainer(ABC):
     requires: ClassVar[tuple[str, ...]] = ()
     extra: ClassVar[str | None] = None
 
-    def __init__(self, context: TrainerContext, params: TrainerParams) -> None:
+    params: ParamsT
+
+    def __init__(self, context: TrainerContext, params: ParamsT) -> None:
         self.ctx = context
         self.params = params
 

@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from trace_bench.trainers import params as state_ops
+from trace_bench.trainers import state as state_ops
 from trace_bench.trainers.evaluate import Rollout, make_evaluator, summarize
 from trace_bench.trainers.objectives import ObjectiveConfig
 from trace_bench.trainers.optimizers import build_optimizer, canonical_optimizer
-from trace_bench.trainers.params import State
+from trace_bench.trainers.state import State
 
 
 @dataclass

@@ -16,7 +16,7 @@ class NoOpParams(TrainerParams):
     batch_size: int = Field(default=1, ge=1)
 
 
-class NoOpTrainer(Trainer):
+class NoOpTrainer(Trainer[NoOpParams]):
     id = "NoOpTrainer"
     aliases = ("NoopTrainer", "noop")
     family = "baseline"
@@ -26,7 +26,7 @@ class NoOpTrainer(Trainer):
     knob_aliases = {"ps_steps": "num_steps"}
 
     def train(self) -> None:
-        params: NoOpParams = self.params  # type: ignore[assignment]
+        params = self.params
         state = self.ctx.current_state()
         loader = self.ctx.loader(batch_size=params.batch_size)
         for _ in range(params.num_steps):

@@ -3,8 +3,8 @@
 Tasks give a score dict per example (``guide.get_score_dict``) and an ``objective_config``
 (the original's ``opto.trainer.objectives.ObjectiveConfig`` shape, or a plain dict).  Trainers
 select candidates through :func:`scalarize`, :func:`pareto_front` and :func:`front_order`, and
-the job picks its best state the same way (:mod:`trace_bench.trainers.archive`), so every trainer
-treats objectives alike.
+the job picks its best state the same way (``BestSoFar`` of :mod:`trace_bench.runner.recorder`),
+so every trainer treats objectives alike.
 
 Modes: ``scalar`` ranks by the guide's score; ``weighted`` by the weighted sum of the mean score
 dict (minimized metrics negated); ``pareto`` keeps the non-dominated set and picks from it by
@@ -63,6 +63,11 @@ class ObjectiveConfig:
     @property
     def multi(self) -> bool:
         return self.mode in ("weighted", "pareto")
+
+
+def objective_names(score_dict: Mapping[str, float]) -> list[str]:
+    """The per-objective metrics of a score dict (``score`` alone means single-objective)."""
+    return sorted(k for k in score_dict if k != "score")
 
 
 def oriented(score_dict: Mapping[str, float], config: ObjectiveConfig) -> dict[str, float]:

@@ -1,8 +1,9 @@
 """Find the runs of a runs directory and describe them for pickers and tables.
 
-A directory is a run when it has ``meta/manifest.json`` or ``meta/config.snapshot.yaml``; the
-runs directory itself may be a run.  A run that cannot be read still appears (state
-``unreadable`` with the reason), so a broken run is visible instead of silently missing.
+Runs are found and read through the store (``RunStore.find``: a directory with
+``meta/manifest.json`` or ``meta/config.snapshot.yaml``; the runs directory itself may be a run).
+A run that cannot be read still appears (state ``unreadable`` with the reason), so a broken run
+is visible instead of silently missing.
 """
 
 from __future__ import annotations
@@ -11,10 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trace_bench.store.events import read_events
-from trace_bench.ui.readers import read_json
-
-SUCCESS = ("ok", "budget_exhausted")
+from trace_bench.store.models import (
+    JobEnded,
+    JobSubmitted,
+    Manifest,
+    RunFinished,
+    RunStarted,
+    StoreError,
+    Summary,
+)
+from trace_bench.store.run_store import RunStore
+from trace_bench.ui.readers import problem_of
 
 
 @dataclass
@@ -45,54 +53,57 @@ class RunInfo:
 
 
 def is_run_dir(path: Path) -> bool:
-    meta = path / "meta"
-    return (meta / "manifest.json").exists() or (meta / "config.snapshot.yaml").exists()
+    return RunStore.is_run(path)
 
 
 def run_state(run_dir: Path) -> str:
     """``finished``, ``interrupted`` or ``incomplete`` (running now, or killed) from the run's events."""
     state = "incomplete"
-    for event in read_events(run_dir / "events.jsonl"):
-        kind = event.get("type")
-        if kind == "run_started":
+    for event in RunStore(run_dir).events():
+        if isinstance(event, RunStarted):
             state = "incomplete"
-        elif kind == "run_finished":
-            stopped = bool(event.get("interrupted")) or bool(event.get("not_run"))
-            state = "interrupted" if stopped else "finished"
+        elif isinstance(event, RunFinished):
+            state = "interrupted" if event.interrupted or event.not_run else "finished"
     return state
 
 
+def _manifest(store: RunStore) -> tuple[Manifest | None, str | None]:
+    try:
+        manifest = store.read_manifest()
+    except StoreError as exc:
+        return None, problem_of(exc, store.manifest_path)
+    return manifest, None if manifest is not None else "manifest.json: not written yet"
+
+
+def _summary(store: RunStore) -> tuple[Summary | None, str | None]:
+    try:
+        return store.read_summary(), None
+    except StoreError as exc:
+        return None, problem_of(exc, store.summary_path)
+
+
 def run_info(run_dir: Path) -> RunInfo:
-    run_dir = Path(run_dir)
-    info = RunInfo(run_id=run_dir.name, run_dir=run_dir)
-    manifest, problem = read_json(run_dir / "meta" / "manifest.json")
-    if isinstance(manifest, dict):
-        info.run_id = str(manifest.get("run_id") or run_dir.name)
-        info.created = str(manifest.get("created_at") or "")
-        jobs = manifest.get("jobs")
-        info.total_jobs = int(manifest.get("total_jobs") or (len(jobs) if isinstance(jobs, list) else 0))
-    else:
-        info.problem = problem if manifest is None else "manifest.json: not a JSON object"
-    summary, summary_problem = read_json(run_dir / "summary.json")
-    if isinstance(summary, dict) and isinstance(summary.get("counts"), dict):
-        info.counts = {str(k): int(v) for k, v in summary["counts"].items() if isinstance(v, (int, float))}
-    elif summary_problem and "not written yet" not in summary_problem:
+    store = RunStore(run_dir)
+    info = RunInfo(run_id=store.run_id, run_dir=store.root)
+    manifest, info.problem = _manifest(store)
+    if manifest is not None:
+        info.run_id = manifest.run_id or store.run_id
+        info.created = manifest.created_at
+        info.total_jobs = manifest.total_jobs or len(manifest.jobs)
+    summary, summary_problem = _summary(store)
+    if summary is not None:
+        info.counts = dict(summary.counts)
+    elif summary_problem:
         info.problem = info.problem or summary_problem
-    info.state = "unreadable" if info.problem and not info.total_jobs else run_state(run_dir)
+    info.state = "unreadable" if info.problem and not info.total_jobs else run_state(store.root)
     if not info.created:
-        info.created = _mtime_iso(run_dir)
+        info.created = _mtime_iso(store.root)
     return info
 
 
 def list_runs(runs_dir: str | Path) -> list[RunInfo]:
     """Runs newest first (by creation time, then directory name)."""
-    root = Path(runs_dir)
-    if not root.is_dir():
-        return []
-    if is_run_dir(root):
-        return [run_info(root)]
-    runs = [run_info(child) for child in root.iterdir()
-            if child.is_dir() and not child.name.startswith(".") and is_run_dir(child)]
+    runs = [run_info(store.root) for store in RunStore.find(runs_dir)]
     return sorted(runs, key=lambda r: (r.created, r.run_dir.name), reverse=True)
 
 
@@ -103,32 +114,25 @@ def run_choices(runs_dir: str | Path) -> list[tuple[str, str]]:
 
 def job_entries(run_dir: Path) -> list[dict[str, Any]]:
     """The run's jobs (from the manifest, in matrix order) with their latest known status."""
-    manifest, _ = read_json(Path(run_dir) / "meta" / "manifest.json")
-    entries = manifest.get("jobs") if isinstance(manifest, dict) else None
-    if not isinstance(entries, list):  # no manifest: fall back to the job directories
-        jobs_dir = Path(run_dir) / "jobs"
-        names = sorted(p.name for p in jobs_dir.iterdir() if p.is_dir()) if jobs_dir.is_dir() else []
-        entries = [{"job_id": name} for name in names]
-    statuses = latest_statuses(Path(run_dir))
-    out = []
-    for entry in entries:
-        if not isinstance(entry, dict) or "job_id" not in entry:
-            continue
-        job_id = str(entry["job_id"])
-        out.append({**entry, "job_id": job_id, "status": statuses.get(job_id, entry.get("status") or "pending")})
-    return out
+    store = RunStore(run_dir)
+    manifest, _ = _manifest(store)
+    if manifest is not None and manifest.jobs:
+        entries = [entry.model_dump(mode="json") for entry in manifest.jobs]
+    else:  # no manifest: fall back to the job directories
+        entries = [{"job_id": job_id} for job_id in store.job_ids()]
+    statuses = latest_statuses(store.root)
+    return [{**entry, "status": statuses.get(entry["job_id"], entry.get("status") or "pending")} for entry in entries]
 
 
 def latest_statuses(run_dir: Path) -> dict[str, str]:
     """Each job's latest state from the run's events: ``running`` between its start and finish."""
     statuses: dict[str, str] = {}
-    for event in read_events(run_dir / "events.jsonl"):
-        kind, job_id = event.get("type"), event.get("job_id")
-        if kind == "job_started" and job_id:
-            statuses[str(job_id)] = "running"
-        elif kind == "job_finished" and job_id:
-            statuses[str(job_id)] = str(event.get("status") or "finished")
-        elif kind == "run_finished":
+    for event in RunStore(run_dir).events():
+        if isinstance(event, JobSubmitted) and event.job_id:
+            statuses[event.job_id] = "running"
+        elif isinstance(event, JobEnded) and event.job_id:
+            statuses[event.job_id] = str(event.status)
+        elif isinstance(event, RunFinished):
             for key, value in list(statuses.items()):
                 if value == "running":
                     statuses[key] = "interrupted"

@@ -6,6 +6,11 @@ driver's own signal contract.  SIGTERM makes the driver kill its running jobs, r
 ``interrupted`` and write its tables; the whole process group then gets SIGTERM (and SIGKILL
 after a grace period) so nothing is left behind.  The run stays resumable with ``--resume``.
 
+The UI knows a launched run's directory from the start: a new run's config is saved with an
+explicit ``run_id`` (the one the runner would pick), and a resumed run names its directory.
+:meth:`Launch.resolve_run_dir` returns it once the store sees a run there (the driver writes the
+config snapshot right after it locks the run), never by parsing the driver's output.
+
 An API key typed in the browser goes to the child's environment only, under the variable the
 config names in ``llm.api_key_env``; it is registered with the masking layer so that the
 driver's log, when shown, cannot echo it.
@@ -15,7 +20,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -28,9 +32,10 @@ from typing import Any
 import yaml
 
 from trace_bench.store.masking import register_secret
+from trace_bench.store.models import StoreError
+from trace_bench.store.run_store import RunStore
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-_RUN_LINE = re.compile(r"^run (\S+): \d+ jobs", re.M)
 
 
 class LaunchError(ValueError):
@@ -44,7 +49,7 @@ class Launch:
     log_path: Path
     process: subprocess.Popen[bytes]
     runs_dir: Path
-    run_dir: Path | None = None
+    run_dir: Path
     started: float = field(default_factory=time.time)
     stop_requested: bool = False
 
@@ -57,22 +62,16 @@ class Launch:
         return self.process.poll()
 
     def resolve_run_dir(self) -> Path | None:
-        """The run directory, once the driver has announced it on its first progress line."""
-        if self.run_dir is None:
-            try:
-                head = self.log_path.read_text(encoding="utf-8", errors="replace")[:8192]
-            except OSError:
-                return None
-            match = _RUN_LINE.search(head)
-            if match:
-                self.run_dir = self.runs_dir / match.group(1)
-        return self.run_dir
+        """The run directory, once the driver has created it (None before, or if it never does)."""
+        return self.run_dir if RunStore.is_run(self.run_dir) else None
 
 
 def prepare_config(text: str, mode: str | None) -> tuple[str, str]:
-    """Validate the editor's YAML, apply the mode override; return (yaml text, api key env name)."""
+    """Validate the editor's YAML, apply the mode override and fix the run's id (the config's own
+    ``run_id``, else a new one); return (yaml text, api key env name)."""
     from trace_bench.config.errors import ConfigError
     from trace_bench.config.loader import parse_config
+    from trace_bench.runner.run import plan_run_id
 
     try:
         data = yaml.safe_load(text) if text and text.strip() else None
@@ -88,16 +87,17 @@ def prepare_config(text: str, mode: str | None) -> tuple[str, str]:
         raise LaunchError(f"invalid config: {exc}") from None
     if not config.tasks or not config.trainers:
         raise LaunchError("the config lists no tasks or no trainers")
+    data["run_id"] = plan_run_id(config)  # run-local: the config hash (and so every job id) does not change
     return yaml.safe_dump(data, sort_keys=False), config.llm.api_key_env or DEFAULT_KEY_ENV
 
 
 def snapshot_key_env(run_dir: Path) -> str:
     try:
-        data = yaml.safe_load((run_dir / "meta" / "config.snapshot.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        data = RunStore(run_dir).read_snapshot() or {}
+    except StoreError:
         return DEFAULT_KEY_ENV
-    llm = data.get("llm") if isinstance(data, dict) else None
-    return str((llm or {}).get("api_key_env") or DEFAULT_KEY_ENV)
+    llm = data.get("llm")
+    return str((llm if isinstance(llm, dict) else {}).get("api_key_env") or DEFAULT_KEY_ENV)
 
 
 class Launcher:
@@ -123,12 +123,14 @@ class Launcher:
         config_path = self.work_dir / f"{launch_id}.yaml"
         config_path.write_text(text, encoding="utf-8")
         args = ["run", "--config", str(config_path), "--runs-dir", str(self.runs_dir)]
-        return self._spawn(launch_id, args, max_workers, job_timeout, api_key, key_env, run_dir=None)
+        run_id = str(yaml.safe_load(text)["run_id"])
+        return self._spawn(launch_id, args, max_workers, job_timeout, api_key, key_env,
+                           run_dir=self.runs_dir / run_id)
 
     def resume(self, run_dir: str | Path, *, max_workers: int | None = None, job_timeout: float | None = None,
                api_key: str | None = None) -> Launch:
         run_dir = Path(run_dir).resolve()
-        if not (run_dir / "meta" / "config.snapshot.yaml").exists():
+        if not RunStore(run_dir).snapshot_path.exists():
             raise LaunchError(f"{run_dir.name} has no meta/config.snapshot.yaml; it cannot be resumed")
         active = self.for_run(run_dir)
         if active is not None:
@@ -142,7 +144,7 @@ class Launcher:
             return f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(self._ids)}"
 
     def _spawn(self, launch_id: str, args: list[str], max_workers: int | None, job_timeout: float | None,
-               api_key: str | None, key_env: str, run_dir: Path | None) -> Launch:
+               api_key: str | None, key_env: str, run_dir: Path) -> Launch:
         if self.tasks_root:
             args += ["--root", str(self.tasks_root)]
         if max_workers:

@@ -2,27 +2,31 @@
 
 The driver writes ``run_started``/``job_started``/``job_finished``/``run_finished`` to the run's
 ``events.jsonl``; each job appends ``llm_call`` events to its own log and writes ``results.json``
-when it ends.  A :class:`ProgressReader` keeps read offsets and per-job totals between calls, so
-a timer that refreshes every second reads only the bytes appended since the last tick.
+when it ends.  A :class:`ProgressReader` follows those logs through the store (which keeps the
+read offsets and holds back a torn last line) and keeps per-job totals between calls, so a timer
+that refreshes every second reads only the bytes appended since the last tick.
 """
 
 from __future__ import annotations
 
 import html
-import json
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from trace_bench.ui.readers import file_stamp, read_json
-
-FAILED = frozenset({"failed", "timeout", "oom", "infra_error"})
+from trace_bench.store.events import LogFollower
+from trace_bench.store.models import Event, JobEnded, JobSubmitted, LLMCall, RunFinished, RunStarted
+from trace_bench.store.reading import file_stamp
+from trace_bench.store.run_store import RunStore
+from trace_bench.store.status import FAILED
 
 
 @dataclass
-class Progress:
+class RunSnapshot:
+    """A running (or ended) run's counters at one instant, as the progress bar shows them."""
+
     run_id: str
     total: int = 0
     done: int = 0
@@ -41,39 +45,10 @@ class Progress:
         return int(100 * self.done / self.total) if self.total else 0
 
 
-class _Tail:
-    """Incremental reader of one JSON-lines file (keeps the offset and a torn last line)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-        self.partial = ""
-
-    def new_events(self) -> list[dict[str, Any]]:
-        try:
-            with open(self.path, encoding="utf-8", errors="replace") as handle:
-                handle.seek(self.offset)
-                data = handle.read()
-                self.offset = handle.tell()
-        except OSError:
-            return []
-        lines = (self.partial + data).split("\n")
-        self.partial = lines.pop()  # "" when the data ended with a newline
-        events = []
-        for line in lines:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                events.append(event)
-        return events
-
-
 @dataclass
 class _Job:
     status: str = "running"
-    tail: _Tail | None = None
+    tail: LogFollower | None = None
     tokens: int = 0
     usd: float = 0.0
     result_stamp: Any = None
@@ -84,17 +59,18 @@ class ProgressReader:
 
     def __init__(self, run_dir: str | Path) -> None:
         self.run_dir = Path(run_dir)
-        self._run_tail = _Tail(self.run_dir / "events.jsonl")
+        self._store = RunStore(self.run_dir)
+        self._run_tail = self._store.follow_events()
         self._jobs: dict[str, _Job] = {}
         self._total = 0
         self._state = "starting"
         self._session_start: float | None = None
         self._session_finished = 0
 
-    def read(self) -> Progress:
-        for event in self._run_tail.new_events():
+    def read(self) -> RunSnapshot:
+        for event in self._run_tail.new():
             self._apply(event)
-        progress = Progress(run_id=self.run_dir.name, total=self._total, state=self._state)
+        progress = RunSnapshot(run_id=self.run_dir.name, total=self._total, state=self._state)
         for job_id, job in self._jobs.items():
             self._update_spend(job_id, job)
             progress.counts[job.status] = progress.counts.get(job.status, 0) + 1
@@ -111,42 +87,41 @@ class ProgressReader:
                 progress.eta_s = progress.elapsed_s / self._session_finished * remaining
         return progress
 
-    def _apply(self, event: dict[str, Any]) -> None:
-        kind, job_id = event.get("type"), event.get("job_id")
-        if kind == "run_started":
-            self._total = int(event.get("total_jobs") or 0)
+    def _apply(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self._total = event.total_jobs
             self._state = "running"
-            self._session_start = _epoch(event.get("ts")) or time.time()
+            self._session_start = _epoch(event.ts) or time.time()
             self._session_finished = 0
-        elif kind == "job_started" and job_id:  # a new attempt starts from a cleared job directory
-            self._jobs[str(job_id)] = _Job(tail=_Tail(self.run_dir / "jobs" / str(job_id) / "events.jsonl"))
-        elif kind == "job_finished" and job_id:
-            self._jobs.setdefault(str(job_id), _Job()).status = str(event.get("status") or "finished")
+        elif isinstance(event, JobSubmitted) and event.job_id:  # a new attempt starts from a cleared job dir
+            self._jobs[event.job_id] = _Job(tail=self._store.follow_job_events(event.job_id))
+        elif isinstance(event, JobEnded) and event.job_id:
+            self._jobs.setdefault(event.job_id, _Job()).status = str(event.status)
             self._session_finished += 1
-        elif kind == "run_finished":
-            self._state = "interrupted" if event.get("interrupted") or event.get("not_run") else "finished"
+        elif isinstance(event, RunFinished):
+            self._state = "interrupted" if event.interrupted or event.not_run else "finished"
             for job in self._jobs.values():
                 if job.status == "running":
                     job.status = "interrupted"
 
     def _update_spend(self, job_id: str, job: _Job) -> None:
         """Finished jobs: the totals in results.json; running jobs: the sum of their llm_call events."""
-        results = self.run_dir / "jobs" / job_id / "results.json"
+        store = self._store.job(job_id)
         if job.status != "running":
-            stamp = file_stamp(results)
+            stamp = file_stamp(store.results_path)
             if stamp != job.result_stamp:
                 job.result_stamp = stamp
-                data, _ = read_json(results)
-                if isinstance(data, dict):
-                    job.tokens = int(data.get("total_tokens") or 0)
-                    job.usd = float(data.get("cost_usd") or 0.0)
+                record = store.result_or_none()
+                if record is not None:
+                    job.tokens = record.total_tokens
+                    job.usd = record.cost_usd
             return
         if job.tail is None:
             return
-        for event in job.tail.new_events():
-            if event.get("type") == "llm_call":
-                job.tokens += int(event.get("total_tokens") or 0)
-                job.usd += float(event.get("cost_usd") or 0.0)
+        for event in job.tail.new():
+            if isinstance(event, LLMCall):
+                job.tokens += event.total_tokens
+                job.usd += event.cost_usd
 
 
 def _epoch(stamp: Any) -> float | None:
@@ -166,7 +141,7 @@ def _duration(seconds: float | None) -> str:
         else f"{seconds // 60}:{seconds % 60:02d}"
 
 
-def progress_html(progress: Progress | None, note: str = "") -> str:
+def progress_html(progress: RunSnapshot | None, note: str = "") -> str:
     """The progress bar and counters (plain HTML with stable ids, which the browser tests read)."""
     if progress is None:
         body = '<div id="tb-progress-text">no run selected</div>'

@@ -1,6 +1,6 @@
 """Frames for the curve plots: best-so-far score against an axis, per job or per trainer.
 
-Curves are read straight from each job's ``artifacts/curve.csv`` (with the manifest naming the
+Curves are read from each job's ``artifacts/curve.csv`` through the store (with the manifest naming the
 job's task and trainer), not through ``results.csv``, so a run that is still going has curves for
 its running and finished jobs alike.  Aggregation over seeds reuses
 ``trace_bench.analysis.curves.arm_curves`` so the UI and report.html draw the same means.
@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from trace_bench.store.models import StoreError
+from trace_bench.store.run_store import RunStore
 from trace_bench.ui.discovery import job_entries
-from trace_bench.ui.readers import numeric, read_csv_rows
 
 AXES = {"llm_calls": "LLM calls", "tokens": "tokens", "usd": "USD", "wall_s": "wall time (s)", "step": "step"}
 POINT_COLUMNS = ("step", "wall_s", "n_evals", "llm_calls", "tokens", "usd", "score", "best_score")
@@ -20,10 +21,16 @@ PLOT_COLUMNS = ["x", "best_score", "series"]
 
 
 def job_points(run_dir: Path, job_id: str) -> list[dict[str, float | None]]:
-    """A job's curve points as numbers (torn rows are dropped by the CSV reader)."""
-    rows, _ = read_csv_rows(Path(run_dir) / "jobs" / job_id / "artifacts" / "curve.csv")
-    points = [{c: numeric(row.get(c)) for c in POINT_COLUMNS} for row in rows]
-    return [p for p in points if p["step"] is not None]
+    """A job's curve points as numbers (the store drops torn rows); none when unreadable."""
+    try:
+        rows = RunStore(run_dir).job(job_id).read_curve()
+    except StoreError:
+        return []
+    return [{c: _number(getattr(row, c)) for c in POINT_COLUMNS} for row in rows]
+
+
+def _number(value: float | int | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def job_curve_frame(run_dir: Path, job_id: str, axis: str = "step") -> Any:

@@ -2,23 +2,24 @@
 
 The UI reads run directories that may be half-written (a run in progress), killed mid-write or
 edited by hand.  None of these may take the server down, so each reader returns a value plus a
-problem string instead of raising.  Everything that leaves these helpers as text is passed
-through :func:`trace_bench.store.masking.mask_secrets`: this module is the boundary between the
-file system and the browser, and no secret may cross it.
+problem string instead of raising.  The files themselves are read by the store
+(``trace_bench.store``), which owns the run directory; this module turns its errors into
+messages and passes everything that leaves it as text through
+:func:`trace_bench.store.masking.mask_secrets`: it is the boundary between the run directory and
+the browser, and no secret may cross it.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from trace_bench.store import reading
 from trace_bench.store.masking import mask_secrets
+from trace_bench.store.models import StoreError
 
-TAIL_BYTES = 256 * 1024
+TAIL_BYTES = reading.TAIL_BYTES
 
 
 def masked(text: Any) -> str:
@@ -26,18 +27,21 @@ def masked(text: Any) -> str:
     return mask_secrets(text if isinstance(text, str) else str(text))
 
 
+def problem_of(exc: StoreError, path: Path) -> str:
+    """The store's message with the file named by its own name (the UI shows no server paths)."""
+    return str(exc).replace(str(path), path.name, 1)
+
+
 def read_json(path: Path) -> tuple[Any, str | None]:
     """``(data, None)`` or ``(None, problem)``; a missing file is a problem, not an exception."""
+    path = Path(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
+        data = reading.read_json(path)
+    except StoreError as exc:
+        return None, problem_of(exc, path)
+    if data is None:
         return None, f"{path.name}: not written yet"
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, f"{path.name}: cannot be read ({exc})"
-    try:
-        return json.loads(text), None
-    except ValueError as exc:
-        return None, f"{path.name}: not valid JSON ({exc}); the file is truncated or was edited by hand"
+    return data, None
 
 
 def json_text(path: Path) -> str:
@@ -48,58 +52,38 @@ def json_text(path: Path) -> str:
     return masked(json.dumps(data, indent=2, sort_keys=False, default=str))
 
 
-def read_text(path: Path, limit: int = TAIL_BYTES) -> str:
-    """A whole (small) text file, masked; a message when missing; the tail when it is large."""
+def read_text(path: Path, limit: int | None = TAIL_BYTES) -> str:
+    """A whole text file, masked (its last lines when larger than ``limit``); a message when missing."""
+    path = Path(path)
     try:
-        size = Path(path).stat().st_size
-    except FileNotFoundError:
-        return f"({path.name}: not written yet)"
-    except OSError as exc:
-        return f"({path.name}: cannot be read: {exc})"
-    if size > limit:
-        return tail_lines(path, 400)
-    try:
-        return masked(Path(path).read_text(encoding="utf-8", errors="replace"))
-    except OSError as exc:
-        return f"({path.name}: cannot be read: {exc})"
+        text = reading.read_text(path, limit if limit is not None else 1 << 62)
+    except StoreError as exc:
+        return f"({problem_of(exc, path)})"
+    return f"({path.name}: not written yet)" if text is None else masked(text)
 
 
 def tail_lines(path: Path, lines: int = 200, max_bytes: int = TAIL_BYTES) -> str:
-    """The last ``lines`` lines of a growing log (only its last ``max_bytes`` are read)."""
+    """The last ``lines`` lines of a growing log (only its last ``max_bytes`` are read), masked."""
+    path = Path(path)
     try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - max_bytes))
-            data = handle.read()
-    except FileNotFoundError:
-        return f"({Path(path).name}: not written yet)"
-    except OSError as exc:
-        return f"({Path(path).name}: cannot be read: {exc})"
-    text = data.decode("utf-8", errors="replace")
-    chunks = text.splitlines()
-    if size > max_bytes and chunks:
-        chunks = chunks[1:]  # the first line read is probably cut
-    return masked("\n".join(chunks[-lines:]))
+        text = reading.tail_lines(path, lines, max_bytes)
+    except StoreError as exc:
+        return f"({problem_of(exc, path)})"
+    return f"({path.name}: not written yet)" if text is None else masked(text)
 
 
 def read_csv_rows(path: Path) -> tuple[list[dict[str, str]], str | None]:
     """Rows of a CSV written by the runner; torn rows (wrong field count) are dropped."""
+    path = Path(path)
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+        table = reading.read_csv(path)
+    except StoreError as exc:
+        message = problem_of(exc, path)
+        return [], f"{path.name}: empty" if "empty file" in message else message
+    if table is None:
         return [], f"{path.name}: not written yet"
-    except OSError as exc:
-        return [], f"{path.name}: cannot be read ({exc})"
-    try:
-        rows = list(csv.reader(io.StringIO(text)))
-    except csv.Error as exc:
-        return [], f"{path.name}: cannot be read as CSV ({exc})"
-    if not rows:
-        return [], f"{path.name}: empty"
-    header = rows[0]
-    good = [dict(zip(header, row, strict=True)) for row in rows[1:] if len(row) == len(header)]
-    return good, None
+    header, rows = table
+    return [dict(zip(header, row, strict=True)) for row in rows], None
 
 
 def frame_of(rows: list[dict[str, Any]], columns: list[str] | None = None) -> Any:
@@ -126,11 +110,4 @@ def numeric(value: Any) -> float | None:
 
 def file_stamp(*paths: Path) -> tuple[tuple[int, int], ...]:
     """(mtime_ns, size) of each path, (0, 0) when absent: cheap change detection for live views."""
-    stamps = []
-    for path in paths:
-        try:
-            stat = Path(path).stat()
-            stamps.append((stat.st_mtime_ns, stat.st_size))
-        except OSError:
-            stamps.append((0, 0))
-    return tuple(stamps)
+    return reading.file_stamp(*(Path(p) for p in paths))

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_bench.registry.specs import TaskSpec, missing_packages
+from trace_bench.availability import Unavailable, UnavailableKind, missing_packages
 from trace_bench.tasks.hf.catalog import DATASETS, HFDataset, cache_reason, split_task_id
+from trace_bench.tasks.spec import TaskSpec
 
 SUITE = "hf"
 _MODULE = "trace_bench.tasks.hf.problem"
 
+_NO_DATASETS = Unavailable(UnavailableKind.MISSING_PACKAGE, "missing datasets: install trace-bench[hf]")
 _SCORING = {
     "hfqa": "answer containment (0/1)",
     "alias": "alias match, else token F1",
@@ -27,11 +29,11 @@ _SCORING = {
 
 
 def _availability(entry: HFDataset) -> Any:
-    def check() -> str | None:
-        absent = missing_packages("datasets")
-        if absent:
-            return "missing datasets: install trace-bench[hf]"
-        return cache_reason(entry)
+    def check() -> Unavailable | None:
+        if missing_packages("datasets"):
+            return _NO_DATASETS
+        reason = cache_reason(entry)
+        return Unavailable(UnavailableKind.NO_DATA, reason) if reason else None
 
     return check
 
@@ -76,11 +78,11 @@ def resolve(task_id: str) -> TaskSpec | None:
     return _spec(entry) if subtask is None else None
 
 
-def available_with(spec: TaskSpec, eval_kwargs: dict[str, Any]) -> str | None:
+def available_with(spec: TaskSpec, eval_kwargs: dict[str, Any]) -> Unavailable | None:
     """Availability for a concrete job: local ``data_files`` make the hub (and its cache) unnecessary."""
     if eval_kwargs.get("data_files"):
-        return "missing datasets: install trace-bench[hf]" if missing_packages("datasets") else None
-    return spec.unavailable_reason()
+        return _NO_DATASETS if missing_packages("datasets") else None
+    return spec.unavailability()
 
 
 def build(spec: TaskSpec, eval_kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_bench.registry.specs import TaskSpec, requires
+from trace_bench.tasks.spec import TaskSpec, requires
 
 SUITE = "humaneval"
 LISTED_PROBLEMS = 10

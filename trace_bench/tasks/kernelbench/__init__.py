@@ -15,8 +15,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from trace_bench.registry.specs import TaskSpec, missing_packages
 from trace_bench.tasks.kernelbench.catalog import problems
+from trace_bench.tasks.spec import TaskSpec, Unavailable, UnavailableKind, missing_packages
 
 SUITE = "kernelbench"
 _MODULE = "trace_bench.tasks.kernelbench.problem"
@@ -24,16 +24,16 @@ URL_ENV = "TRACE_BENCH_KERNELBENCH_URL"
 UNAVAILABLE = "no CUDA and no eval_server_url"
 
 
-def availability() -> str | None:
+def availability() -> Unavailable | None:
     if os.environ.get(URL_ENV):
         return None
     gpu = Path("/dev/nvidiactl").exists() or shutil.which("nvidia-smi") is not None
-    return None if gpu and not missing_packages("torch") else UNAVAILABLE
+    return None if gpu and not missing_packages("torch") else Unavailable(UnavailableKind.NO_GPU, UNAVAILABLE)
 
 
-def available_with(spec: TaskSpec, eval_kwargs: dict[str, Any]) -> str | None:
+def available_with(spec: TaskSpec, eval_kwargs: dict[str, Any]) -> Unavailable | None:
     """Availability for a concrete job: its own ``eval_server_url`` is enough."""
-    return None if eval_kwargs.get("eval_server_url") else spec.unavailable_reason()
+    return None if eval_kwargs.get("eval_server_url") else spec.unavailability()
 
 
 def _spec(problem_id: str, summary: str) -> TaskSpec:

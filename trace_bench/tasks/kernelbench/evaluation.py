@@ -18,14 +18,14 @@ or answers something that is not this JSON is an *infrastructure* failure
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from trace_bench.processes import communicate_or_kill
 
 CLIENT_SLACK_S = 30.0
 
@@ -123,13 +123,10 @@ class LocalEvaluator:
         proc = subprocess.Popen([sys.executable, "-m", "trace_bench.tasks.kernelbench.local_eval"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
-        try:
-            out, err = proc.communicate(payload, timeout=self.timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+        out, err, timed_out = communicate_or_kill(proc, self.timeout_s, payload)
+        if timed_out:
             return KernelResult(True, False, error=f"timeout: evaluation exceeded {self.timeout_s:g}s")
-        lines = [line for line in (out or "").splitlines() if line.strip()]
+        lines = [line for line in out.splitlines() if line.strip()]
         if not lines:
             return KernelResult(False, False, error=f"evaluator crashed (exit {proc.returncode}): {(err or '')[-800:]}")
         try:

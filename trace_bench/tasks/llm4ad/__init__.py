@@ -10,7 +10,7 @@ the original Trace-Bench directory layout loads through ``--root`` (:mod:`.legac
 
 from __future__ import annotations
 
-from trace_bench.registry.specs import TaskSpec, requires
+from trace_bench.tasks.spec import TaskSpec, requires
 
 SUITE = "llm4ad"
 _PACKAGE = "trace_bench.tasks.llm4ad"

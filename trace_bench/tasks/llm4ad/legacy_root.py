@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from trace_bench.registry.specs import TaskSpec
+from trace_bench.tasks.spec import TaskSpec, Unavailable, UnavailableKind
 
 _LOCK = threading.RLock()
 LOADER_NAME = "llm4ad_loader"
@@ -68,7 +68,8 @@ def discover_root(root: Path) -> list[TaskSpec]:
         task_dir = root / str(entry.get("module") or entry.get("wrapper")).strip()
         text = str(entry.get("task_description") or "").strip()
         description = text.splitlines()[0][:160] if text else f"LLM4AD task {key} ({task_dir.name})"
-        missing = None if (task_dir / "__init__.py").is_file() else f"{task_dir / '__init__.py'} not found"
+        missing = None if (task_dir / "__init__.py").is_file() else \
+            Unavailable(UnavailableKind.NO_DATA, f"{task_dir / '__init__.py'} not found")
         specs.append(TaskSpec(
             id=f"llm4ad:{key}", suite="llm4ad", description=description, module=task_dir.name,
             parameter_kinds=("code",), scoring="the task's own evaluator", module_path=str(task_dir),

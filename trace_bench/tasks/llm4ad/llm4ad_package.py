@@ -19,7 +19,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from trace_bench.registry.specs import TaskSpec
+from trace_bench.tasks.spec import TaskSpec, Unavailable, UnavailableKind
 
 INSTALL_HINT = "install llm4ad (pip install --no-deps llm4ad==1.11 numpy pytz)"
 MODULE = "trace_bench.tasks.llm4ad.llm4ad_package"
@@ -59,8 +59,8 @@ def installed_tasks(root: Path) -> list[str]:
     return found
 
 
-def _unavailable() -> str:
-    return INSTALL_HINT
+def _unavailable() -> Unavailable:
+    return Unavailable(UnavailableKind.MISSING_PACKAGE, INSTALL_HINT)
 
 
 def discover_package() -> list[TaskSpec]:

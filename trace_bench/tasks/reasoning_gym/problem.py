@@ -22,7 +22,7 @@ from typing import Any
 from opto import trace
 
 from trace_bench.llm.current import get_llm
-from trace_bench.tasks.reasoning_gym import TASKS
+from trace_bench.tasks.reasoning_gym.catalog import TASKS
 
 INITIAL_INSTRUCTION = "Solve the problem."
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from trace_bench.registry.specs import TaskSpec, requires_executable
+from trace_bench.tasks.spec import TaskSpec, UnavailableKind, requires_executable
 
 SUITE = "terminal_bench"
 _MODULE = "trace_bench.tasks.terminal_bench.problem"
@@ -22,7 +22,8 @@ HARBOR_MISSING = "harbor not found: install trace-bench[terminal-bench] (Python 
 def _spec(slug: str) -> TaskSpec:
     return TaskSpec(id=f"{SUITE}:{slug}", suite=SUITE, description=f"Terminal-Bench 2.0 task '{slug}' via Harbor",
                     module=_MODULE, parameter_kinds=("text",), scoring="Harbor verifier reward",
-                    needs=("harbor", "docker or daytona"), availability=requires_executable("harbor", HARBOR_MISSING),
+                    needs=("harbor", "docker or daytona"), availability=requires_executable("harbor", HARBOR_MISSING,
+                                                                           kind=UnavailableKind.MISSING_PACKAGE),
                     default_eval_kwargs={"task": slug}, tags=("agent", "terminal", "external"),
                     stub_without_availability=True)
 

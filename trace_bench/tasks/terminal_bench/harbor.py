@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trace_bench.processes import communicate_or_kill
 from trace_bench.tasks.terminal_bench.errors import InfraError
 
 AGENT_IMPORT_PATH = "trace_bench.tasks.terminal_bench.agent:TraceBenchTerminus2"
@@ -92,13 +92,7 @@ def run_harbor(argv: list[str], env: dict[str, str], timeout_s: float) -> Harbor
                                 start_new_session=True)
     except OSError as exc:
         raise InfraError(f"cannot start harbor: {exc}") from exc
-    try:
-        out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, err = proc.communicate()
-        return HarborRun(124, out or "", err or "", timed_out=True)
-    return HarborRun(proc.returncode, out or "", err or "")
+    out, err, timed_out = communicate_or_kill(proc, timeout_s)
+    if timed_out:
+        return HarborRun(124, out, err, timed_out=True)
+    return HarborRun(proc.returncode, out, err)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trace_bench.registry.specs import TaskSpec
+from trace_bench.tasks.spec import TaskSpec
 
 SUITE = "trace_examples"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import replace
 
-from trace_bench.registry.specs import TaskSpec
+from trace_bench.tasks.spec import TaskSpec, Unavailable, UnavailableKind
 from trace_bench.tasks.veribench.data import (
     ROOT_ENV,
     VeriBenchDataError,
@@ -27,8 +27,9 @@ _MODULE = "trace_bench.tasks.veribench.problem"
 _SCORING = "0 unless it compiles; 0.5 compiled, +0.5 no sorry (or +0.25 no sorry, +0.25 x tests passed)"
 
 
-def lean_available() -> str | None:
-    return None if shutil.which("lean") or shutil.which("lake") else "lean not found"
+def lean_available() -> Unavailable | None:
+    return None if shutil.which("lean") or shutil.which("lake") else Unavailable(UnavailableKind.MISSING_TOOL,
+                                                                                "lean not found")
 
 
 def _spec(name: str, description: str) -> TaskSpec:
@@ -51,8 +52,8 @@ def discover() -> list[TaskSpec]:
 
 
 def _placeholder(problem: str | None) -> TaskSpec:
-    def check() -> str | None:
-        return lean_available() or problem
+    def check() -> Unavailable | None:
+        return lean_available() or (Unavailable(UnavailableKind.NO_DATA, problem) if problem else None)
 
     spec = _spec("smoke_placeholder", "VeriBench's first task (use veribench:all or veribench:<name>)")
     return replace(spec, availability=check, default_eval_kwargs={"task": "task_0"})

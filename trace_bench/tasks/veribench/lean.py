@@ -16,11 +16,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from trace_bench.processes import communicate_or_kill
 
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?P<col>\d+): (?P<severity>error|warning|info)(?:\([^)]*\))?: "
                          r"(?P<message>.*)$")
@@ -116,19 +117,10 @@ def run_lean(source: str, *, timeout_s: float = 120.0, project: str | None = Non
                                     preexec_fn=_limits(int(timeout_s) + 5, memory_mb))  # noqa: PLW1509
         except OSError as exc:
             return LeanResult(returncode=127, output=f"cannot start {argv[0]}: {exc}", command=argv)
-        try:
-            output, _ = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            output, _ = proc.communicate()
-            return LeanResult(returncode=None, timed_out=True, output=output or "", command=argv)
-        output = (output or "").replace(str(file), "Candidate.lean")
+        output, _, timed_out = communicate_or_kill(proc, timeout_s)
+        if timed_out:
+            return LeanResult(returncode=None, timed_out=True, output=output, command=argv)
+        output = output.replace(str(file), "Candidate.lean")
         return LeanResult(returncode=proc.returncode, diagnostics=parse_diagnostics(output), output=output,
                           command=argv)
 
-
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trace_bench.trainers.context import EvalResult, TrainerContext
-from trace_bench.trainers.params import State, state_key
+from trace_bench.trainers.state import State, state_key
 
 MODEL_PREFIX = "openai/"
 

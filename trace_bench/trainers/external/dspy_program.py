@@ -20,7 +20,7 @@ from typing import Any
 
 from trace_bench.trainers.context import TrainerContext
 from trace_bench.trainers.external.bridge import StepTracker, TextParameter, failure_score, state_from_texts
-from trace_bench.trainers.params import State
+from trace_bench.trainers.state import State
 
 INPUT_FIELD = "task_input"
 OUTPUT_FIELD = "agent_output"

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from trace_bench.registry.specs import missing_packages
+from trace_bench.availability import missing_packages
 from trace_bench.trainers.base import Trainer, TrainerParams
 from trace_bench.trainers.external import dspy_program as programs
 from trace_bench.trainers.external.bridge import (
@@ -64,7 +64,7 @@ class DSPyParams(TrainerParams):
         return self
 
 
-class DSPyTrainer(Trainer):
+class DSPyTrainer(Trainer[DSPyParams]):
     id = "DSPyTrainer"
     aliases = ("DSPy",)
     family = "external"
@@ -79,7 +79,7 @@ class DSPyTrainer(Trainer):
     def train(self) -> None:
         import dspy
 
-        params: DSPyParams = self.params  # type: ignore[assignment]
+        params = self.params
         ctx = self.ctx
         parameters = text_parameters(ctx)
         base = ctx.current_state()
@@ -140,7 +140,7 @@ class DSPyTrainer(Trainer):
 
     def _compile(self, dspy: Any, student: Any, metric: Any, lm: Any, trainset: list[Any], valset: list[Any],
                  native: bool) -> Any:
-        params: DSPyParams = self.params  # type: ignore[assignment]
+        params = self.params
         threads = params.num_threads
         demos = {"max_bootstrapped_demos": params.max_bootstrapped_demos if native else 0,
                  "max_labeled_demos": params.max_labeled_demos if native else 0}

@@ -27,7 +27,7 @@ from trace_bench.trainers.external.bridge import (
     text_parameters,
     texts_of,
 )
-from trace_bench.trainers.params import State
+from trace_bench.trainers.state import State
 
 
 class GEPAParams(TrainerParams):
@@ -83,7 +83,7 @@ class ProblemAdapter:
         return {name: records for name in components_to_update}
 
 
-class GEPATrainer(Trainer):
+class GEPATrainer(Trainer[GEPAParams]):
     id = "GEPATrainer"
     aliases = ("gepa-library",)
     family = "external"
@@ -97,7 +97,7 @@ class GEPATrainer(Trainer):
     def train(self) -> None:
         import gepa
 
-        params: GEPAParams = self.params  # type: ignore[assignment]
+        params = self.params
         ctx = self.ctx
         parameters = text_parameters(ctx)
         if params.components:

@@ -31,7 +31,7 @@ from trace_bench.trainers.external.bridge import (
     text_parameters,
     texts_of,
 )
-from trace_bench.trainers.params import State
+from trace_bench.trainers.state import State
 
 
 class OpenEvolveParams(TrainerParams):
@@ -65,7 +65,7 @@ def parse_program(parameters: list[TextParameter], code: str) -> dict[str, str]:
     return {p.name: found[p.name] for p in parameters}
 
 
-class OpenEvolveTrainer(Trainer):
+class OpenEvolveTrainer(Trainer[OpenEvolveParams]):
     id = "OpenEvolveTrainer"
     aliases = ("OpenEvolve",)
     family = "external"
@@ -83,7 +83,7 @@ class OpenEvolveTrainer(Trainer):
         from openevolve.llm.ensemble import LLMEnsemble
         from openevolve.prompt.sampler import PromptSampler
 
-        params: OpenEvolveParams = self.params  # type: ignore[assignment]
+        params = self.params
         ctx = self.ctx
         parameters = text_parameters(ctx)
         base = ctx.current_state()
@@ -135,7 +135,7 @@ class OpenEvolveTrainer(Trainer):
         ctx.apply(final)
 
     def _config(self, config_cls: Any, model_cls: Any, link: GatewayLink, language: str) -> Any:
-        params: OpenEvolveParams = self.params  # type: ignore[assignment]
+        params = self.params
         config = config_cls()
         config.language = language
         config.random_seed = self.ctx.seed

@@ -89,7 +89,7 @@ def gateway_engine(link: GatewayLink, *, max_tokens: int, temperature: float) ->
     return GatewayEngine()
 
 
-class TextGradTrainer(Trainer):
+class TextGradTrainer(Trainer[TextGradParams]):
     id = "TextGradTrainer"
     aliases = ("TextGrad-TGD",)
     family = "external"
@@ -102,7 +102,7 @@ class TextGradTrainer(Trainer):
     extra = "textgrad"
 
     def train(self) -> None:
-        params: TextGradParams = self.params  # type: ignore[assignment]
+        params = self.params
         tg = import_textgrad()
         from textgrad.autograd import FormattedLLMCall
 
@@ -154,7 +154,7 @@ class TextGradTrainer(Trainer):
     def _decide(self, parameters: list[TextParameter], state: list[Any], texts: dict[str, str],
                 current_score: float | None, proposal_error: str) -> tuple[list[Any] | None, float | None, str]:
         """(accepted state or None, its validation score, reason for a rejection)."""
-        params: TextGradParams = self.params  # type: ignore[assignment]
+        params = self.params
         ctx = self.ctx
         if proposal_error:
             return None, current_score, proposal_error

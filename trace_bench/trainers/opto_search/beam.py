@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import Field
 
-from trace_bench.trainers.base import Trainer, TrainerParams
+from trace_bench.trainers.base import Trainer
 from trace_bench.trainers.opto_search import selection
 from trace_bench.trainers.opto_search.knobs import SearchParams
-from trace_bench.trainers.params import State, state_key
+from trace_bench.trainers.state import State, state_key
 
 _VALUE_CHARS = 300
 
@@ -33,7 +33,7 @@ class BeamsearchParams(SearchParams):
     test_frequency: int | None = Field(default=4, description="accepted for compatibility")
 
 
-class BeamsearchAlgorithm(Trainer):
+class BeamsearchAlgorithm(Trainer[BeamsearchParams]):
     id = "BeamsearchAlgorithm"
     aliases = ("BeamSearch", "Beamsearch")
     family = "beam_search"
@@ -41,13 +41,9 @@ class BeamsearchAlgorithm(Trainer):
     Params = BeamsearchParams
     knob_aliases = {"train_batch_size": "batch_size", "num_steps": "max_depth"}
 
-    def __init__(self, context: Any, params: TrainerParams) -> None:
+    def __init__(self, context: Any, params: BeamsearchParams) -> None:
         super().__init__(context, params)
         self.optimizer: Any = None
-
-    @property
-    def p(self) -> BeamsearchParams:
-        return self.params  # type: ignore[return-value]
 
     def history_context(self) -> str:
         """Text appended to the batched feedback before each backward (none here)."""
@@ -58,14 +54,14 @@ class BeamsearchAlgorithm(Trainer):
 
     def expand(self, member: State) -> list[State]:
         ctx = self.ctx
-        inputs, infos = selection.sample_batch(ctx.rng, ctx.problem.train_dataset, self.p.batch_size)
+        inputs, infos = selection.sample_batch(ctx.rng, ctx.problem.train_dataset, self.params.batch_size)
         rollouts = ctx.run_batch(member, inputs, infos)
-        proposals = ctx.propose(self.optimizer, rollouts, member, n=self.p.num_proposals, clone=False,
+        proposals = ctx.propose(self.optimizer, rollouts, member, n=self.params.num_proposals, clone=False,
                                 feedback_suffix=self.history_context())
         return [state for state, _ in proposals]
 
     def train(self) -> None:
-        ctx, p = self.ctx, self.p
+        ctx, p = self.ctx, self.params
         self.optimizer = ctx.make_optimizer()
         beam: list[State] = [ctx.current_state()]
         for depth in range(1, p.max_depth + 1):
@@ -107,12 +103,14 @@ class BeamsearchHistoryAlgorithm(BeamsearchAlgorithm):
     description = "Beam search whose feedback lists earlier selected states and their validation scores."
     Params = BeamsearchHistoryParams
 
-    def __init__(self, context: Any, params: TrainerParams) -> None:
+    params: BeamsearchHistoryParams
+
+    def __init__(self, context: Any, params: BeamsearchHistoryParams) -> None:
         super().__init__(context, params)
         self.history: list[tuple[State, float]] = []
 
     def remember(self, state: State, score: float) -> None:
-        size: int = self.params.max_history_size  # type: ignore[attr-defined]
+        size = self.params.max_history_size
         self.history = [*self.history, (list(state), score)][-size:]
 
     def history_context(self) -> str:

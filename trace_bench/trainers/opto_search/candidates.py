@@ -14,7 +14,7 @@ from typing import Any
 
 from trace_bench.trainers.evaluate import Rollout
 from trace_bench.trainers.objectives import mean_score_dict
-from trace_bench.trainers.params import State, state_key
+from trace_bench.trainers.state import State, state_key
 
 _COUNTER = itertools.count()
 

@@ -21,12 +21,12 @@ from typing import Any
 
 from pydantic import Field
 
-from trace_bench.trainers.base import Trainer, TrainerParams
+from trace_bench.trainers.base import Trainer
 from trace_bench.trainers.evaluate import mean
 from trace_bench.trainers.objectives import mean_score_dict
 from trace_bench.trainers.opto_search import selection
 from trace_bench.trainers.opto_search.knobs import SearchParams
-from trace_bench.trainers.params import State, state_key
+from trace_bench.trainers.state import State, state_key
 
 CAPACITY = 16
 MERGE_ATTEMPTS = 8
@@ -60,14 +60,24 @@ class GEPAParams(SearchParams):
     merge_every: int = Field(default=5, ge=0, description="0 disables merging")
     rng_seed: int = Field(default=13, description="mixed with the job seed for parent and merge sampling")
 
+    def iterations(self) -> int:
+        """How many iterations the search runs (each family names the knob its own way)."""
+        raise NotImplementedError
+
 
 class GEPABaseParams(GEPAParams):
     num_iters: int = Field(default=100, ge=0)
+
+    def iterations(self) -> int:
+        return self.num_iters
 
 
 class GEPASearchParams(GEPAParams):
     num_search_iterations: int = Field(default=120, ge=0)
     merge_every: int = Field(default=6, ge=0, description="0 disables merging")
+
+    def iterations(self) -> int:
+        return self.num_search_iterations
 
 
 class GEPAUCBParams(GEPASearchParams):
@@ -87,7 +97,7 @@ _SEARCH_ALIASES = {**_GEPA_ALIASES, "gepa_iters": "num_search_iterations",
                    "num_steps": "num_search_iterations"}
 
 
-class GEPABase(Trainer):
+class GEPABase(Trainer[GEPAParams]):
     id = "GEPA-Base"
     aliases = ("GEPAAlgorithmBase",)
     family = "gepa"
@@ -95,7 +105,7 @@ class GEPABase(Trainer):
     Params = GEPABaseParams
     knob_aliases = {**_GEPA_ALIASES, "gepa_iters": "num_iters", "num_steps": "num_iters"}
 
-    def __init__(self, context: Any, params: TrainerParams) -> None:
+    def __init__(self, context: Any, params: GEPAParams) -> None:
         super().__init__(context, params)
         self.buffer: list[GEPACandidate] = []
         self.tried: set[frozenset[int]] = set()
@@ -105,12 +115,8 @@ class GEPABase(Trainer):
         self.rng = random.Random(0)  # reseeded from the job's generator when training starts
 
     @property
-    def p(self) -> GEPAParams:
-        return self.params  # type: ignore[return-value]
-
-    @property
     def num_iterations(self) -> int:
-        return self.params.num_iters  # type: ignore[attr-defined, no-any-return]
+        return self.params.iterations()
 
     # -- buffer ---------------------------------------------------------------------------
     def score(self, state: State, parents: tuple[GEPACandidate, ...] = ()) -> GEPACandidate:
@@ -150,7 +156,7 @@ class GEPABase(Trainer):
 
     # -- the loop -------------------------------------------------------------------------
     def train(self) -> None:
-        ctx, p = self.ctx, self.p
+        ctx, p = self.ctx, self.params
         self.rng = random.Random(ctx.rng.getrandbits(64) ^ p.rng_seed)
         optimizer = ctx.make_optimizer()
         self.pareto_inputs, self.pareto_infos = selection.sample_batch(ctx.rng, ctx.validation_dataset,
@@ -208,13 +214,10 @@ class GEPAUCB(GEPABase):
     description = "GEPA with UCB-search plumbing: evicts the single worst (wins, mean) above max_buffer_size."
     Params = GEPAUCBParams
     knob_aliases = _SEARCH_ALIASES
-
-    @property
-    def num_iterations(self) -> int:
-        return self.params.num_search_iterations  # type: ignore[attr-defined, no-any-return]
+    params: GEPAUCBParams
 
     def enforce_capacity(self) -> None:
-        limit: int = self.params.max_buffer_size  # type: ignore[attr-defined]
+        limit = self.params.max_buffer_size
         while len(self.buffer) > limit:
             self.buffer.remove(min(self.buffer, key=lambda c: (c.wins, c.mean)))
             self.update_wins()
@@ -226,7 +229,3 @@ class GEPABeam(GEPABase):
     description = "GEPA with the beam-search plumbing and defaults (keeps the top 16 by wins, then mean)."
     Params = GEPABeamParams
     knob_aliases = _SEARCH_ALIASES
-
-    @property
-    def num_iterations(self) -> int:
-        return self.params.num_search_iterations  # type: ignore[attr-defined, no-any-return]

@@ -18,7 +18,7 @@ from trace_bench.trainers.base import Trainer, TrainerParams
 from trace_bench.trainers.evaluate import Rollout
 from trace_bench.trainers.opto_search import selection
 from trace_bench.trainers.opto_search.knobs import SearchParams
-from trace_bench.trainers.params import State, state_key
+from trace_bench.trainers.state import State, state_key
 
 
 class MinibatchParams(SearchParams):
@@ -30,7 +30,7 @@ class MinibatchParams(SearchParams):
     min_score: float | None = Field(default=None, description="accepted; failures score the failure_score")
 
 
-class MinibatchAlgorithm(Trainer):
+class MinibatchAlgorithm(Trainer[MinibatchParams]):
     id = "MinibatchAlgorithm"
     aliases = ("Minibatch",)
     family = "minibatch"
@@ -38,24 +38,20 @@ class MinibatchAlgorithm(Trainer):
     Params = MinibatchParams
     knob_aliases = {"train_batch_size": "batch_size"}
 
-    def __init__(self, context: Any, params: TrainerParams) -> None:
+    def __init__(self, context: Any, params: MinibatchParams) -> None:
         super().__init__(context, params)
         self.optimizer: Any = None
 
-    @property
-    def p(self) -> MinibatchParams:
-        return self.params  # type: ignore[return-value]
-
     def planned_steps(self, dataset_size: int) -> int:
-        if self.p.num_steps is not None:
-            return self.p.num_steps
-        return self.p.num_epochs * max(1, math.ceil(dataset_size / self.p.batch_size))
+        if self.params.num_steps is not None:
+            return self.params.num_steps
+        return self.params.num_epochs * max(1, math.ceil(dataset_size / self.params.batch_size))
 
     def train(self) -> None:
         ctx = self.ctx
         self.optimizer = ctx.make_optimizer()
         state = ctx.current_state()
-        loader = ctx.loader(batch_size=self.p.batch_size)
+        loader = ctx.loader(batch_size=self.params.batch_size)
         for _ in range(self.planned_steps(len(loader))):
             ctx.check_budget()
             inputs, infos = loader.next_batch()
@@ -63,9 +59,9 @@ class MinibatchAlgorithm(Trainer):
             old_score, _ = ctx.score_of(rollouts)
             candidate = self.search(state, rollouts)
             accepted = candidate is not None
-            if candidate is not None and self.p.ensure_improvement:
+            if candidate is not None and self.params.ensure_improvement:
                 new_score, _ = ctx.score_of(ctx.run_batch(candidate, inputs, infos))
-                accepted = not new_score <= old_score - self.p.improvement_threshold
+                accepted = not new_score <= old_score - self.params.improvement_threshold
             if accepted and candidate is not None:
                 state = candidate
             ctx.apply(state)
@@ -88,6 +84,7 @@ class BasicSearchAlgorithm(MinibatchAlgorithm):
     family = "minibatch"
     description = "Minibatch with num_proposals proposals per batch, the best on the validation set kept."
     Params = BasicSearchParams
+    params: BasicSearchParams
 
     def __init__(self, context: Any, params: TrainerParams) -> None:
         super().__init__(context, params)
@@ -99,7 +96,7 @@ class BasicSearchAlgorithm(MinibatchAlgorithm):
 
     def search(self, state: State, rollouts: list[Rollout]) -> State | None:
         ctx = self.ctx
-        p: BasicSearchParams = self.params  # type: ignore[assignment]
+        p = self.params
         proposals = ctx.propose(self.optimizer, rollouts, state, n=p.num_proposals, clone=False)
         if not proposals:
             return None

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from trace_bench.trainers.base import Trainer, TrainerParams
+from trace_bench.trainers.base import Trainer
 from trace_bench.trainers.evaluate import Rollout
 from trace_bench.trainers.optimizers import clone_optimizer
 from trace_bench.trainers.opto_search import selection
@@ -69,42 +69,38 @@ class PrioritySearchParams(SearchParams):
         return value
 
 
-class PrioritySearch(Trainer):
+class PrioritySearch(Trainer[PrioritySearchParams]):
     id = "PrioritySearch"
     family = "priority_search"
     description = "Priority queue of candidates with their own optimizers; proposals validated per step."
     Params = PrioritySearchParams
     knob_aliases = PS_ALIASES
 
-    def __init__(self, context: Any, params: TrainerParams) -> None:
+    def __init__(self, context: Any, params: PrioritySearchParams) -> None:
         super().__init__(context, params)
-        p = self.p
+        p = self.params
         self.long_memory = HeapMemory(p.long_term_memory_size)
         self.short_memory = HeapMemory(p.short_term_memory_size)
         self.iteration = 0
         self.initial: Candidate | None = None
         self.val_loader: Any = None
 
-    @property
-    def p(self) -> PrioritySearchParams:
-        return self.params  # type: ignore[return-value]
-
     # -- priorities and exploitation ------------------------------------------------------
     @property
     def max_score(self) -> float:
-        return self.p.score_range[1] if self.p.score_range else math.inf
+        return self.params.score_range[1] if self.params.score_range else math.inf
 
     def priority(self, candidate: Candidate) -> float:
         """Exploration priority; unevaluated candidates get ``max_score`` so they are tried next."""
         objective = self.ctx.objective
-        if self.p.score_function == "time" and not (objective and objective.multi):
+        if self.params.score_function == "time" and not (objective and objective.multi):
             return -float(candidate.created)
         if not candidate.scores:
             return self.max_score
         if objective is not None and objective.multi:
             return selection.stats_value(candidate.stats(), objective)
-        if self.p.score_function == "ucb":
-            return candidate.ucb(self.iteration + 1, self.p.ucb_exploration_constant, self.p.score_range)
+        if self.params.score_function == "ucb":
+            return candidate.ucb(self.iteration + 1, self.params.ucb_exploration_constant, self.params.score_range)
         return candidate.mean if candidate.mean is not None else self.max_score
 
     def pool(self) -> list[Candidate]:
@@ -120,7 +116,7 @@ class PrioritySearch(Trainer):
 
     # -- memory ---------------------------------------------------------------------------
     def push(self, candidates: list[Candidate]) -> None:
-        frequency = self.p.memory_update_frequency
+        frequency = self.params.memory_update_frequency
         target = self.long_memory if frequency == 0 else self.short_memory
         for candidate in candidates:
             target.push(candidate, self.priority(candidate))
@@ -136,12 +132,12 @@ class PrioritySearch(Trainer):
         if not any(len(m) for m in memories):
             return [self.initial] if self.initial is not None else []
         chosen: list[Candidate] = []
-        if self.p.use_best_candidate_to_explore:
+        if self.params.use_best_candidate_to_explore:
             best = self.best()
             for memory in memories:
                 memory.remove(best)
             chosen.append(best)
-        while len(chosen) < self.p.num_candidates:
+        while len(chosen) < self.params.num_candidates:
             candidate = pop_best(memories, self.ctx.objective)
             if candidate is None:
                 break
@@ -150,13 +146,13 @@ class PrioritySearch(Trainer):
 
     # -- main loop ------------------------------------------------------------------------
     def planned_steps(self, dataset_size: int) -> int:
-        if self.p.num_steps is not None:
-            return self.p.num_steps
-        per_epoch = math.ceil(dataset_size / (self.p.batch_size * self.p.num_batches))
-        return self.p.num_epochs * max(1, per_epoch)
+        if self.params.num_steps is not None:
+            return self.params.num_steps
+        per_epoch = math.ceil(dataset_size / (self.params.batch_size * self.params.num_batches))
+        return self.params.num_epochs * max(1, per_epoch)
 
     def train(self) -> None:
-        ctx, p = self.ctx, self.p
+        ctx, p = self.ctx, self.params
         self.initial = Candidate(ctx.current_state(), optimizer=ctx.make_optimizer())
         loader = ctx.loader(batch_size=p.batch_size * p.num_batches)
         validation = ctx.problem.validate_dataset
@@ -185,7 +181,7 @@ class PrioritySearch(Trainer):
         """
         groups: list[Group] = []
         for explorer in explorers:
-            copies = self.p.num_candidates if explorer is self.initial and self.iteration == 1 else 1
+            copies = self.params.num_candidates if explorer is self.initial and self.iteration == 1 else 1
             for _ in range(copies):
                 rollouts = self.ctx.run_batch(explorer.state, inputs, infos)
                 explorer.add_rollouts(rollouts)
@@ -194,7 +190,7 @@ class PrioritySearch(Trainer):
 
     def pairs(self, groups: list[Group]) -> list[Pair]:
         """(explorer, sub-batch) pairs: each sub-batch is one backward and ``num_proposals`` proposals."""
-        size = self.p.batch_size
+        size = self.params.batch_size
         return [(explorer, rollouts[start:start + size])
                 for explorer, rollouts in groups for start in range(0, len(rollouts), size)]
 
@@ -203,7 +199,7 @@ class PrioritySearch(Trainer):
         return pairs
 
     def propose(self, pairs: list[Pair], explorers: list[Candidate]) -> list[Candidate]:
-        ctx, p = self.ctx, self.p
+        ctx, p = self.ctx, self.params
         known = {c.key for c in [*self.pool(), *explorers]}
         new: list[Candidate] = []
         for explorer, rollouts in pairs:
@@ -229,7 +225,7 @@ class PrioritySearch(Trainer):
         targets = list(new)
         if self.val_loader is not None:
             inputs, infos = self.val_loader.next_batch()
-            if self.p.validate_exploration_candidates:
+            if self.params.validate_exploration_candidates:
                 targets += explorers
         for candidate in targets:
             candidate.add_rollouts(self.ctx.run_batch(candidate.state, inputs, infos))

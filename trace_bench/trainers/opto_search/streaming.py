@@ -37,14 +37,12 @@ class StreamingPrioritySearch(PrioritySearch):
     Params = StreamingPrioritySearchParams
     knob_aliases = PS_ALIASES
 
-    @property
-    def sp(self) -> StreamingPrioritySearchParams:
-        return self.params  # type: ignore[return-value]
+    params: StreamingPrioritySearchParams
 
     def proposal_budget(self, n_pairs: int, n_explorers: int) -> int:
         """K: about num_candidates x exploration_ratio / num_proposals, at least 1; raised when memory
         and explorers cannot fill the next exploration, capped at num_candidates / num_proposals."""
-        p = self.sp
+        p = self.params
         k = max(1, round(p.num_candidates * p.exploration_ratio / p.num_proposals))
         shortfall = p.num_candidates - (len(self.pool()) + n_explorers)
         if shortfall > 0:
@@ -56,7 +54,7 @@ class StreamingPrioritySearch(PrioritySearch):
         explorers = {id(explorer) for explorer, _ in pairs}
         k = self.proposal_budget(len(pairs), len(explorers))
         weights = [self.priority(explorer) for explorer, _ in pairs]
-        picked = selection.softmax_sample(self.ctx.rng, weights, k, self.sp.exploration_temperature)
+        picked = selection.softmax_sample(self.ctx.rng, weights, k, self.params.exploration_temperature)
         return [pairs[i] for i in sorted(picked)]
 
     def validate(self, explorers: list[Candidate], new: list[Candidate], inputs: list[Any],

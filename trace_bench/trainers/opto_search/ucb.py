@@ -17,12 +17,12 @@ from typing import Any
 
 from pydantic import Field
 
-from trace_bench.trainers.base import Trainer, TrainerParams
+from trace_bench.trainers.base import Trainer
 from trace_bench.trainers.evaluate import Rollout
 from trace_bench.trainers.objectives import mean_score_dict
 from trace_bench.trainers.opto_search import selection
 from trace_bench.trainers.opto_search.knobs import SearchParams
-from trace_bench.trainers.params import State, state_key
+from trace_bench.trainers.state import State, state_key
 
 
 class UCBSearchParams(SearchParams):
@@ -55,7 +55,7 @@ class BufferEntry:
         return self.mean, mean_score_dict(self.score_dicts)
 
 
-class UCBSearchAlgorithm(Trainer):
+class UCBSearchAlgorithm(Trainer[UCBSearchParams]):
     id = "UCBSearchAlgorithm"
     aliases = ("UCBSearch",)
     family = "ucb_search"
@@ -63,38 +63,34 @@ class UCBSearchAlgorithm(Trainer):
     Params = UCBSearchParams
     knob_aliases = {"num_steps": "num_search_iterations", "batch_size": "train_batch_size"}
 
-    def __init__(self, context: Any, params: TrainerParams) -> None:
+    def __init__(self, context: Any, params: UCBSearchParams) -> None:
         super().__init__(context, params)
         self.buffer: list[BufferEntry] = []
         self.total = 0
-
-    @property
-    def p(self) -> UCBSearchParams:
-        return self.params  # type: ignore[return-value]
 
     def ucb(self, entry: BufferEntry) -> float:
         if entry.count == 0:
             return math.inf
         bonus = math.sqrt(math.log(max(self.total, 1)) / entry.count)
-        return entry.mean + self.p.ucb_exploration_factor * bonus
+        return entry.mean + self.params.ucb_exploration_factor * bonus
 
     def evaluate_sample(self, entry: BufferEntry) -> None:
         """Score ``entry`` on a fresh random sample of the validation set."""
         ctx = self.ctx
-        inputs, infos = selection.sample_batch(ctx.rng, ctx.validation_dataset, self.p.evaluation_batch_size)
+        inputs, infos = selection.sample_batch(ctx.rng, ctx.validation_dataset, self.params.evaluation_batch_size)
         rollouts = ctx.run_batch(entry.state, inputs, infos)
         entry.add(rollouts, ctx.objective)
         self.total += len(rollouts)
 
     def exploited(self, initial: State) -> State:
         best = selection.best(self.buffer, BufferEntry.stats, self.ctx.objective)
-        threshold = self.p.min_score_for_agent_update
+        threshold = self.params.min_score_for_agent_update
         if threshold is not None and best.mean < threshold:
             return initial
         return best.state
 
     def train(self) -> None:
-        ctx, p = self.ctx, self.p
+        ctx, p = self.ctx, self.params
         optimizer = ctx.make_optimizer()
         initial = ctx.current_state()
         self.buffer = [BufferEntry(initial)]

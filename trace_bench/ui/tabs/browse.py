@@ -6,6 +6,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from trace_bench.store.run_store import RunStore
 from trace_bench.ui.chart import line_chart
 from trace_bench.ui.context import ALL, UIContext, choice_list, guarded
 from trace_bench.ui.discovery import list_runs, run_choices, run_info
@@ -28,7 +29,7 @@ def curve_chart(frame: Any, axis: str, group: str) -> str:
 
 def summary_markdown(run_dir: Path) -> str:
     info = run_info(run_dir)
-    summary, problem = read_json(run_dir / "summary.json")
+    summary, problem = read_json(RunStore(run_dir).summary_path)
     lines = [f"### {masked(info.run_id)}", f"state **{info.state}** · created {info.created[:19]} · "
              f"{info.total_jobs} jobs"]
     if info.problem:
@@ -46,7 +47,7 @@ def summary_markdown(run_dir: Path) -> str:
 
 
 def filtered_rows(run_dir: Path, task: str, trainer: str, status: str) -> tuple[list[dict[str, str]], str | None]:
-    rows, problem = read_csv_rows(run_dir / "results.csv")
+    rows, problem = read_csv_rows(RunStore(run_dir).results_csv_path)
     wanted = {"task": task, "trainer": trainer, "status": status}
     keep = [r for r in rows if all(v in (None, "", ALL) or r.get(k) == v for k, v in wanted.items())]
     return keep, problem
@@ -96,12 +97,13 @@ def build(ctx: UIContext) -> dict[str, Any]:
                     gr.update(choices=[ALL], value=ALL), pd.DataFrame(columns=RESULT_COLUMNS), pd.DataFrame(),
                     curve_chart(None, axis_value, group_value))
         path = Path(run_dir)
-        rows, problem = read_csv_rows(path / "results.csv")
-        board, board_problem = read_csv_rows(path / "leaderboard.csv")
+        store = RunStore(path)
+        rows, problem = read_csv_rows(store.results_csv_path)
+        board, board_problem = read_csv_rows(store.leaderboard_path)
         text = summary_markdown(path)
         if problem:
             text += f"\n\nresults.csv: {masked(problem)}"
-        return (text, read_text(path / "meta" / "config.snapshot.yaml"), read_text(path / "meta" / "env.json"),
+        return (text, read_text(store.snapshot_path), read_text(store.env_path),
                 gr.update(choices=choice_list(r.get("task") for r in rows), value=ALL),
                 gr.update(choices=choice_list(r.get("trainer") for r in rows), value=ALL),
                 gr.update(choices=choice_list(r.get("status") for r in rows), value=ALL),
@@ -130,7 +132,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
             path = write_report([run_dir])
         except RunDirError as exc:
             return f"**Cannot build the report:** {masked(str(exc))}", None, "", gr.skip()
-        page = masked(path.read_text(encoding="utf-8"))
+        page = read_text(path, limit=None)
         frame = (f'<iframe title="report.html" style="width:100%;height:640px;border:1px solid #ddd" '
                  f'srcdoc="{html.escape(page, quote=True)}"></iframe>')
         return f"Wrote `{masked(str(path))}` (shown below; download it above).", str(path), frame, gr.skip()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from trace_bench.store.run_store import RunStore
 from trace_bench.ui.chart import line_chart
 from trace_bench.ui.context import UIContext, guarded
 from trace_bench.ui.discovery import job_choices, job_entries, run_choices
@@ -20,16 +21,17 @@ STATES = ("initial", "best", "final")
 
 
 def job_files(run_dir: Path, job_id: str) -> dict[str, Path]:
-    root = run_dir / "jobs" / job_id
-    files = {"meta": root / "job_meta.json", "results": root / "results.json", "events": root / "events.jsonl",
-             "stdout": root / "stdout.log", "curve": root / "artifacts" / "curve.csv"}
-    files.update({kind: root / "artifacts" / f"{kind}_state.yaml" for kind in STATES})
+    job = RunStore(run_dir).job(job_id)
+    files = {"meta": job.meta_path, "results": job.results_path, "events": job.events_path,
+             "stdout": job.stdout_path, "curve": job.curve_path}
+    files.update({kind: job.state_path(kind) for kind in STATES})
     return files
 
 
 def job_header(run_dir: Path, job_id: str) -> str:
     entry = next((e for e in job_entries(run_dir) if e["job_id"] == job_id), {"job_id": job_id})
-    results, _ = read_json(run_dir / "jobs" / job_id / "results.json")
+    job = RunStore(run_dir).job(job_id)
+    results, _ = read_json(job.results_path)
     line = (f"### {job_id} · {entry.get('task', '?')} × {entry.get('trainer', '?')} "
             f"({entry.get('params_label', 'default')}) seed {entry.get('seed', '?')} · **{entry.get('status')}**")
     if isinstance(results, dict):
@@ -42,7 +44,7 @@ def job_header(run_dir: Path, job_id: str) -> str:
                  f"tokens {fmt('total_tokens')} · USD {fmt('cost_usd')} · {fmt('time_seconds')} s")
         if results.get("error"):
             line += f"\n\n**Error:** {str(results['error'])[:500]}"
-    elif not (run_dir / "jobs" / job_id).exists():
+    elif not job.exists():
         line += "\n\n(the job has not started yet)"
     return masked(line)
 

@@ -1,4 +1,4 @@
-"""Trainable parameters as plain states: snapshot, apply, serialize.
+"""Trainable parameters as plain states: snapshot, apply, compare, describe.
 
 A *state* is the list of values of a problem's trainable parameters, in a fixed order.
 Trainers keep candidates as states and apply them to the live parameters; this replaces

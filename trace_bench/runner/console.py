@@ -14,7 +14,6 @@ jobs that a resumed run reuses.
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import sys
 import time
@@ -22,11 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from trace_bench.store.job_store import JobStore
 from trace_bench.store.masking import mask_secrets
-from trace_bench.store.schemas import JobResult
-
-FAILED = frozenset({"failed", "timeout", "oom", "infra_error"})
-_TAIL_BYTES = 8192
+from trace_bench.store.models import JobResult
+from trace_bench.store.status import FAILED
 
 
 def _fmt(value: float | None) -> str:
@@ -49,29 +47,16 @@ class _RunningJob:
 
 
 def last_step(job_dir: Path | None) -> dict[str, Any] | None:
-    """The job's latest ``step`` event (only the tail of its log is read)."""
+    """The job's latest ``step`` event as a mapping (only the tail of its log is read)."""
     if job_dir is None:
         return None
-    try:
-        with open(job_dir / "events.jsonl", "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - _TAIL_BYTES))
-            lines = handle.read().decode("utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    for line in reversed(lines):
-        if '"step"' not in line:
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and event.get("type") == "step":
-            return event
-    return None
+    step = JobStore(job_dir).last_step()
+    return None if step is None else step.model_dump(mode="json")
 
 
-class ConsoleProgress:
+class ConsoleReporter:
+    """Progress of ``trace-bench run`` on the console (see module docstring)."""
+
     def __init__(self, total: int, stream: TextIO | None = None, quiet: bool = False,
                  live: bool | None = None) -> None:
         self.total = total
@@ -88,7 +73,7 @@ class ConsoleProgress:
         if not quiet and (live if live is not None else _is_terminal(self.stream)):
             self._live = _start_live(self)
 
-    def __enter__(self) -> ConsoleProgress:
+    def __enter__(self) -> ConsoleReporter:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -163,7 +148,7 @@ def _is_terminal(stream: TextIO) -> bool:
         return False
 
 
-def _start_live(progress: ConsoleProgress) -> Any:
+def _start_live(progress: ConsoleReporter) -> Any:
     """A rich ``Live`` bound to ``progress.render``; None (plain lines) when rich is missing."""
     try:
         from rich.console import Console

@@ -1,0 +1,166 @@
+"""The layers hold: every import of the package follows docs/architecture.md, and no module
+imports itself through a cycle.
+
+Imports are read from the source (AST), so imports inside functions and under ``TYPE_CHECKING``
+count as much as module-level ones: a cycle or a backwards import hidden in a function is still a
+design cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from tests.conftest import REPO
+
+PACKAGE = REPO / "trace_bench"
+DOC = REPO / "docs" / "architecture.md"
+HEAVY = ("opto", "litellm", "gradio", "ray")
+LIGHT_LAYERS = ("config", "registry", "store", "analysis")
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(REPO).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return found
+
+
+def _imports(modules: dict[str, tuple[Path, bool]]) -> dict[str, list[tuple[str, int, bool]]]:
+    """module -> [(imported name, line, at module level)] for every import in its source."""
+    out: dict[str, list[tuple[str, int, bool]]] = {}
+    for name, (path, is_package) in modules.items():
+        package = name if is_package else name.rpartition(".")[0]
+        found: list[tuple[str, int, bool]] = []
+        _visit(ast.parse(path.read_text(encoding="utf-8")), True, package, modules, found)
+        out[name] = found
+    return out
+
+
+def _visit(node: ast.AST, top: bool, package: str, modules: dict[str, tuple[Path, bool]],
+           found: list[tuple[str, int, bool]]) -> None:
+    for child in ast.iter_child_nodes(node):
+        inner = top and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.dump(child.test):
+            inner = False
+        if isinstance(child, ast.Import):
+            found.extend((alias.name, child.lineno, top) for alias in child.names)
+        elif isinstance(child, ast.ImportFrom):
+            base = child.module or ""
+            if child.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - child.level + 1] + ([base] if base else []))
+            found.extend((f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base, child.lineno, top)
+                         for alias in child.names)
+        _visit(child, inner, package, modules, found)
+
+
+def _owner(name: str, modules: dict[str, tuple[Path, bool]]) -> str | None:
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _allowed() -> dict[str, set[str]]:
+    text = DOC.read_text(encoding="utf-8")
+    table = text.split("<!-- layers:begin -->")[1].split("<!-- layers:end -->")[0]
+    allowed: dict[str, set[str]] = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0].startswith("`"):
+            allowed[cells[0].strip("`")] = set(re.findall(r"`([^`]+)`", cells[1]))
+    return allowed
+
+
+def test_the_layer_table_is_complete_and_points_one_way() -> None:
+    allowed = _allowed()
+    layers = {_layer(m) for m in _modules()} - {"__init__"}
+    assert layers == set(allowed), f"layers missing from docs/architecture.md: {sorted(layers - set(allowed))}; " \
+                                   f"listed but absent: {sorted(set(allowed) - layers)}"
+    for layer, targets in allowed.items():
+        assert targets <= set(allowed), f"{layer} may import unknown layers {sorted(targets - set(allowed))}"
+    state: dict[str, int] = {}
+
+    def visit(layer: str, path: tuple[str, ...]) -> None:
+        assert state.get(layer) != 1, f"the layer table has a cycle: {' -> '.join((*path, layer))}"
+        if state.get(layer) == 2:
+            return
+        state[layer] = 1
+        for target in allowed[layer]:
+            visit(target, (*path, layer))
+        state[layer] = 2
+
+    for layer in allowed:
+        visit(layer, ())
+
+
+def test_every_import_follows_the_layer_table() -> None:
+    modules, allowed = _modules(), _allowed()
+    wrong = []
+    for module, found in _imports(modules).items():
+        for name, line, _ in found:
+            target = _owner(name, modules)
+            if target is None or target == "trace_bench":
+                continue
+            source_layer, target_layer = _layer(module), _layer(target)
+            if source_layer != target_layer and target_layer not in allowed.get(source_layer, set()):
+                wrong.append(f"{module}:{line} imports {target} ({source_layer} -> {target_layer})")
+    assert not wrong, "imports against docs/architecture.md:\n" + "\n".join(wrong)
+
+
+def test_no_import_cycle_between_modules() -> None:
+    modules = _modules()
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, found in _imports(modules).items():
+        for name, _, _ in found:
+            target = _owner(name, modules)
+            if target is not None and target != module and target != "trace_bench":
+                graph[module].add(target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def connect(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in list(modules):
+        if node not in index:
+            connect(node)
+    assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_light_layers_import_no_heavy_library_at_module_level() -> None:
+    modules = _modules()
+    heavy = []
+    for module, found in _imports(modules).items():
+        if _layer(module) not in LIGHT_LAYERS:
+            continue
+        heavy += [f"{module}:{line} imports {name}" for name, line, top in found
+                  if top and name.split(".")[0] in HEAVY]
+    assert not heavy, "\n".join(heavy)

@@ -1,0 +1,152 @@
+"""The driver loop of a run: write the meta records, plan, submit job processes, record results.
+
+Per-job ``results.json`` is the source of truth; the driver writes it (through the store) when a
+job process ended, adds it to the in-memory tables and rewrites them, so every file it touches is
+atomic and a resume never sees a duplicate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trace_bench.config.models import RunConfig
+from trace_bench.execution.job_process import Finished, JobLaunch
+from trace_bench.matrix.expand import JobSpec
+from trace_bench.runner.console import ConsoleReporter
+from trace_bench.runner.executors import make_executor
+from trace_bench.runner.interrupts import InterruptHandler
+from trace_bench.runner.job import job_meta, launch_args
+from trace_bench.runner.manifest import build_manifest
+from trace_bench.runner.options import OpenedRun, RunOptions, RunOutcome
+from trace_bench.runner.plan import PlannedJob, ResumeMode, plan_jobs, prepare_attempt
+from trace_bench.runner.salvage import record_for, salvage_record
+from trace_bench.store.environment import environment_info, git_info
+from trace_bench.store.events import EventLog
+from trace_bench.store.models import JobEnded, JobResult, JobRetry, JobSubmitted, RunFinished, RunStarted
+from trace_bench.store.run_store import RunStore
+from trace_bench.store.status import SUCCESSFUL, Status
+from trace_bench.store.tables import ResultTables
+
+
+def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: RunStore, opened: OpenedRun,
+          resume: ResumeMode, job_timeout: float | None, interrupts: InterruptHandler) -> RunOutcome:
+    run_id = store.run_id
+    meta = {"run_id": run_id, "config_hash": opened.digest, "mode": config.mode, "tags": config.tags,
+            "total_jobs": len(jobs), "created_at": opened.created_at,
+            "task_root": opened.task_root}
+    store.write_environment(environment_info(), git_info())
+    store.write_manifest(build_manifest(meta, jobs, {}))
+    plan = plan_jobs(jobs, store, resume)
+    tables = store.tables(meta)
+    tables.set_order([j.job_id for j in jobs])
+    for item in plan:
+        if item.spec.skip_reason and item.previous is None:
+            tables.add(_record_skipped(item, run_id))
+        elif item.previous is not None and not item.run:
+            tables.add(item.previous)
+    to_run = [item for item in plan if item.run]
+    console = ConsoleReporter(len(jobs), quiet=options.quiet)
+    interrupts.notify = console.line
+    console.done = len(jobs) - len(to_run)
+    events = store.open_events()
+    events.write(RunStarted(run_id=run_id, config_hash=opened.digest, total_jobs=len(jobs), to_run=len(to_run),
+                            resume=resume, max_workers=config.max_workers))
+    console.line(f"run {run_id}: {len(jobs)} jobs, {len(to_run)} to run, {config.max_workers} worker(s) -> {store.root}")
+    for task, reason in sorted({(j.task, j.skip_reason) for j in jobs if j.skip_reason}):
+        console.line(f"warning: {task}: {reason}; its jobs are recorded as skipped")
+    try:
+        loop = _Loop(config, run_id, tables, console, events, interrupts, job_timeout, fresh=resume == "none")
+        interrupted = loop.run(make_executor(config, options.executor, options.ray_address), to_run)
+        not_run = [item.spec.job_id for item in plan if item.spec.job_id not in tables.records]
+        tables.write()
+        statuses = {r.job_id: str(r.status) for r in tables.records.values()}
+        store.write_manifest(build_manifest(meta, jobs, statuses))
+        events.write(RunFinished(run_id=run_id, counts=tables.summary(tables.sorted_records()).counts,
+                                 not_run=len(not_run), interrupted=interrupted))
+    finally:
+        console.close()
+        interrupts.notify = None
+    events.close()
+    from trace_bench.trackers import active_trackers, export_run
+
+    trackers = active_trackers(config.trackers)
+    if trackers:
+        export_run(store.root, trackers)
+    store.write_files_index()
+    return RunOutcome(run_id, store.root, tables.sorted_records(), interrupted=interrupted, not_run=not_run)
+
+
+class _Loop:
+    """Submits planned jobs while slots are free and records each job that ends."""
+
+    def __init__(self, config: RunConfig, run_id: str, tables: ResultTables, console: ConsoleReporter,
+                 events: EventLog, interrupts: InterruptHandler, job_timeout: float | None, fresh: bool) -> None:
+        self.config, self.run_id, self.tables, self.console = config, run_id, tables, console
+        self.events, self.interrupts, self.job_timeout, self.fresh = events, interrupts, job_timeout, fresh
+        self.tries: dict[str, int] = {}
+        self.failed_seen = False
+
+    def run(self, executor: Any, to_run: list[PlannedJob]) -> bool:
+        """Run ``to_run``; True when an interrupt left some of it unstarted."""
+        pending = list(to_run)
+        by_id = {item.spec.job_id: item for item in to_run}
+        while pending or executor.running:
+            stop = self.interrupts.stop_scheduling or (self.config.fail_fast and self.failed_seen)
+            while pending and executor.free_slots > 0 and not stop:
+                self._submit(executor, pending.pop(0))
+            if self.interrupts.kill_running and executor.running:
+                executor.kill_all("interrupted")
+            if stop and not executor.running:
+                break
+            for finished in executor.poll(0.5):
+                item = by_id[finished.job_id]
+                if self._retry(item, finished):
+                    pending.insert(0, item)
+                else:
+                    self._record(item, finished)
+        return self.interrupts.stop_scheduling and bool(pending)
+
+    def _submit(self, executor: Any, item: PlannedJob) -> None:
+        spec = item.spec
+        prepare_attempt(item, fresh=self.fresh)
+        item.job.write_meta(job_meta(spec, self.run_id, item.attempt))
+        executor.submit(JobLaunch(job_id=spec.job_id, job_dir=str(item.job.root), timeout_s=self.job_timeout,
+                                  memory_mb=self.config.job_memory_mb,
+                                  args=launch_args(spec, self.run_id, item.carried, item.attempt)))
+        self.console.started(spec.job_id, spec.task, spec.trainer, job_dir=item.job.root)
+        self.events.write(JobSubmitted(job_id=spec.job_id, task=spec.task, trainer=spec.trainer, seed=spec.seed))
+
+    def _retry(self, item: PlannedJob, finished: Finished) -> bool:
+        """A lost worker (no record, not killed) is re-queued up to ``max_retries`` times."""
+        if finished.files:
+            item.job.write_files(finished.files)  # a remote job's files: the driver alone writes the run
+        job_id = item.spec.job_id
+        if not finished.lost or self.tries.get(job_id, 0) >= self.config.max_retries or self.interrupts.count:
+            return False
+        self.tries[job_id] = self.tries.get(job_id, 0) + 1
+        self.events.write(JobRetry(job_id=job_id, reason=finished.error or f"exit code {finished.exitcode}"))
+        return True
+
+    def _record(self, item: PlannedJob, finished: Finished) -> None:
+        record = record_for(item.spec, item.job, finished, run_id=self.run_id, attempt=item.attempt,
+                            carried=item.carried, timeout=self.job_timeout, memory_mb=self.config.job_memory_mb,
+                            interrupted=self.interrupts.stop_scheduling)
+        item.job.write_result(record)
+        self.tables.add(record)
+        self.tables.maybe_write()
+        self.failed_seen = self.failed_seen or record.status not in SUCCESSFUL
+        self.console.finished(record)
+        self.events.write(JobEnded(job_id=record.job_id, status=record.status, score_best=record.score_best,
+                                   time_seconds=record.time_seconds, done=self.console.done,
+                                   total=self.console.total))
+
+
+def _record_skipped(item: PlannedJob, run_id: str) -> JobResult:
+    """The record of a job whose task cannot run here: written like any other, never executed."""
+    item.job.root.mkdir(parents=True, exist_ok=True)
+    item.job.write_meta(job_meta(item.spec, run_id))
+    record = salvage_record(item.spec, item.job, run_id=run_id, status=Status.SKIPPED,
+                            error=item.spec.skip_reason or "skipped", wall_s=0.0, attempt=1)
+    item.job.write_result(record)
+    return record
+

@@ -1,0 +1,27 @@
+"""The executor a run uses, handed the runner's job body (executors never import the runner)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trace_bench.config.errors import ConfigError
+from trace_bench.config.models import RunConfig
+from trace_bench.runner.job import job_body
+from trace_bench.runner.warm import PRELOAD
+
+
+def make_executor(config: RunConfig, kind: str | None = None, ray_address: str | None = None) -> Any:
+    """A ``LocalExecutor`` (default) or a ``RayExecutor``, both running :func:`job_body`."""
+    if (kind or config.executor) == "ray":
+        from trace_bench.execution.ray_executor import RayExecutor
+
+        ray_cfg = config.ray
+        try:
+            return RayExecutor(config.max_workers, job_body, address=ray_address or ray_cfg.address,
+                               num_cpus=ray_cfg.num_cpus, num_gpus=ray_cfg.num_gpus, memory_mb=ray_cfg.memory_mb,
+                               max_retries=config.max_retries)
+        except ImportError as exc:  # pragma: no cover - ray is an optional extra
+            raise ConfigError(f"executor ray needs the ray extra (pip install 'trace-bench[ray]'): {exc}") from None
+    from trace_bench.execution.local import LocalExecutor
+
+    return LocalExecutor(config.max_workers, job_body, preload=PRELOAD)

@@ -1,0 +1,88 @@
+"""Session setup of a job: its LLM session, its problem, its trainable parameters, its measurer.
+
+Everything here happens inside the job's own process, which runs exactly one job, so process-wide
+settings (the current session, ``opto``'s LLM factory, the job's environment variables) never
+leak into another job.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from trace_bench.matrix.expand import JobSpec
+from trace_bench.runner.failures import JobFailure
+from trace_bench.runner.measure import Measurer
+from trace_bench.store.events import EventLog
+from trace_bench.store.job_store import JobStore
+from trace_bench.store.run_store import RunStore
+
+SPEND_KEYS = ("llm_calls", "tokens", "usd", "wall_s")
+
+
+@dataclass
+class JobSetup:
+    """What the training and the recorder of one job share."""
+
+    session: Any
+    problem: Any
+    parameters: list[Any]
+    measurer: Measurer
+
+
+def announce_job(spec: JobSpec, job: JobStore, run_id: str) -> None:
+    """Context for task code that needs it (a guide writing per-job artifacts, a tool that must
+    not run in stub mode)."""
+    os.environ["TRACE_BENCH_MODE"] = spec.mode
+    os.environ["TRACE_BENCH_JOB_DIR"] = str(job.root)
+    os.environ["TRACE_BENCH_RUN_ID"] = run_id
+    os.environ["TRACE_BENCH_JOB_ID"] = spec.job_id
+
+
+def set_up_job(spec: JobSpec, job: JobStore, events: EventLog, carried: dict[str, float]) -> JobSetup:
+    from trace_bench.llm.budget import Spent
+    from trace_bench.llm.current import set_session
+    from trace_bench.llm.factory import build_session, stub_policy_of
+    from trace_bench.llm.limiter import attach_limiter, make_limiter
+    from trace_bench.runner.problem_loader import load_problem
+    from trace_bench.trainers.state import trainable_parameters
+
+    run = RunStore(job.root.parent.parent)
+    session = build_session(mode=spec.mode, llm=spec.llm, budget=spec.budget, seed=spec.seed, events=events.write,
+                            carried=Spent(**{k: carried.get(k, 0) for k in SPEND_KEYS}), job_id=spec.job_id,
+                            cache_path=str(run.llm_cache_path))
+    set_session(session)
+    if spec.mode == "real":  # run-wide bound on concurrent requests: lock-file slots in the run dir
+        attach_limiter(make_limiter(run.root, (spec.llm or {}).get("max_concurrency")))
+    _route_opto_llm(session)
+    problem = load_problem(spec)
+    policy = stub_policy_of(session)
+    if policy is not None:
+        policy.candidates = list(problem.stub_candidates)
+    _share_context(problem, spec, job)
+    parameters = trainable_parameters(problem.param)
+    if not parameters:
+        raise JobFailure("failed", "no_trainable_parameters")
+    return JobSetup(session, problem, parameters, Measurer(problem, parameters, session))
+
+
+def _route_opto_llm(session: Any) -> None:
+    """Agents that build ``opto.utils.llm.LLM()`` inside ``forward`` get the job's agent client."""
+    import opto.utils.llm as opto_llm
+
+    client = session.client("agent")
+
+    def job_llm(*args: Any, **kwargs: Any) -> Any:
+        return client
+
+    opto_llm.LLM = job_llm  # this process runs exactly one job: no cross-job leak
+
+
+def _share_context(problem: Any, spec: JobSpec, job: JobStore) -> None:
+    """Guides of the original Trace-Bench learn their job through ``set_trace_bench_context``."""
+    hook = getattr(problem.guide, "set_trace_bench_context", None)
+    if callable(hook):
+        hook(run_id=os.environ.get("TRACE_BENCH_RUN_ID", ""), job_id=spec.job_id, task_id=spec.task,
+             suite=spec.suite, mode=spec.mode, job_dir=str(job.root), artifacts_dir=str(job.artifacts_dir),
+             tb_dir=str(job.tensorboard_dir), runs_dir=str(job.root.parent.parent.parent))

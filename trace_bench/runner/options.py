@@ -1,0 +1,52 @@
+"""What a run is given (:class:`RunOptions`) and what it returns (:class:`RunOutcome`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trace_bench.runner.plan import ResumeMode
+from trace_bench.store.models import JobResult
+from trace_bench.store.run_store import RunLock, RunStore
+from trace_bench.store.status import COMPLETE
+
+
+@dataclass
+class RunOptions:
+    runs_dir: str | None = None
+    root: str | None = None
+    max_workers: int | None = None
+    resume: ResumeMode | None = None
+    resume_run: str | None = None
+    force: bool = False
+    job_timeout: float | None = None
+    logger: str | None = None
+    quiet: bool = False
+    config_path: str | None = None
+    executor: str | None = None
+    ray_address: str | None = None
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    run_dir: Path
+    records: list[JobResult]
+    interrupted: bool = False
+    not_run: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        if self.interrupted or self.not_run:
+            return 1
+        return 0 if all(r.status in COMPLETE for r in self.records) else 1
+
+
+@dataclass
+class OpenedRun:
+    store: RunStore
+    lock: RunLock
+    digest: str
+    created: bool
+    created_at: str
+    task_root: str | None = None

@@ -1,0 +1,190 @@
+"""The recorder: the one object that writes a job's progress through its :class:`JobStore`.
+
+Every trainer reports through ``TrainerContext.report_step``; the recorder turns each report into
+a curve row (with ``obj_<metric>`` columns on a multi-objective task), a ``step`` event and a
+state-history line (accepted steps), both with the state's per-objective ``score_dict``, and, when
+the best state changed (:class:`BestSoFar`, Pareto-aware), a new ``best_state.yaml``.  All of it is written as it happens, so a job that is killed
+still leaves its curve, its best state so far and its spend.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from trace_bench.store.events import EventLog, LineLog
+from trace_bench.store.job_store import CurveWriter, JobStore
+from trace_bench.store.models import CurveRow, StateFile, StateHistoryLine, StateSnapshot, Step
+from trace_bench.trainers.objectives import ObjectiveConfig, front_order, objective_names, pareto_front
+
+
+@dataclass
+class FrontEntry:
+    """A measured state kept by :class:`BestSoFar` (``order``: when it was offered)."""
+
+    state: list[Any]
+    score: float
+    score_dict: dict[str, float]
+    order: int
+    step: int | None = None
+
+
+@dataclass
+class BestSoFar:
+    """A job's best-so-far state under the task's objective: what the harness reports as *best*.
+
+    Every measured state (initial, each step, final) is offered with its selection score and
+    per-objective means.  Without an objective, and in ``scalar`` and ``weighted`` mode, the best
+    is the highest score (non-finite scores never count; the earlier state wins a tie).  In
+    ``pareto`` mode ``front`` keeps the non-dominated states (a state equal on every metric to a
+    kept one is not added) and the best is the front's first member by
+    :func:`~trace_bench.trainers.objectives.front_order`, by default the one closest to the ideal
+    point: so ``pareto`` and ``weighted`` differ exactly when the balanced trade-off is not the
+    weighted sum's favourite.  Its ``score`` is still the weighted scalarization, so it may go
+    *down* when a more balanced state joins the front.
+    """
+
+    objective: ObjectiveConfig | None = None
+    front: list[FrontEntry] = field(default_factory=list)
+    _best: FrontEntry | None = None
+    _offered: int = 0
+
+    @property
+    def pareto(self) -> bool:
+        return self.objective is not None and self.objective.mode == "pareto"
+
+    @property
+    def score(self) -> float | None:
+        return None if self._best is None else self._best.score
+
+    @property
+    def state(self) -> list[Any] | None:
+        return None if self._best is None else self._best.state
+
+    @property
+    def score_dict(self) -> dict[str, float]:
+        return {} if self._best is None else dict(self._best.score_dict)
+
+    @property
+    def step(self) -> int | None:
+        """The step that reported the best state (None for the initial and final states)."""
+        return None if self._best is None else self._best.step
+
+    def offer(self, score: float | None, state: list[Any], score_dict: dict[str, float],
+              step: int | None = None) -> bool:
+        """Consider a measured state; True when the best changed (in ``pareto`` mode the new best
+        may be an earlier front member: adding a state renormalizes the front)."""
+        if score is None or not math.isfinite(score):
+            return False
+        self._offered += 1
+        entry = FrontEntry(list(state), float(score), dict(score_dict), self._offered, step)
+        if not self.pareto:
+            if self._best is None or entry.score > self._best.score:
+                self._best = entry
+                return True
+            return False
+        return self._offer_pareto(entry)
+
+    def _offer_pareto(self, entry: FrontEntry) -> bool:
+        assert self.objective is not None
+        if any(kept.score_dict == entry.score_dict for kept in self.front):
+            return False
+        candidates = [*self.front, entry]
+        kept = pareto_front([c.score_dict for c in candidates], self.objective)
+        if len(candidates) - 1 not in kept:
+            return False
+        self.front = [candidates[i] for i in kept]
+        order = front_order([c.score_dict for c in self.front], self.objective)
+        pick = self.front[order[0]] if order else entry
+        changed = pick is not self._best
+        self._best = pick
+        return changed
+
+
+class JobRecorder:
+    """Writes one job's curve, step events, state history and state files (see module docstring)."""
+
+    def __init__(self, job: JobStore, events: EventLog, session: Any, parameters: list[Any], *,
+                 objective: ObjectiveConfig | None = None, console: bool = True) -> None:
+        self.job = job
+        self.events = events
+        self.session = session
+        self.parameters = parameters
+        self.console = console
+        self.best = BestSoFar(objective)
+        self.steps = 0
+        self._curve: CurveWriter | None = None
+        self._history: LineLog | None = None
+        self._t0 = time.monotonic()
+
+    def snapshot(self, state: list[Any]) -> StateSnapshot:
+        from trace_bench.trainers.state import describe
+
+        return StateSnapshot.model_validate(describe(self.parameters, state))
+
+    def write_state(self, kind: str, state: list[Any], score: float | None, step: int | None = None) -> None:
+        snapshot = self.snapshot(state)
+        self.job.write_state(kind, StateFile(parameters=snapshot.parameters, score=score, step=step))
+
+    def start(self, state: list[Any], score: float | None, score_dict: dict[str, float]) -> None:
+        """The initial state: its file, the best so far, curve row 0 and the first history line."""
+        self.write_state("initial", state, score)
+        self.best.offer(score, state, score_dict)
+        self._curve = self.job.open_curve(objective_names(score_dict))
+        self._history = self.job.open_state_history()
+        self._t0 = time.monotonic()
+        self._curve_row(0, score, 0, score_dict)
+        self._history.append(StateHistoryLine(kind="initial", step=0, score=score, score_dict=score_dict,
+                                              state=self.snapshot(state)))
+
+    def on_step(self, report: Any) -> None:
+        """The ``on_step`` callback of ``TrainerContext`` (a ``StepReport``)."""
+        improved = self.best.offer(report.score, report.state, report.score_dict, step=report.step)
+        totals = self.session.totals
+        if self.console:
+            print(f"[Step {report.step}] score: {report.score} best: {self.best.score} "
+                  f"llm_calls: {totals.llm_calls}", flush=True)
+        self.steps = report.step
+        self._curve_row(report.step, report.score, report.n_evals, report.score_dict)
+        fields: dict[str, Any] = {"step": report.step, "score": report.score, "best_score": self.best.score,
+                                  "score_dict": report.score_dict,
+                                  "n_evals": report.n_evals, "llm_calls": totals.llm_calls,
+                                  "tokens": totals.total_tokens, "usd": totals.cost_usd,
+                                  "wall_s": round(report.wall_s, 6)}
+        if report.info:
+            fields["info"] = report.info
+        self.events.write(Step(**fields))
+        if report.accepted and self._history is not None:
+            self._history.append(StateHistoryLine(kind="step", step=report.step, score=report.score,
+                                                  score_dict=report.score_dict, state=self.snapshot(report.state)))
+        if improved and self.best.state is not None:  # in pareto mode the new best may be an earlier state
+            self.write_state("best", self.best.state, self.best.score, step=self.best.step)
+
+    def finish(self, state: list[Any], score: float | None, score_dict: dict[str, float]) -> list[Any]:
+        """The final state: its file, the best state's final version, the last history line.
+        Returns the best state (the final one when no state had a finite score)."""
+        self.best.offer(score, state, score_dict)
+        self.write_state("final", state, score)
+        best_state = self.best.state if self.best.state is not None else state
+        self.write_state("best", best_state, self.best.score)
+        if self._history is not None:
+            self._history.append(StateHistoryLine(kind="final", step=self.steps, score=score,
+                                                  score_dict=score_dict, state=self.snapshot(state)))
+        self.close()
+        return best_state
+
+    def close(self) -> None:
+        for log in (self._history, self._curve):
+            if log is not None:
+                log.close()
+
+    def _curve_row(self, step: int, score: float | None, n_evals: int, score_dict: dict[str, float]) -> None:
+        if self._curve is None:
+            return
+        totals = self.session.totals
+        self._curve.row(CurveRow(step=step, wall_s=round(time.monotonic() - self._t0, 6), n_evals=n_evals,
+                                 llm_calls=totals.llm_calls, tokens=totals.total_tokens,
+                                 usd=round(totals.cost_usd, 10), score=score, best_score=self.best.score,
+                                 objectives={name: score_dict[name] for name in objective_names(score_dict)}))

@@ -1,0 +1,100 @@
+"""Training and finalisation of a job: run the trainer, then measure and record how it ended.
+
+A trainer's exception ends training, not the job: the final and best states are still measured
+and written, and the record carries the error.  Only what happens before training (the problem
+does not load, no trainable parameter) fails the job without scores.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from trace_bench.matrix.expand import JobSpec
+from trace_bench.runner.failures import status_of
+from trace_bench.runner.job_setup import JobSetup
+from trace_bench.runner.recorder import JobRecorder
+from trace_bench.store.events import EventLog
+from trace_bench.store.models import BudgetExhausted, JobResult
+from trace_bench.store.status import Status
+
+
+@dataclass
+class TrainingOutcome:
+    status: Status = Status.OK
+    error: str = ""
+    traceback: str = ""
+    n_evals: int = 0
+
+
+def train(spec: JobSpec, setup: JobSetup, recorder: JobRecorder, events: EventLog) -> TrainingOutcome:
+    """Build the trainer with its validated knobs and run it; its failure is the outcome's error."""
+    from trace_bench.llm.errors import BudgetExhausted as BudgetExhaustedError
+    from trace_bench.registry.trainers import resolve_trainer
+    from trace_bench.trainers.context import TrainerContext
+
+    trainer_cls = resolve_trainer(spec.trainer).cls
+    params = trainer_cls.Params.model_validate(spec.trainer_kwargs)
+    context = TrainerContext(setup.problem, session=setup.session, seed=spec.seed, optimizer=spec.optimizer,
+                             optimizer_kwargs=spec.optimizer_kwargs, num_threads=params.num_threads,
+                             on_step=recorder.on_step, selection_score=setup.measurer.selection)
+    trainer = trainer_cls(context, params)
+    outcome = TrainingOutcome()
+    try:
+        trainer.train()
+    except BudgetExhaustedError as exc:
+        outcome.status, outcome.error = Status.BUDGET_EXHAUSTED, str(exc)
+        spent = setup.session.budget_spent()  # settled: calls in flight when the stop came are counted
+        events.write(BudgetExhausted(resource=exc.resource, limit=exc.limit,
+                                     spent=spent.get(exc.resource, exc.spent)))
+    except MemoryError:
+        raise
+    except Exception as exc:
+        outcome.status, outcome.error = status_of(exc), f"training_error: {type(exc).__name__}: {exc}"
+        cause = getattr(setup.session, "last_error", None)
+        if cause is not None and not isinstance(exc, type(cause)):
+            # optimizers such as OptoPrimeMulti swallow LLM errors and fail later with an unrelated
+            # IndexError; the LLM error is the cause a user needs to see
+            outcome.error += f" (after LLM error {type(cause).__name__}: {cause})"
+        outcome.traceback = traceback.format_exc()
+    outcome.n_evals = context.n_evals
+    return outcome
+
+
+def finalise(result: JobResult, setup: JobSetup, recorder: JobRecorder, outcome: TrainingOutcome) -> None:
+    """Measure the final state, write the final and best states, fill the record's scores, and
+    leave the live parameters at the best state."""
+    from trace_bench.trainers.state import apply_state, snapshot
+
+    final = snapshot(setup.parameters)
+    final_score, final_dict = setup.measurer.selection(final)
+    best_state = recorder.finish(final, final_score, final_dict)
+    result.status, result.error = outcome.status, outcome.error
+    if outcome.traceback:
+        result.traceback = outcome.traceback
+    result.score_final = final_score
+    result.score_best = recorder.best.score
+    result.score_dict_best = recorder.best.score_dict
+    result.best_state_failed = setup.measurer.failed(best_state)
+    result.n_steps = recorder.steps
+    result.n_evals = outcome.n_evals
+    if setup.problem.test_dataset:
+        result.score_test = setup.measurer.test(best_state)
+    apply_state(setup.parameters, best_state)
+
+
+def fill_usage(result: JobResult, session: Any) -> None:
+    """The job's LLM usage (every role, measurements included) and what its budget counted."""
+    totals = session.totals
+    result.llm_calls = totals.llm_calls
+    result.cache_hits = totals.cache_hits
+    result.prompt_tokens = totals.prompt_tokens
+    result.completion_tokens = totals.completion_tokens
+    result.total_tokens = totals.total_tokens
+    result.tokens_estimated = totals.estimated
+    result.cost_usd = round(totals.cost_usd, 10)
+    result.llm_errors = totals.errors
+    result.llm_retries = totals.retries
+    result.usage_by_role = {role: vars(usage) for role, usage in totals.by_role.items()}
+    result.budget_spent = session.budget_spent()

@@ -1,0 +1,114 @@
+"""What ``trace-bench validate`` checks, as data the CLI prints.
+
+Without ``strict``: the config expands into a matrix (trainers resolved, tasks found, unavailable
+tasks named).  With ``strict``: every distinct task is also built in this process and its trainable
+parameters counted, and a run directory with the config snapshot and a manifest (every job
+``validated``) is written, so the matrix can be inspected before anything runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trace_bench.config.models import RunConfig
+from trace_bench.matrix.expand import JobSpec, expand_matrix
+from trace_bench.matrix.identity import config_hash
+from trace_bench.registry.tasks import TaskCatalog
+from trace_bench.runner.manifest import manifest_entry, snapshot_text
+from trace_bench.runner.run import plan_run_id
+from trace_bench.store.events import utc_now
+from trace_bench.store.models import Manifest
+from trace_bench.store.run_store import RunStore
+from trace_bench.store.status import PlanState
+
+#: A task that is expected to have no trainable parameter (the harness's own negative control).
+EXPECTED_WITHOUT_PARAMETERS = frozenset({"internal:non_trainable"})
+
+
+@dataclass(frozen=True)
+class TaskCheck:
+    task: str
+    verdict: str  # OK, SKIP, FAIL or EXPECTED
+    detail: str
+
+
+@dataclass
+class Validation:
+    jobs: list[JobSpec]
+    task_checks: list[TaskCheck] = field(default_factory=list)
+    manifest_path: Path | None = None
+
+    @property
+    def trainers(self) -> list[str]:
+        return sorted({j.trainer for j in self.jobs})
+
+    @property
+    def tasks(self) -> list[tuple[str, str | None]]:
+        """Each task once, in matrix order, with the reason it is skipped here (or None)."""
+        skipped = {j.task: j.skip_reason for j in self.jobs if j.skip_reason}
+        return [(task, skipped.get(task)) for task in dict.fromkeys(j.task for j in self.jobs)]
+
+    @property
+    def failed(self) -> bool:
+        return any(check.verdict == "FAIL" for check in self.task_checks)
+
+
+def validate_config(config: RunConfig, *, root: str | None = None, benches: list[str] | None = None,
+                    strict: bool = False, runs_dir: str | None = None) -> Validation:
+    if benches:
+        config = config.model_copy(update={"tasks": [t for t in config.tasks if _suite(t.id) in benches]})
+    validation = Validation(expand_matrix(config, TaskCatalog.create(root)))
+    if strict:
+        validation.task_checks = check_tasks(validation.jobs)
+        validation.manifest_path = write_validation_manifest(config, validation.jobs, runs_dir or config.runs_dir)
+    return validation
+
+
+def check_tasks(jobs: list[JobSpec]) -> list[TaskCheck]:
+    """Build each distinct (task, eval_kwargs) once and count its trainable parameters."""
+    from trace_bench.runner.failures import JobFailure
+    from trace_bench.runner.job import prepare_process
+    from trace_bench.runner.problem_loader import load_problem
+    from trace_bench.trainers.state import trainable_parameters
+
+    with contextlib.redirect_stdout(io.StringIO()):  # opto announces its LLM backend on import
+        prepare_process()
+        import opto.optimizers  # noqa: F401
+    checks = []
+    seen: set[str] = set()
+    for job in jobs:
+        key = f"{job.task}|{sorted(job.eval_kwargs.items())!r}"
+        if key in seen or job.skip_reason:
+            continue
+        seen.add(key)
+        try:
+            problem = load_problem(job)
+        except JobFailure as exc:
+            checks.append(TaskCheck(job.task, "SKIP" if exc.status == "skipped" else "FAIL", str(exc)))
+            continue
+        count = len(trainable_parameters(problem.param))
+        if count == 0:
+            verdict = "EXPECTED" if job.task in EXPECTED_WITHOUT_PARAMETERS else "FAIL"
+            checks.append(TaskCheck(job.task, verdict, "no_trainable_parameters"))
+        else:
+            checks.append(TaskCheck(job.task, "OK", f"{count} trainable parameter(s), selection on "
+                                                     f"{problem.selection_split}"))
+    return checks
+
+
+def write_validation_manifest(config: RunConfig, jobs: list[JobSpec], runs_dir: str) -> Path:
+    """A run directory holding only the snapshot and a ``validated_only`` manifest."""
+    store = RunStore.create(runs_dir, plan_run_id(config))
+    store.write_snapshot(snapshot_text(config))
+    store.write_manifest(Manifest(run_id=store.run_id, config_hash=config_hash(config), mode=config.mode,
+                                  tags=config.tags, total_jobs=len(jobs), created_at=utc_now(),
+                                  validated_only=True,
+                                  jobs=[manifest_entry(job, PlanState.VALIDATED) for job in jobs]))
+    return store.manifest_path
+
+
+def _suite(task_id: str) -> str:
+    return task_id.split(":", 1)[0] if ":" in task_id else "llm4ad"

@@ -1,0 +1,52 @@
+"""What ``meta/env.json`` and ``meta/git.json`` record about the machine and the code of a run."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from importlib.metadata import distributions
+from pathlib import Path
+
+from trace_bench.store.events import utc_now
+from trace_bench.store.masking import mask_secrets, secret_name
+from trace_bench.store.models import EnvInfo, GitInfo
+
+_ENV_PREFIXES = ("TRACE_", "OPENAI_", "OPENROUTER_", "ANTHROPIC_", "AZURE_", "GEMINI_", "HF_", "HUGGINGFACE_",
+                 "LITELLM_", "HARBOR_", "DAYTONA_", "MLFLOW_", "RAY_", "CUDA_")
+_ENV_NAMES = ("PYTHONPATH", "PYTHONHASHSEED", "OMP_NUM_THREADS")
+
+
+def environment_info() -> EnvInfo:
+    """Python, platform, packages and the relevant environment (secret values masked)."""
+    env: dict[str, str] = {}
+    for name, value in sorted(os.environ.items()):
+        if name.startswith(_ENV_PREFIXES) or name in _ENV_NAMES:
+            env[name] = "***" if secret_name(name) else mask_secrets(value)
+    packages = {}
+    for dist in distributions():
+        name = dist.metadata.get("Name")
+        if name:
+            packages[name] = dist.version
+    return EnvInfo(captured_at=utc_now(), python=sys.version.split()[0], implementation=platform.python_implementation(),
+                   platform=platform.platform(), machine=platform.machine(), cpu_count=os.cpu_count(), env=env,
+                   packages=dict(sorted(packages.items(), key=lambda kv: kv[0].lower())))
+
+
+def git_info(start: Path | None = None) -> GitInfo:
+    cwd = start or Path.cwd()
+
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return GitInfo(is_repo=False)
+    status = git("status", "--porcelain") or ""
+    return GitInfo(is_repo=True, commit=commit, branch=git("rev-parse", "--abbrev-ref", "HEAD"),
+                   dirty=bool(status.strip()), repo_root=git("rev-parse", "--show-toplevel"))

@@ -1,0 +1,339 @@
+"""One job directory, ``<run>/jobs/<job_id>/``: what the driver writes about a job and what the job
+process writes while it runs.  The storage contract is :class:`~trace_bench.store.run_store.RunStore`'s.
+
+Who writes what (one writer per file, so no file needs a lock):
+
+* the driver: ``job_meta.json`` before each attempt, ``attempts.json`` (the budget ledger),
+  ``results.json`` when the job ended, and the files a remote job sent back;
+* the job process (:meth:`open_events`, :meth:`open_curve`, :meth:`open_state_history`,
+  :meth:`write_state`, :class:`HeartbeatThread`, and ``stdout.log`` through its file descriptors):
+  everything else, appended or replaced as it goes, so a killed job leaves its curve, events and
+  best state behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trace_bench.store import jsonio
+from trace_bench.store.atomic import write_bytes, write_json, write_text
+from trace_bench.store.events import EventLog, LineLog, job_event_class, last_line, read_lines, utc_now
+from trace_bench.store.models import (
+    CURVE_COLUMNS,
+    OBJECTIVE_PREFIX,
+    Attempts,
+    CurveRow,
+    Event,
+    Heartbeat,
+    JobMeta,
+    JobResult,
+    StateFile,
+    StateHistoryLine,
+    Step,
+    StoreError,
+)
+from trace_bench.store.models.events import JOB_EVENTS
+from trace_bench.store.reading import read_record
+
+STATE_KINDS = ("initial", "best", "final")
+
+
+class JobStore:
+    """A job directory; cheap to create (no I/O until a method is called)."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"JobStore({str(self.root)!r})"
+
+    @property
+    def job_id(self) -> str:
+        return self.root.name
+
+    # --- paths (for display and for the few tools that need a path: TensorBoard, a guide) ---
+    @property
+    def meta_path(self) -> Path:
+        return self.root / "job_meta.json"
+
+    @property
+    def results_path(self) -> Path:
+        return self.root / "results.json"
+
+    @property
+    def events_path(self) -> Path:
+        return self.root / "events.jsonl"
+
+    @property
+    def stdout_path(self) -> Path:
+        return self.root / "stdout.log"
+
+    @property
+    def attempts_path(self) -> Path:
+        return self.root / "attempts.json"
+
+    @property
+    def heartbeat_path(self) -> Path:
+        return self.root / "heartbeat.json"
+
+    @property
+    def artifacts_dir(self) -> Path:
+        return self.root / "artifacts"
+
+    @property
+    def curve_path(self) -> Path:
+        return self.artifacts_dir / "curve.csv"
+
+    @property
+    def state_history_path(self) -> Path:
+        return self.artifacts_dir / "state_history.jsonl"
+
+    @property
+    def tensorboard_dir(self) -> Path:
+        return self.root / "tb"
+
+    def state_path(self, kind: str) -> Path:
+        return self.artifacts_dir / f"{kind}_state.yaml"
+
+    def exists(self) -> bool:
+        return self.root.is_dir()
+
+    # --- the driver's files ---
+    def write_meta(self, meta: JobMeta) -> None:
+        write_json(self.meta_path, meta.record(), durable=False)
+
+    def read_meta(self) -> JobMeta | None:
+        return read_record(self.meta_path, JobMeta)
+
+    def write_result(self, record: JobResult) -> None:
+        """Durable (fsync'd) before it returns: this file is what makes the job done."""
+        write_json(self.results_path, record.record(), durable=True)
+
+    def read_result(self) -> JobResult | None:
+        """The job's record; None when it has none.  Raises :class:`StoreError` when unreadable."""
+        return read_record(self.results_path, JobResult)
+
+    def result_or_none(self) -> JobResult | None:
+        """The record, or None also when it cannot be read (the job then simply runs again)."""
+        try:
+            return self.read_result()
+        except StoreError:
+            return None
+
+    def write_attempts(self, attempts: Attempts) -> None:
+        write_json(self.attempts_path, attempts.record(), durable=True)
+
+    def read_attempts(self) -> Attempts | None:
+        try:
+            return read_record(self.attempts_path, Attempts)
+        except StoreError:
+            return None
+
+    def clear_for_attempt(self) -> None:
+        """Empty the directory except the ledger, so a re-run leaves no stale curve, state or event."""
+        if self.root.exists():
+            for child in self.root.iterdir():
+                if child.name == self.attempts_path.name:
+                    continue
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def write_files(self, files: dict[str, bytes]) -> None:
+        """Files a remote job sent back (only the driver writes a run directory); never outside it."""
+        root = self.root.resolve()
+        for relative, data in files.items():
+            target = (self.root / relative).resolve()
+            if root in target.parents:
+                write_bytes(target, data, durable=False)
+
+    def files(self) -> dict[str, bytes]:
+        """Every file of the directory by relative path (what a remote job sends back)."""
+        return {str(p.relative_to(self.root)): p.read_bytes() for p in self.root.rglob("*") if p.is_file()}
+
+    # --- the job process's files ---
+    def open_events(self) -> EventLog:
+        return EventLog(self.events_path, JOB_EVENTS)
+
+    def events(self, *, contains: str | None = None) -> Iterator[Event]:
+        """The job's events; a torn last line or an invalid line is skipped."""
+        return read_lines(self.events_path, job_event_class, contains=contains)
+
+    def last_step(self) -> Step | None:
+        """The latest ``step`` event (only the tail of the log is read)."""
+        return last_line(self.events_path, job_event_class, contains='"step"',
+                         accept=lambda event: isinstance(event, Step))
+
+    def open_curve(self, objectives: list[str] | None = None) -> CurveWriter:
+        """The curve writer; ``objectives`` names the ``obj_<metric>`` columns of a multi-objective task."""
+        return CurveWriter(self.curve_path, objectives)
+
+    def read_curve(self) -> list[CurveRow]:
+        """Curve points (objective columns included); a torn last row and cells that are not
+        numbers are dropped/blank."""
+        header, rows = self._curve_table()
+        points = []
+        for row in rows:
+            data: dict[str, Any] = {}
+            objectives: dict[str, float] = {}
+            for name, cell in zip(header, row, strict=True):
+                if cell in ("", "nan"):
+                    continue
+                if name.startswith(OBJECTIVE_PREFIX):
+                    value = _number(cell)
+                    if value is not None:
+                        objectives[name[len(OBJECTIVE_PREFIX):]] = value
+                elif name in CURVE_COLUMNS:
+                    data[name] = cell
+            try:
+                points.append(CurveRow.model_validate({**data, "objectives": objectives}))
+            except ValueError:
+                continue
+        return points
+
+    def curve_cells(self) -> tuple[list[str], list[list[str]]]:
+        """(the file's header, rows as strings in ``CURVE_COLUMNS`` order, objective columns left
+        out); a row with the wrong number of cells (torn by a kill) is dropped.  Fast path for bulk
+        readers (analysis)."""
+        header, body = self._curve_table()
+        if header and header != list(CURVE_COLUMNS):
+            order = [header.index(c) if c in header else None for c in CURVE_COLUMNS]
+            body = [[row[i] if i is not None else "" for i in order] for row in body]
+        return header, body
+
+    def _curve_table(self) -> tuple[list[str], list[list[str]]]:
+        """The file's header and its whole rows, as written."""
+        try:
+            with open(self.curve_path, encoding="utf-8", newline="") as handle:
+                rows = list(csv.reader(handle))
+        except FileNotFoundError:
+            return [], []
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise StoreError(f"{self.curve_path}: cannot be read ({exc})") from None
+        if not rows:
+            return [], []
+        header, body = rows[0], [row for row in rows[1:] if len(row) == len(rows[0])]
+        lacking = [c for c in ("step", "best_score") if c not in header]
+        if lacking:
+            raise StoreError(f"{self.curve_path}: header lacks column(s) {', '.join(lacking)}")
+        return header, body
+
+    def open_state_history(self) -> LineLog:
+        return LineLog(self.state_history_path)
+
+    def read_state_history(self) -> list[StateHistoryLine]:
+        return list(read_lines(self.state_history_path, lambda _: StateHistoryLine))
+
+    def write_state(self, kind: str, state: StateFile) -> None:
+        """``<kind>_state.yaml`` (replaced atomically; not fsync'd: it is rewritten as the job goes)."""
+        data = jsonio.finite(state.model_dump(mode="json"))
+        version = data.pop("schema_version")
+        if data.get("step") is None:
+            data.pop("step", None)
+        data["schema_version"] = version
+        write_text(self.state_path(kind), yaml.dump(data, Dumper=_YAML_DUMPER, sort_keys=False, allow_unicode=True),
+                   durable=False)
+
+    def read_state(self, kind: str) -> StateFile | None:
+        try:
+            text = self.state_path(kind).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"{self.state_path(kind)}: cannot be read ({exc})") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise StoreError(f"{self.state_path(kind)}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        return StateFile.load(data, source=self.state_path(kind))
+
+    def open_stdout(self) -> int:
+        """A file descriptor appending to ``stdout.log``; the job process makes it its fds 1 and 2
+        (what passes through is masked by the process's streams, see ``execution.job_process``)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        return os.open(self.stdout_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def write_heartbeat(self) -> None:
+        beat = Heartbeat(pid=os.getpid(), ts=utc_now(), monotonic=time.monotonic())
+        write_json(self.heartbeat_path, beat.record(), durable=False)
+
+    def read_heartbeat(self) -> Heartbeat | None:
+        try:
+            return read_record(self.heartbeat_path, Heartbeat)
+        except StoreError:
+            return None
+
+
+def _number(cell: str) -> float | None:
+    try:
+        return float(cell)
+    except ValueError:
+        return None
+
+
+# libyaml's emitter writes the same text as the pure-Python one, five times faster
+_YAML_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class CurveWriter:
+    """``artifacts/curve.csv``, one row per step, flushed per row (non-finite numbers left empty):
+    the fixed ``CURVE_COLUMNS``, then ``obj_<metric>`` per objective named up front (a row's
+    ``objectives`` outside those names are not written: the header is fixed once written)."""
+
+    def __init__(self, path: Path, objectives: list[str] | None = None) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - open for the job's life
+        self._writer = csv.writer(self._handle, lineterminator="\n")
+        self._objectives = list(objectives or [])
+        self._writer.writerow([*CURVE_COLUMNS, *(OBJECTIVE_PREFIX + name for name in self._objectives)])
+        self._handle.flush()
+
+    def row(self, row: CurveRow) -> None:
+        values = jsonio.finite(row.model_dump())
+        objectives = values.get("objectives") or {}
+        cells = [values.get(c) for c in CURVE_COLUMNS] + [objectives.get(name) for name in self._objectives]
+        self._writer.writerow(["" if value is None else value for value in cells])
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+class HeartbeatThread:
+    """Rewrites ``heartbeat.json`` (pid, time) every few seconds while the job runs, so a driver or
+    a person can tell a live job from a lost one, and find its process."""
+
+    def __init__(self, job: JobStore, interval_s: float = 2.0) -> None:
+        self.job = job
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="heartbeat", daemon=True)
+
+    def _beat(self) -> None:
+        try:
+            self.job.write_heartbeat()
+        except OSError:
+            pass
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._beat()
+
+    def start(self) -> None:
+        self._beat()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+

@@ -1,0 +1,59 @@
+"""Pydantic models of every file of a run directory (see docs/artifacts.md and docs/schemas/)."""
+
+from __future__ import annotations
+
+from trace_bench.store.models._base import NewerSchemaError, StoreError, StoreModel, UpgradeError
+from trace_bench.store.models.events import (
+    JOB_EVENTS,
+    RUN_EVENTS,
+    BudgetExhausted,
+    Event,
+    JobEnded,
+    JobEvent,
+    JobFinished,
+    JobRetry,
+    JobStarted,
+    JobSubmitted,
+    LLMCall,
+    OtherEvent,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    Step,
+    TrackerWarning,
+)
+from trace_bench.store.models.job import (
+    CSV_COLUMNS,
+    CURVE_COLUMNS,
+    OBJECTIVE_PREFIX,
+    Attempts,
+    CurveRow,
+    Heartbeat,
+    JobMeta,
+    JobResult,
+    RoleUsage,
+    StateFile,
+    StateHistoryLine,
+    StateParameter,
+    StateSnapshot,
+)
+from trace_bench.store.models.run import (
+    EnvInfo,
+    FileEntry,
+    FilesIndex,
+    GitInfo,
+    Manifest,
+    ManifestJob,
+    ResolvedJob,
+    Summary,
+    TokenTotals,
+)
+
+__all__ = [
+    "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "OBJECTIVE_PREFIX", "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
+    "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "JobEnded", "JobEvent", "JobFinished", "JobMeta",
+    "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "LLMCall", "Manifest", "ManifestJob", "NewerSchemaError",
+    "OtherEvent", "ResolvedJob", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "StateFile",
+    "StateHistoryLine", "StateParameter", "StateSnapshot", "Step", "StoreError", "StoreModel", "Summary",
+    "TokenTotals", "TrackerWarning", "UpgradeError",
+]

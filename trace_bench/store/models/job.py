@@ -1,0 +1,233 @@
+"""Records of one job directory: ``job_meta.json``, ``results.json``, ``attempts.json``,
+``heartbeat.json``, the rows of ``artifacts/curve.csv``, the state files and the lines of
+``artifacts/state_history.jsonl``.  Per-job ``results.json`` is the source of truth of every table.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from trace_bench.store.models._base import StoreModel
+from trace_bench.store.status import Status
+
+SCORE_FIELDS = ("score_initial", "score_final", "score_best", "score_test")
+
+
+class JobMeta(StoreModel):
+    """The job's full specification, written by the driver before each attempt."""
+
+    FILE: ClassVar[str] = "job_meta.json"
+
+    run_id: str
+    attempt: int = 1
+    job_id: str
+    index: int = 0
+    task: str
+    suite: str = ""
+    eval_kwargs: dict[str, Any] = Field(default_factory=dict)
+    trainer: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    params_label: str = "default"
+    trainer_kwargs: dict[str, Any] = Field(default_factory=dict, description="resolved, every default filled in")
+    optimizer: str | None = None
+    optimizer_kwargs: dict[str, Any] = Field(default_factory=dict)
+    seed: int
+    mode: str
+    llm: dict[str, Any] = Field(default_factory=dict, description="the config's llm block (key names, never keys)")
+    llm_identity: dict[str, Any] = Field(default_factory=dict)
+    budget: dict[str, Any] = Field(default_factory=dict)
+    logger: str | None = None
+    task_root: str | None = None
+    skip_reason: str | None = None
+
+
+class RoleUsage(BaseModel):
+    """LLM usage of one role (optimizer, agent, judge) in one job."""
+
+    model_config = ConfigDict(extra="allow")
+
+    llm_calls: int = 0
+    cache_hits: int = 0
+    errors: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cost_usd: float = 0.0
+    estimated: bool = False
+
+
+class JobResult(StoreModel):
+    """A job's record.  Version 2: never a bare ``NaN``; non-finite scores are null and named in
+    ``non_finite`` (version-1 files that hold ``NaN`` are upgraded the same way on read).
+    Version 3 adds ``best_state_failed`` (false in older files)."""
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+    SCHEMA_VERSION: ClassVar[int] = 3
+    FILE: ClassVar[str] = "results.json"
+
+    run_id: str
+    job_id: str
+    task: str
+    suite: str
+    trainer: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    params_label: str = "default"
+    seed: int
+    mode: str
+    llm_model: str = ""
+    status: Status
+    error: str = ""
+    traceback: str = ""
+    score_initial: float | None = None
+    score_final: float | None = None
+    score_best: float | None = None
+    score_test: float | None = None
+    selection_split: str = "train"
+    n_steps: int = 0
+    n_evals: int = 0
+    llm_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    tokens_estimated: bool = False
+    cost_usd: float = 0.0
+    llm_errors: int = 0
+    llm_retries: int = 0
+    time_seconds: float = 0.0
+    started_at: str = ""
+    finished_at: str = ""
+    attempt: int = 1
+    score_dict_best: dict[str, float | None] = Field(default_factory=dict)
+    best_state_failed: bool = Field(default=False, description="the best state raised or gave an unscorable "
+                                    "output on a selection example (its score holds the task's failure score)")
+    usage_by_role: dict[str, RoleUsage] = Field(default_factory=dict)
+    budget_spent: dict[str, float] = Field(default_factory=dict)
+    non_finite: list[str] = Field(default_factory=list, description="score fields whose value was NaN or "
+                                  "infinite and is stored as null (version 2)")
+
+    @model_validator(mode="after")
+    def _null_non_finite(self) -> JobResult:
+        flagged = list(self.non_finite)
+        for name in SCORE_FIELDS:
+            value = getattr(self, name)
+            if value is not None and not math.isfinite(value):
+                object.__setattr__(self, name, None)  # no re-validation loop
+                flagged.append(name)
+        for key, value in list(self.score_dict_best.items()):
+            if value is not None and not math.isfinite(value):
+                self.score_dict_best[key] = None
+                flagged.append(f"score_dict_best.{key}")
+        if flagged != self.non_finite:
+            object.__setattr__(self, "non_finite", sorted(set(flagged)))
+        return self
+
+
+#: results.csv columns, in order (objective columns ``obj_<metric>`` follow).
+CSV_COLUMNS = (
+    "run_id", "job_id", "task", "suite", "trainer", "params", "params_label", "seed", "mode", "llm_model",
+    "status", "error", "score_initial", "score_final", "score_best", "score_test", "selection_split",
+    "n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens", "completion_tokens", "total_tokens",
+    "tokens_estimated", "cost_usd", "time_seconds", "started_at", "finished_at",
+)
+
+
+class Attempts(StoreModel):
+    """``attempts.json``: the budget ledger that survives a re-run of the job (version 2 adds
+    ``schema_version``; version 1 had none)."""
+
+    SCHEMA_VERSION: ClassVar[int] = 2
+    FILE: ClassVar[str] = "attempts.json"
+
+    attempts: int = 0
+    carried: dict[str, float] = Field(default_factory=lambda: {"llm_calls": 0, "tokens": 0, "usd": 0.0},
+                                      description="training-phase spend of the earlier attempts")
+
+
+class Heartbeat(StoreModel):
+    """``heartbeat.json``: refreshed every few seconds while the job process lives."""
+
+    SCHEMA_VERSION: ClassVar[int] = 2
+    FILE: ClassVar[str] = "heartbeat.json"
+
+    pid: int
+    ts: str
+    monotonic: float
+
+
+class CurveRow(StoreModel):
+    """One row of ``artifacts/curve.csv``.  The CSV has no version column: its header is its
+    contract (``CURVE_COLUMNS``, then ``obj_<metric>`` per objective of a multi-objective task),
+    and a row read back is always the current version.  Version 2 adds ``objectives``."""
+
+    SCHEMA_VERSION: ClassVar[int] = 2
+    FILE: ClassVar[str] = "curve.csv"
+
+    step: int
+    wall_s: float | None = None
+    n_evals: int | None = None
+    llm_calls: int | None = None
+    tokens: int | None = None
+    usd: float | None = None
+    score: float | None = None
+    best_score: float | None = None
+    objectives: dict[str, float | None] = Field(
+        default_factory=dict, description="per-objective means of the reported state on the selection split, as the "
+        "guide returned them (the ``obj_<metric>`` columns; empty on a single-objective task)")
+
+
+CURVE_COLUMNS = ("step", "wall_s", "n_evals", "llm_calls", "tokens", "usd", "score", "best_score")
+#: prefix of the curve.csv column of one objective (``obj_<metric>``)
+OBJECTIVE_PREFIX = "obj_"
+
+
+class StateParameter(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    index: int
+    name: str | None = None
+    trainable: bool = True
+    value: Any = None
+
+
+class StateSnapshot(BaseModel):
+    """The values of a problem's trainable parameters, in a fixed order."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str = "state"
+    parameters: list[StateParameter] = Field(default_factory=list)
+
+
+class StateFile(StoreModel):
+    """``artifacts/{initial,best,final}_state.yaml``.  ``step`` is set on the best state written
+    while training (the step that improved it); version 2 adds ``schema_version``."""
+
+    SCHEMA_VERSION: ClassVar[int] = 2
+    FILE: ClassVar[str] = "state.yaml"
+
+    kind: str = "state"
+    parameters: list[StateParameter] = Field(default_factory=list)
+    score: float | None = None
+    step: int | None = None
+
+
+class StateHistoryLine(StoreModel):
+    """A line of ``artifacts/state_history.jsonl`` (version 2 adds ``schema_version``, version 3
+    ``score_dict``)."""
+
+    SCHEMA_VERSION: ClassVar[int] = 3
+    FILE: ClassVar[str] = "state_history.jsonl"
+
+    ts: str = ""
+    kind: Literal["initial", "step", "final"]
+    step: int = 0
+    score: float | None = None
+    score_dict: dict[str, float | None] = Field(
+        default_factory=dict, description="per-objective means of the state on the selection split "
+        "(``{\"score\": s}`` on a single-objective task)")
+    state: StateSnapshot = Field(default_factory=StateSnapshot)

@@ -1,0 +1,330 @@
+"""The run directory and its one entrance: :class:`RunStore`.
+
+Nothing outside ``trace_bench.store`` opens a file of a run directory; the runner, ``validate``,
+analysis, the UI and the trackers all read and write through this class and
+:class:`~trace_bench.store.job_store.JobStore`.  The layout is the original Trace-Bench tree
+(docs/artifacts.md); every file has a pydantic model (``trace_bench.store.models``) whose JSON
+Schema is exported to docs/schemas/.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from trace_bench.store.atomic import write_json, write_text
+from trace_bench.store.events import (
+    EventLog,
+    LogFollower,
+    job_event_class,
+    read_lines,
+    run_event_class,
+    utc_now,
+)
+from trace_bench.store.job_store import JobStore
+from trace_bench.store.models import (
+    RUN_EVENTS,
+    EnvInfo,
+    Event,
+    FileEntry,
+    FilesIndex,
+    GitInfo,
+    Manifest,
+    StoreError,
+    Summary,
+)
+from trace_bench.store.reading import read_csv, read_record, read_yaml
+from trace_bench.store.tables import ResultTables
+
+
+class RunNotFound(StoreError):
+    """A path or id that is not a run directory."""
+
+
+class RunLocked(StoreError):
+    """Another process is executing the run."""
+
+
+class RunLock:
+    """An exclusive ``flock`` on ``<run>/.lock``, held until :meth:`release` or the process dies
+    (the kernel releases it then, so a killed driver's run can be resumed at once)."""
+
+    def __init__(self, path: Path) -> None:
+        import fcntl
+
+        self.path = path
+        self._handle = open(path, "a+")  # noqa: SIM115 - held until released
+        try:
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._handle.close()
+            raise RunLocked(f"run {path.parent.name} is being executed by another trace-bench process") from None
+
+    def release(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> RunLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class RunStore:
+    """One run directory, ``<runs_dir>/<run_id>/``.
+
+    **Storage contract.**  Every method of this class and of ``JobStore`` keeps these promises;
+    tests/store/test_contract.py checks each of them once.
+
+    * *Atomic records.*  Every JSON and YAML record and every table (``results.csv``,
+      ``summary.json``, ``leaderboard.csv``, ``meta/*``, ``job_meta.json``, ``results.json``,
+      ``attempts.json``, ``heartbeat.json``, the state files) is written to a temporary file in
+      its directory and renamed over the target: a reader, or a crash at any instant, sees the old
+      version or the new one, never a torn file.  Tables, meta files, ``results.json`` and
+      ``attempts.json`` are fsync'd (file and directory) before the call returns; the others are
+      rewritten as a job goes and need not survive a power cut.
+    * *Strict JSON.*  No file holds ``NaN`` or ``Infinity``: non-finite numbers are written as
+      ``null`` (``JobResult.non_finite`` names the scores that were non-finite).
+    * *Readable while written.*  Logs (the two ``events.jsonl``, ``state_history.jsonl``,
+      ``curve.csv``, ``stdout.log``) are appended one line at a time and flushed per line, so
+      ``tail -f``, :meth:`follow_events` and the UI see progress as it happens.  Readers skip a
+      torn last line (a kill mid-write) and lines that are not a valid record.
+    * *Exactly once.*  A job is done when its ``results.json`` exists with a complete status;
+      only the driver writes it, after the job process ended.  Tables are rebuilt from those
+      records (:meth:`tables`), never appended to, so a run resumed after a kill at any instant
+      has one row per job; a job without a record (or with an incomplete one) runs again, after
+      :meth:`JobStore.clear_for_attempt` removed its previous attempt's files, and the budget it
+      had spent is carried in ``attempts.json``.
+    * *What a kill leaves.*  Killing the driver releases :class:`RunLock` and takes its jobs
+      with it; each job directory keeps what was appended and the last atomic version of each
+      record.  Killing a job leaves its curve, events and best state so far: the driver builds
+      its record from them.
+    * *One writer per file.*  :meth:`lock` admits one driver per run.  The driver writes the
+      run's files and each job's meta, ledger and record; a job process writes only its own
+      directory's logs, states and heartbeat.  Remote jobs (Ray) send their files back and the
+      driver writes them (:meth:`JobStore.write_files`).
+    * *Versioned.*  Every record has ``schema_version``; readers upgrade older files and refuse
+      newer ones with a message (``NewerSchemaError``), see ``trace_bench.store.models``.
+    * *Masked.*  Every record, log line and ``stdout.log`` passes through ``mask_secrets``.
+
+    Missing files read as ``None``; files that cannot be read raise :class:`StoreError` with the
+    file's path and the problem.
+    """
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"RunStore({str(self.root)!r})"
+
+    # --- finding and creating runs ---
+    @classmethod
+    def create(cls, runs_dir: str | Path, run_id: str) -> RunStore:
+        """The run ``run_id`` under ``runs_dir``, with its ``meta/`` and ``jobs/`` directories."""
+        store = cls(Path(runs_dir) / run_id)
+        store.meta_dir.mkdir(parents=True, exist_ok=True)
+        store.jobs_dir.mkdir(exist_ok=True)
+        return store
+
+    @staticmethod
+    def is_run(path: str | Path) -> bool:
+        meta = Path(path) / "meta"
+        return (meta / "manifest.json").exists() or (meta / "config.snapshot.yaml").exists()
+
+    @classmethod
+    def locate(cls, reference: str | Path, runs_dir: str | Path) -> RunStore:
+        """A run given by path or by id under ``runs_dir``; :class:`RunNotFound` otherwise."""
+        candidates = [Path(reference), Path(runs_dir) / reference]
+        for candidate in candidates:
+            if cls.is_run(candidate):
+                return cls(candidate.resolve())
+        raise RunNotFound(f"no run '{reference}' (looked for meta/manifest.json in "
+                          f"{', '.join(map(str, candidates))})")
+
+    @classmethod
+    def find(cls, runs_dir: str | Path) -> list[RunStore]:
+        """The runs of a runs directory (or the directory itself when it is a run)."""
+        root = Path(runs_dir)
+        if not root.is_dir():
+            return []
+        if cls.is_run(root):
+            return [cls(root)]
+        return [cls(child) for child in sorted(root.iterdir())
+                if child.is_dir() and not child.name.startswith(".") and cls.is_run(child)]
+
+    def exists(self) -> bool:
+        return self.root.is_dir()
+
+    def lock(self) -> RunLock:
+        """Hold the run for this process (:class:`RunLocked` when another process holds it)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        return RunLock(self.root / ".lock")
+
+    # --- paths (for messages and display) ---
+    @property
+    def run_id(self) -> str:
+        return self.root.name
+
+    @property
+    def meta_dir(self) -> Path:
+        return self.root / "meta"
+
+    @property
+    def snapshot_path(self) -> Path:
+        return self.meta_dir / "config.snapshot.yaml"
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.meta_dir / "manifest.json"
+
+    @property
+    def env_path(self) -> Path:
+        return self.meta_dir / "env.json"
+
+    @property
+    def git_path(self) -> Path:
+        return self.meta_dir / "git.json"
+
+    @property
+    def files_index_path(self) -> Path:
+        return self.meta_dir / "files_index.json"
+
+    @property
+    def results_csv_path(self) -> Path:
+        return self.root / "results.csv"
+
+    @property
+    def summary_path(self) -> Path:
+        return self.root / "summary.json"
+
+    @property
+    def leaderboard_path(self) -> Path:
+        return self.root / "leaderboard.csv"
+
+    @property
+    def events_path(self) -> Path:
+        return self.root / "events.jsonl"
+
+    @property
+    def report_path(self) -> Path:
+        return self.root / "report.html"
+
+    @property
+    def jobs_dir(self) -> Path:
+        return self.root / "jobs"
+
+    @property
+    def llm_cache_path(self) -> Path:
+        """The run's LLM cache (SQLite, owned by the LLM layer) when the config names none."""
+        return self.root / "llm_cache.sqlite"
+
+    @property
+    def llm_slots_dir(self) -> Path:
+        """Lock files bounding concurrent LLM requests across the run's processes."""
+        return self.root / ".llm_slots"
+
+    # --- meta ---
+    def write_snapshot(self, text: str) -> None:
+        write_text(self.snapshot_path, text)
+
+    def read_snapshot(self) -> dict[str, Any] | None:
+        data = read_yaml(self.snapshot_path)
+        if data is not None and not isinstance(data, dict):
+            raise StoreError(f"{self.snapshot_path}: expected a mapping, found {type(data).__name__}")
+        return data
+
+    def write_manifest(self, manifest: Manifest) -> None:
+        write_json(self.manifest_path, manifest.record())
+
+    def read_manifest(self) -> Manifest | None:
+        return read_record(self.manifest_path, Manifest)
+
+    def write_environment(self, env: EnvInfo, git: GitInfo) -> None:
+        write_json(self.env_path, env.record())
+        write_json(self.git_path, git.record())
+
+    def read_env(self) -> EnvInfo | None:
+        return read_record(self.env_path, EnvInfo)
+
+    def read_git(self) -> GitInfo | None:
+        return read_record(self.git_path, GitInfo)
+
+    def write_files_index(self) -> FilesIndex:
+        """Every file of the run with its size, so a reader knows what exists without listing dirs."""
+        files = []
+        for path in sorted(self.root.rglob("*")):
+            if path.is_file() and not path.name.startswith("."):
+                try:
+                    size = path.stat().st_size
+                except OSError:
+                    continue
+                files.append(FileEntry(path=str(path.relative_to(self.root)), bytes=size))
+        index = FilesIndex(run_dir=str(self.root), generated_at=utc_now(), files=files)
+        write_json(self.files_index_path, index.record())
+        return index
+
+    def read_files_index(self) -> FilesIndex | None:
+        return read_record(self.files_index_path, FilesIndex)
+
+    # --- jobs ---
+    def job(self, job_id: str) -> JobStore:
+        return JobStore(self.jobs_dir / job_id)
+
+    def job_ids(self) -> list[str]:
+        """Job directories present (sorted), whether or not the job has a record."""
+        try:
+            return sorted(entry.name for entry in os.scandir(self.jobs_dir) if entry.is_dir())
+        except FileNotFoundError:
+            return []
+
+    def read_results(self) -> dict[str, Any]:
+        """Every readable job record by job id (a job without one, or an unreadable one, is left out)."""
+        records = {}
+        for job_id in self.job_ids():
+            record = self.job(job_id).result_or_none()
+            if record is not None:
+                records[job_id] = record
+        return records
+
+    # --- the run's event log ---
+    def open_events(self) -> EventLog:
+        return EventLog(self.events_path, RUN_EVENTS)
+
+    def append_event(self, event: Event | dict[str, Any]) -> None:
+        """One line in the run's log (opens and closes it; for occasional writers such as trackers)."""
+        with self.open_events() as log:
+            log.write(event)
+
+    def events(self) -> Iterator[Event]:
+        return read_lines(self.events_path, run_event_class)
+
+    def follow_events(self) -> LogFollower:
+        return LogFollower(self.events_path, run_event_class)
+
+    def follow_job_events(self, job_id: str) -> LogFollower:
+        return LogFollower(self.job(job_id).events_path, job_event_class)
+
+    # --- tables ---
+    def tables(self, run_meta: dict[str, Any], min_interval_s: float = 1.0) -> ResultTables:
+        """The writer of ``results.csv``, ``summary.json`` and ``leaderboard.csv``."""
+        return ResultTables(self.results_csv_path, self.summary_path, self.leaderboard_path, run_meta,
+                            min_interval_s=min_interval_s)
+
+    def read_summary(self) -> Summary | None:
+        return read_record(self.summary_path, Summary)
+
+    def read_results_table(self) -> tuple[list[str], list[list[str]]] | None:
+        """(header, rows) of ``results.csv``; ``None`` before the first job ended."""
+        return read_csv(self.results_csv_path)
+
+    def read_leaderboard(self) -> tuple[list[str], list[list[str]]] | None:
+        return read_csv(self.leaderboard_path)
+
+    def write_report(self, html: str, out: str | Path | None = None) -> Path:
+        """``report.html`` in the run (or at ``out``), replaced atomically."""
+        target = Path(out) if out is not None else self.report_path
+        write_text(target, html)
+        return target
+

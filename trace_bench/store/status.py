@@ -1,0 +1,81 @@
+"""A job's status, and the groups of statuses every reader and writer agrees on.
+
+``Status`` is a ``str`` enum: its members compare equal to, hash like and format as their plain
+value, so ``results.csv``, ``results.json`` and the event logs keep the same strings
+(``"ok"``, ``"budget_exhausted"``, ...) and code may compare a status read from a CSV cell with a
+member directly.  The groups below are the only definitions of "successful", "complete" and
+"failed" in the package.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Status(str, Enum):
+    """How a job ended."""
+
+    OK = "ok"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    OOM = "oom"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    SKIPPED = "skipped"
+    INFRA_ERROR = "infra_error"
+    INTERRUPTED = "interrupted"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @property
+    def successful(self) -> bool:
+        return self in SUCCESSFUL
+
+    @property
+    def complete(self) -> bool:
+        return self in COMPLETE
+
+    @property
+    def failed(self) -> bool:
+        return self in FAILED
+
+
+class PlanState(str, Enum):
+    """States a manifest entry has before (or instead of) a job status."""
+
+    PENDING = "pending"
+    NOT_EXECUTED = "not_executed"
+    VALIDATED = "validated"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+#: The job ran to its end and its scores enter statistics (leaderboard, report, compare).
+SUCCESSFUL: frozenset[Status] = frozenset({Status.OK, Status.BUDGET_EXHAUSTED})
+#: Nothing is left to do for the job in this run: ``--resume failed`` does not re-run it and the
+#: run may exit 0.  (``--resume auto`` still retries a skipped job: its task may be available now.)
+COMPLETE: frozenset[Status] = SUCCESSFUL | {Status.SKIPPED}
+#: The job ended abnormally on its own (not stopped by the user, not skipped).
+FAILED: frozenset[Status] = frozenset({Status.FAILED, Status.TIMEOUT, Status.OOM, Status.INFRA_ERROR})
+#: Every status is terminal: a job with a status has ended; ``running``/``pending`` are not statuses.
+TERMINAL: frozenset[Status] = frozenset(Status)
+
+
+def is_successful(status: str) -> bool:
+    """True for a status given as a plain string too (a CSV cell, an event field)."""
+    return status in SUCCESSFUL
+
+
+def is_complete(status: str) -> bool:
+    return status in COMPLETE
+
+
+def is_failed(status: str) -> bool:
+    return status in FAILED
