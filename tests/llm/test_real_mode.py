@@ -92,7 +92,12 @@ def test_record_then_replay_offline(tmp_path: Path) -> None:
     a, b = _rows(only_run_dir(tmp_path / "a")), _rows(only_run_dir(tmp_path / "b"))
     keys = ("job_id", "status", "score_initial", "score_best", "score_final")
     assert [{k: r[k] for k in keys} for r in a] == [{k: r[k] for k in keys} for r in b]
-    assert all(int(r["llm_calls"]) == 0 and int(r["cache_hits"]) > 0 for r in b if r["trainer"] == "PrioritySearch")
+    # every replayed answer is charged like the call it replays; cache_hits says they all came from the cache
+    calls = {r["job_id"]: (r["llm_calls"], r["total_tokens"], r["cost_usd"]) for r in a}
+    for row in b:
+        if row["trainer"] == "PrioritySearch":
+            assert (row["llm_calls"], row["total_tokens"], row["cost_usd"]) == calls[row["job_id"]]
+            assert int(row["cache_hits"]) == int(row["llm_calls"]) > 0
     # a replay that needs an answer nobody recorded fails loudly
     other = _config(tmp_path / "miss.yaml", url, f"  cache: replay\n  cache_path: {cache}", seeds="[99]")
     run_cli("run", "--config", str(other), "--runs-dir", str(tmp_path / "c"), "--quiet", env={"FAKE_LLM_KEY": KEY},

@@ -17,6 +17,7 @@ import pytest
 
 from trace_bench.store import atomic
 from trace_bench.store.models import (
+    CURVE_COLUMNS,
     Attempts,
     JobResult,
     LLMCall,
@@ -156,6 +157,7 @@ def test_a_killed_job_leaves_its_progress_for_the_driver(tmp_path: Path) -> None
     with job.open_events() as events:
         events.write(LLMCall(role="optimizer", total_tokens=7, cost_usd=0.5, phase="train"))
         events.write(LLMCall(role="optimizer", total_tokens=3, phase="measure"))
+        events.write(LLMCall(role="optimizer", total_tokens=5, cost_usd=0.25, cached=True, phase="train"))
     with open(job.curve_path, "a", encoding="utf-8") as handle:
         handle.write("3,0.1,")  # the kill tore the last row
     spec = JobSpec(job_id="j1", index=0, task="s:t", suite="s", eval_kwargs={}, trainer="T", params={},
@@ -163,7 +165,26 @@ def test_a_killed_job_leaves_its_progress_for_the_driver(tmp_path: Path) -> None
                    mode="stub")
     record = salvage_record(spec, job, run_id="r", status="timeout", error="killed", wall_s=1.0, attempt=1)
     assert (record.score_initial, record.score_final, record.score_best, record.n_steps) == (-3.0, -2.0, -1.0, 2)
-    assert record.llm_calls == 2 and record.total_tokens == 10 and record.budget_spent["llm_calls"] == 1
+    assert record.llm_calls == 3 and record.total_tokens == 15 and record.cache_hits == 1
+    # a cache answer is charged its recorded usage, like the session's budget charges it
+    assert record.budget_spent == {"llm_calls": 2, "tokens": 12, "usd": 0.75}
+
+
+def test_curve_objective_columns_round_trip(tmp_path: Path) -> None:
+    """A multi-objective job's curve has one ``obj_<metric>`` column per objective named when it
+    was opened, and reads back as each row's ``objectives``; readers of the fixed columns are unaffected."""
+    from trace_bench.store.models import CurveRow
+
+    job = RunStore.create(tmp_path, "r").job("j1")
+    curve = job.open_curve(["cost", "quality"])
+    curve.row(CurveRow(step=0, score=1.0, best_score=1.0, objectives={"cost": 2.5, "quality": 0.5}))
+    curve.row(CurveRow(step=1, score=2.0, best_score=2.0, objectives={"cost": float("nan"), "quality": 0.75}))
+    curve.close()
+    assert job.curve_path.read_text().splitlines()[0].endswith(",best_score,obj_cost,obj_quality")
+    rows = job.read_curve()
+    assert [row.objectives for row in rows] == [{"cost": 2.5, "quality": 0.5}, {"quality": 0.75}]
+    header, cells = job.curve_cells()
+    assert [len(row) for row in cells] == [len(CURVE_COLUMNS)] * 2 and cells[1][6] == "2.0"
 
 
 def test_masked_secrets_and_unreadable_files_name_the_file(tmp_path: Path,

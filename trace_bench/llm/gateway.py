@@ -14,6 +14,9 @@ Contract:
 - The role is the ``X-Trace-Role`` header, else a model name ending in ``optimizer``, ``agent`` or
   ``judge`` (after ``-``, ``:``, ``/`` or ``@``), else ``agent``.  The requested model name does not
   pick the provider model: the session's backend for the role does.
+- Phase: a gateway started for a trainer (``phase="train"``) meters every call as ``train``; one
+  started by a task for its own subprocess (no phase) meters a call as ``measure`` while the harness
+  is measuring a state, else as ``train`` (:meth:`LLMSession.ambient_phase`).
 - A budget stop answers 429 with error type/code ``budget_exhausted`` and ``x-should-retry: false``
   (OpenAI SDKs then do not retry), and records the exception in :attr:`Gateway.budget_error`,
   which the job re-raises once the library returns.  Other LLM errors keep their status class; the
@@ -52,8 +55,10 @@ def role_of(header: str | None, model: str | None) -> str:
 class Gateway:
     """A running gateway; use :func:`start_gateway`.  Thread-safe; closing is idempotent."""
 
-    def __init__(self, session: LLMSession, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, session: LLMSession, host: str = "127.0.0.1", port: int = 0,
+                 phase: str | None = None) -> None:
         self.session = session
+        self.phase = phase
         self.api_key = "tbgw-" + secrets.token_urlsafe(24)
         register_secret(self.api_key)
         self.budget_error: BudgetExhausted | None = None
@@ -110,7 +115,7 @@ class Gateway:
         with self._lock:
             self.requests += 1
         try:
-            response = self.session.chat(role, messages, **params)
+            response = self.session.chat(role, messages, phase=self.phase or self.session.ambient_phase(), **params)
         except BudgetExhausted as exc:
             self.budget_error = exc
             return 429, _error("budget_exhausted", str(exc))
@@ -200,14 +205,16 @@ def _handler_for(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def start_gateway(session: LLMSession | None = None, *, host: str = "127.0.0.1", port: int = 0) -> Gateway:
-    """Start a gateway into ``session`` (default: the current job's session) on a random port."""
+def start_gateway(session: LLMSession | None = None, *, host: str = "127.0.0.1", port: int = 0,
+                  phase: str | None = None) -> Gateway:
+    """Start a gateway into ``session`` (default: the current job's session) on a random port;
+    ``phase`` fixes the phase of every call it serves (see the module docstring)."""
     if session is None:
         from trace_bench.llm.current import get_session
 
         session = get_session()
         if session is None:
             raise RuntimeError("start_gateway needs a session: no job session is set in this process")
-    gateway = Gateway(session, host=host, port=port)
+    gateway = Gateway(session, host=host, port=port, phase=phase)
     gateway._thread.start()
     return gateway

@@ -1,11 +1,23 @@
 """One job's LLM session: accounting, budget and per-role clients in one place.
 
 Every call of every role of a job goes through :meth:`LLMSession.chat`, so the job's results
-carry exact call, token and cost figures (by role) and the budget is enforced at the next call.
+carry exact call, token and cost figures by role and by *phase*, and the budget is enforced
+before each call is sent (:mod:`trace_bench.llm.budget`).
+
+Phases: ``train`` is every call the trainer causes (its optimizer, the agent in its rollouts,
+external libraries through the gateway); ``measure`` is the harness scoring states on the
+selection and test splits (:meth:`LLMSession.measuring`).  The phase follows the calling thread
+(a context variable, carried into rollout threads), so a trainer thread calling while another
+thread measures is still counted as ``train``.  Budgets count only ``train``.
+
+A call answered from the record/replay cache is charged like the call it replays (its recorded
+tokens and cost), so a replay stops where its recording stopped and draws the same curve;
+``cache_hits`` counts such answers separately.
 """
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import threading
@@ -18,16 +30,23 @@ from typing import Any
 from trace_bench.llm.backend import Backend
 from trace_bench.llm.budget import Budget, Spent
 from trace_bench.llm.client import MeteredLLM
-from trace_bench.llm.errors import BudgetExhausted, LLMError
+from trace_bench.llm.errors import LLMError
+from trace_bench.llm.tokens import estimate_prompt_tokens
 from trace_bench.llm.types import ChatResponse, Completion
 
 EventSink = Callable[[dict[str, Any]], None]
+
+PHASES = ("train", "measure")
+_PHASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("trace_bench_llm_phase", default=None)
 
 _SAMPLING_KEYS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "response_format", "n", "stop", "seed")
 
 
 @dataclass
 class RoleUsage:
+    """Usage of one role or phase.  ``llm_calls``, tokens and cost include answers served from the
+    cache (charged with their recorded usage); ``cache_hits`` says how many of the calls those were."""
+
     llm_calls: int = 0
     cache_hits: int = 0
     errors: int = 0
@@ -42,6 +61,7 @@ class RoleUsage:
 @dataclass
 class UsageTotals(RoleUsage):
     by_role: dict[str, RoleUsage] = field(default_factory=dict)
+    by_phase: dict[str, RoleUsage] = field(default_factory=lambda: {phase: RoleUsage() for phase in PHASES})
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -85,22 +105,33 @@ class LLMSession:
         self._lock = threading.Lock()
         self._clients: dict[str, MeteredLLM] = {}
         self._measuring = 0
-        self.measure_totals = RoleUsage()
         # the last failed call: OptoPrimeMulti swallows LLM errors and fails later with an unrelated
         # one (IndexError), so the job can report this as the cause instead
         self.last_error: LLMError | None = None
 
     @contextmanager
     def measuring(self) -> Iterator[None]:
-        """Calls made inside are the harness measuring a state (selection/test scoring): they are
-        metered (and reported separately) but do not count against the trainer's budget."""
+        """Calls made inside (in this thread, and in rollout threads it starts) are the harness
+        measuring a state: metered under the ``measure`` phase, never counted by the budget."""
+        token = _PHASE.set("measure")
         with self._lock:
             self._measuring += 1
         try:
             yield
         finally:
+            _PHASE.reset(token)
             with self._lock:
                 self._measuring -= 1
+
+    def ambient_phase(self) -> str:
+        """The phase for a call that arrives without one from another thread (a task's own
+        gateway serving a subprocess): ``measure`` while any measurement runs, else ``train``."""
+        with self._lock:
+            return "measure" if self._measuring else "train"
+
+    @property
+    def measure_totals(self) -> RoleUsage:
+        return self.totals.by_phase["measure"]
 
     def backend_for(self, role: str) -> Backend:
         return self.backends.get(role) or self.backends[self.default_role]
@@ -112,13 +143,16 @@ class LLMSession:
             return self._clients[role]
 
     def spent(self) -> Spent:
-        """What counts against the budget: every call except the harness's own measurements."""
-        m = self.measure_totals
-        return Spent(
-            llm_calls=self.totals.llm_calls - m.llm_calls,
-            tokens=self.totals.total_tokens - m.total_tokens,
-            usd=self.totals.cost_usd - m.cost_usd,
-        )
+        """What counts against the budget: the ``train`` phase (cache answers included)."""
+        train = self.totals.by_phase["train"]
+        return Spent(llm_calls=train.llm_calls, tokens=train.total_tokens, usd=train.cost_usd)
+
+    def budget_spent(self) -> dict[str, float]:
+        """Train-phase spend plus what earlier attempts spent, and wall time: the figures the
+        limits apply to (``budget_spent`` of a job and ``spent`` of its ``budget_exhausted`` event)."""
+        with self._lock:
+            total = self.budget.total(self.spent())
+        return {"llm_calls": total.llm_calls, "tokens": total.tokens, "usd": total.usd, "wall_s": total.wall_s}
 
     def _next_sample_index(self, key: str, n: int) -> int:
         with self._lock:
@@ -126,13 +160,18 @@ class LLMSession:
             self._samples[key] = index + n
             return index
 
-    def chat(self, role: str, messages: list[dict[str, Any]], **params: Any) -> ChatResponse:
-        with self._lock:
-            measuring = self._measuring > 0
-            if not measuring:
-                self.budget.check(self.spent())
+    def chat(self, role: str, messages: list[dict[str, Any]], *, phase: str | None = None,
+             **params: Any) -> ChatResponse:
+        """One metered call.  ``phase`` overrides the calling thread's phase (a gateway knows
+        whose calls it serves); a ``train`` call reserves its budget share first."""
+        phase = phase or _PHASE.get() or "train"
         backend = self.backend_for(role)
         n = int(params.pop("n", 1) or 1)
+        reservation: Spent | None = None
+        if phase == "train":
+            estimate = estimate_prompt_tokens(messages) if self.budget.tokens is not None else 0
+            with self._lock:
+                reservation = self.budget.reserve(self.spent(), estimate)
         key = request_key(backend.model, messages, params) + self.key_salt
         sample_index = self._next_sample_index(key, n)
         started = time.perf_counter()
@@ -141,31 +180,37 @@ class LLMSession:
                 completion = self.call_wrapper(backend, messages, n=n, sample_index=sample_index, key=key, **params)
             else:
                 completion = backend.complete(messages, n=n, sample_index=sample_index, **params)
-        except BudgetExhausted:
-            raise
         except LLMError as exc:
-            self._record_error(role, backend.model, exc, time.perf_counter() - started)
+            self._record_error(role, backend.model, exc, time.perf_counter() - started, phase, reservation)
+            raise
+        except BaseException:
+            self._settle(reservation)
             raise
         latency = time.perf_counter() - started
-        self._record(role, completion, latency, measuring)
+        self._record(role, completion, latency, phase, reservation)
         return ChatResponse.from_texts(completion.texts, completion.usage, completion.model)
 
-    def _record(self, role: str, completion: Completion, latency: float, measuring: bool = False) -> None:
+    def _settle(self, reservation: Spent | None) -> None:
+        if reservation is not None:
+            with self._lock:
+                self.budget.release(reservation)
+
+    def _record(self, role: str, completion: Completion, latency: float, phase: str = "train",
+                reservation: Spent | None = None) -> None:
         usage = completion.usage
         cost = completion.cost_usd or 0.0
         with self._lock:
-            buckets = [self.totals, self.totals.by_role.setdefault(role, RoleUsage())]
-            if measuring:
-                buckets.append(self.measure_totals)
+            if reservation is not None:
+                self.budget.release(reservation)
+            buckets = [self.totals, self.totals.by_role.setdefault(role, RoleUsage()),
+                       self.totals.by_phase.setdefault(phase, RoleUsage())]
             for bucket in buckets:
-                if completion.cached:
-                    bucket.cache_hits += 1
-                else:
-                    bucket.llm_calls += 1
-                    bucket.prompt_tokens += usage.prompt_tokens
-                    bucket.completion_tokens += usage.completion_tokens
-                    bucket.total_tokens += usage.total_tokens
-                    bucket.cost_usd += cost
+                bucket.cache_hits += int(completion.cached)
+                bucket.llm_calls += 1
+                bucket.prompt_tokens += usage.prompt_tokens
+                bucket.completion_tokens += usage.completion_tokens
+                bucket.total_tokens += usage.total_tokens
+                bucket.cost_usd += cost
                 bucket.retries += completion.retries
                 bucket.estimated = bucket.estimated or completion.estimated
         self._emit({
@@ -173,19 +218,23 @@ class LLMSession:
             "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
             "total_tokens": usage.total_tokens, "cost_usd": cost, "cost_known": completion.cost_usd is not None,
             "latency_s": round(latency, 6), "cached": completion.cached, "retries": completion.retries,
-            "estimated": completion.estimated,
-            "phase": "measure" if measuring else "train",
+            "estimated": completion.estimated, "phase": phase,
         })
 
-    def _record_error(self, role: str, model: str, exc: LLMError, latency: float) -> None:
+    def _record_error(self, role: str, model: str, exc: LLMError, latency: float, phase: str = "train",
+                      reservation: Spent | None = None) -> None:
         with self._lock:
+            if reservation is not None:
+                self.budget.release(reservation)
             self.last_error = exc
-            for bucket in (self.totals, self.totals.by_role.setdefault(role, RoleUsage())):
+            for bucket in (self.totals, self.totals.by_role.setdefault(role, RoleUsage()),
+                           self.totals.by_phase.setdefault(phase, RoleUsage())):
                 bucket.errors += 1
         self._emit({
             "type": "llm_call", "role": role, "model": model, "error": f"{type(exc).__name__}: {exc}",
             "status": exc.status, "latency_s": round(latency, 6), "prompt_tokens": 0, "completion_tokens": 0,
             "total_tokens": 0, "cost_usd": 0.0, "cached": False, "retries": getattr(exc, "retries", 0),
+            "phase": phase,
         })
 
     def _emit(self, event: dict[str, Any]) -> None:

@@ -2,10 +2,12 @@
 
 It answers in the format the caller asks for (OptoPrime/OPRO JSON suggestions, TextGrad
 ``<IMPROVED_VARIABLE>`` tags and critiques, DSPy signatures, gepa reflections, OpenEvolve diffs and
-rewrites (:mod:`trace_bench.llm.stub_formats`), plain agent answers) and proposes *real* changes:
-numeric mutations and candidate solutions a task ships as ``stub_candidates``.  Stub runs
-therefore produce real, non-flat curves and exercise every code path, without a network or a key.
-Determinism: every answer is a function of (seed, request content, per-request sample index).
+rewrites (:mod:`trace_bench.llm.stub_formats`), plain agent answers) and proposes *real* changes
+(:mod:`trace_bench.llm.stub_mutations`): numeric steps sized by the feedback, one changed literal
+in code, moved numbers in number lists, and the plausible-but-imperfect values a task ships as
+``stub_candidates``.  It never knows a task's answer, so reaching an optimum takes several steps
+and stub runs separate trainers by how they search.  Determinism: every answer is a function of
+(seed, request content, per-request sample index).
 """
 
 from __future__ import annotations
@@ -20,6 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trace_bench.llm import stub_formats as formats
+from trace_bench.llm.stub_mutations import (
+    NUMBER_LIST,
+    Hint,
+    feedback_hint,
+    mutate_code_literal,
+    mutate_number_list,
+    numeric_step,
+)
 
 _VARIABLE_LINE = re.compile(r"^\((?P<type>[A-Za-z_][\w\.]*)\) (?P<name>[A-Za-z_]\w*)=(?P<value>.*)$")
 _CODE_VARIABLE = re.compile(r"^\(code\) (?P<name>[A-Za-z_]\w*):", re.MULTILINE)
@@ -77,17 +87,23 @@ def parse_variables(prompt: str) -> list[Variable]:
     return variables
 
 
-def parse_opro_variables(prompt: str) -> list[Variable]:
-    """The current variables of an OPRO prompt: the last ``{"variables": ...}`` example."""
+def _opro_latest(prompt: str) -> dict[str, Any]:
+    """The newest ``{"variables": ..., "feedback": ...}`` example of an OPRO prompt."""
     decoder = json.JSONDecoder()
-    latest: dict[str, Any] | None = None
+    latest: dict[str, Any] = {}
     for match in re.finditer(r'\{\s*"variables"\s*:', prompt):
         try:
             example, _ = decoder.raw_decode(prompt, match.start())
         except ValueError:
             continue
         if isinstance(example, dict) and isinstance(example.get("variables"), dict):
-            latest = example["variables"]
+            latest = example
+    return latest
+
+
+def parse_opro_variables(prompt: str) -> list[Variable]:
+    """The current variables of an OPRO prompt: the last ``{"variables": ...}`` example."""
+    latest = _opro_latest(prompt).get("variables")
     variables: list[Variable] = []
     for name, value in (latest or {}).items():
         if isinstance(value, bool):
@@ -109,6 +125,37 @@ def _section(prompt: str, name: str) -> str | None:
         if match.group(1) == name:
             end = matches[index + 1].start() if index + 1 < len(matches) else len(prompt)
             return prompt[match.end():end].strip("\n")
+    return None
+
+
+def feedback_text(prompt: str) -> str:
+    """The part of a prompt that holds the feedback on the current value, by prompt family:
+    OptoPrime's ``#Feedback`` section (without its memory of past attempts), the newest OPRO
+    example, TextGrad's ``<FEEDBACK>``/``<OBJECTIVE_FUNCTION>``; else the whole prompt."""
+    section = _section(prompt, "Feedback")
+    if section is not None:
+        return section.split("\n\nBelow are some", 1)[0]
+    latest = _opro_latest(prompt)
+    if latest:
+        return str(latest.get("feedback", ""))
+    tags = re.findall(r"<(FEEDBACK|OBJECTIVE_FUNCTION)>(.*?)</\1>", prompt, re.S)
+    if tags:
+        return tags[-1][1]
+    return prompt
+
+
+def _whole_value(short: str, prompt: str) -> str | None:
+    """The full text of a value TextGrad shortened to ``head (...) tail``, if the prompt shows it."""
+    head, _, tail = short.partition(" (...) ")
+    start = prompt.find(head)
+    while start >= 0 and head and tail:
+        end = prompt.find(tail, start + len(head))
+        if end < 0:
+            return None
+        whole = prompt[start:end + len(tail)]
+        if " (...) " not in whole:
+            return whole
+        start = prompt.find(head, start + 1)
     return None
 
 
@@ -168,28 +215,34 @@ class StubPolicy:
         canonical = canonical_prompt(text)
         occurrence = self._occurrence(f"{sample_index}|{canonical}")
         rng = self._rng(canonical, sample_index, f"{params.get('temperature', '')}|{occurrence}")
+        hint = feedback_hint(feedback_text(text))
+
+        def propose(current: str, name: str, rng: random.Random) -> str | None:
+            return self.propose_text(current, name, rng, hint)
+
         if formats.is_openevolve(text):
-            return formats.openevolve_answer(text, rng, self.propose_text)
+            return formats.openevolve_answer(text, rng, propose)
         if formats.is_dspy(text):
-            return formats.dspy_answer(messages, rng, self.propose_text, lambda: self._answer(text, rng))
+            return formats.dspy_answer(messages, rng, propose, lambda: self._answer(text, rng))
         if formats.is_gepa_reflection(text):
-            return formats.gepa_answer(text, rng, self.propose_text)
+            return formats.gepa_answer(text, rng, propose)
         if "<IMPROVED_VARIABLE>" in text:
-            return self._textgrad_update(text, rng)
+            return self._textgrad_update(text, rng, hint)
         if "#Variables" in text and "suggestion" in text:
-            return self._suggestion(text, rng)
+            return self._suggestion(text, rng, hint)
         if '"suggestion"' in text and '"variables"' in text:
-            return self._opro_suggestion(text, rng)
+            return self._opro_suggestion(text, rng, hint)
         if "<VARIABLE>" in text or "feedback" in text.lower() and "variable" in text.lower():
-            return self._critique(text, rng)
+            return self._critique(rng, hint)
         return self._answer(text, rng)
 
     # -- OptoPrime / OPRO -----------------------------------------------------------------
-    def _suggestion(self, prompt: str, rng: random.Random) -> str:
+    def _suggestion(self, prompt: str, rng: random.Random, hint: Hint) -> str:
         variables = parse_variables(prompt)
+        share = 1.0 / max(1, sum(v.type in ("int", "float") for v in variables))
         suggestion: dict[str, Any] = {}
         for variable in variables:
-            proposal = self._propose(variable, rng)
+            proposal = self._propose(variable, rng, hint, share)
             if proposal is not None:
                 suggestion[variable.name] = proposal
         reasoning = (
@@ -198,11 +251,12 @@ class StubPolicy:
         )
         return json.dumps({"reasoning": reasoning, "answer": "", "suggestion": suggestion})
 
-    def _opro_suggestion(self, prompt: str, rng: random.Random) -> str:
+    def _opro_suggestion(self, prompt: str, rng: random.Random, hint: Hint) -> str:
         """OPRO shows past (variables, feedback) pairs as JSON instead of a ``#Variables`` section;
         the newest pair holds the current values."""
         variables = parse_opro_variables(prompt)
-        suggestion = {v.name: p for v in variables if (p := self._propose(v, rng)) is not None}
+        share = 1.0 / max(1, sum(v.type in ("int", "float") for v in variables))
+        suggestion = {v.name: p for v in variables if (p := self._propose(v, rng, hint, share)) is not None}
         return json.dumps({"suggestion": suggestion})
 
     def _candidates_for(self, variable: Variable) -> list[Any]:
@@ -233,41 +287,72 @@ class StubPolicy:
             return isinstance(candidate, str) and "def " not in candidate
         return type(candidate).__name__ == variable.type
 
-    def _propose(self, variable: Variable, rng: random.Random) -> Any:
+    def _propose(self, variable: Variable, rng: random.Random, hint: Hint | None = None,
+                 share: float = 1.0) -> Any:
+        """A new value for ``variable``, or None to leave it.
+
+        Numbers follow the feedback (a task candidate now and then); code switches to a candidate
+        or changes one literal; text switches to a candidate, moves the numbers of a number list,
+        or gains an edit.  Candidates are plausible starting points, never the answer."""
+        hint = hint or Hint()
         candidates = self._candidates_for(variable)
-        if candidates and (rng.random() < 0.7 or variable.type not in ("int", "float")):
-            return rng.choice(candidates)
         if variable.type in ("int", "float"):
+            if candidates and rng.random() < (0.25 if hint.direction else 0.7):
+                return rng.choice(candidates)
             try:
                 value = float(variable.value)
             except ValueError:
                 return None
-            step = rng.gauss(0.0, max(1.0, abs(value) * self.mutation_scale))
-            new = value + step
-            return int(round(new)) if variable.type == "int" else round(new, 4)
+            new = numeric_step(value, hint, rng, share=share, scale=self.mutation_scale)
+            # six decimals: a coarse grid would let every good trainer land exactly on a target
+            return int(round(new)) if variable.type == "int" else round(new, 6)
         if variable.type == "bool":
             return variable.value.strip() != "True" if rng.random() < 0.3 else None
+        if variable.type == "code":
+            mutated = mutate_code_literal(variable.value, rng) if not candidates or rng.random() < 0.5 else None
+            return mutated if mutated is not None else (rng.choice(candidates) if candidates else None)
+        if candidates and rng.random() < 0.5:
+            return rng.choice(candidates)
+        if variable.type == "str" and NUMBER_LIST.fullmatch(variable.value):
+            return mutate_number_list(variable.value, rng)
         if variable.type == "str" and variable.value and rng.random() < 0.5:
             edit = rng.choice(PROMPT_EDITS)
             if edit not in variable.value:
                 return f"{variable.value.rstrip()} {edit}"
-        return None
+        return rng.choice(candidates) if candidates else None
 
-    def propose_text(self, current: str, name: str, rng: random.Random) -> str | None:
+    def propose_text(self, current: str, name: str, rng: random.Random, hint: Hint | None = None) -> str | None:
         """A proposal for a value shown as text (``name`` may be empty when the prompt omits it)."""
-        proposal = self._propose(Variable(name, kind_of(current), current), rng)
+        proposal = self._propose(Variable(name, kind_of(current), current), rng, hint)
         return None if proposal is None else str(proposal)
 
     # -- TextGrad -------------------------------------------------------------------------
-    def _textgrad_update(self, prompt: str, rng: random.Random) -> str:
+    def _textgrad_update(self, prompt: str, rng: random.Random, hint: Hint) -> str:
+        """TextGrad shows a long value shortened (``first words (...) last words``): editing or
+        echoing that would install a broken value.  The whole value is used when the prompt shows
+        it elsewhere (the textgrad library's context does); otherwise only a whole candidate is
+        proposed, or the answer carries no tags (opto's TextGrad then keeps the value)."""
         match = re.search(r"<VARIABLE>\s*(.*?)\s*</VARIABLE>", prompt, re.S)
         current = match.group(1) if match else ""
-        proposal = self.propose_text(current, "", rng)
+        if " (...) " in current:
+            current = _whole_value(current, prompt) or current
+        if " (...) " in current:
+            candidates = self._candidates_for(Variable("", kind_of(current), current))
+            if not candidates:
+                return "The variable already serves the objective; no change is needed."
+            return f"<IMPROVED_VARIABLE>{rng.choice(candidates)}</IMPROVED_VARIABLE>"
+        proposal = self.propose_text(current, "", rng, hint)
         new = current if proposal is None else proposal
         return f"<IMPROVED_VARIABLE>{new}</IMPROVED_VARIABLE>"
 
     @staticmethod
-    def _critique(prompt: str, rng: random.Random) -> str:
+    def _critique(rng: random.Random, hint: Hint) -> str:
+        """A critique that passes the feedback's direction on (as a real model would), so the
+        update step that reads it can follow it."""
+        if hint.direction:
+            verb = "increase" if hint.direction > 0 else "decrease"
+            distance = f"; the output is off by {hint.distance:g}" if hint.distance is not None else ""
+            return f"To satisfy the objective, {verb} the variable{distance}."
         hints = (
             "The variable should move the output closer to the target described in the feedback.",
             "The current value produces an output that the feedback marks as incorrect; adjust it.",

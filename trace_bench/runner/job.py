@@ -114,7 +114,8 @@ def _train_and_finalise(spec: JobSpec, job: JobStore, events: Any, setup: JobSet
     from trace_bench.trainers.state import snapshot
 
     result.selection_split = setup.problem.selection_split
-    recorder = JobRecorder(job, events, setup.session, setup.parameters, console=spec.logger != "none")
+    recorder = JobRecorder(job, events, setup.session, setup.parameters, objective=setup.measurer.objective,
+                           console=spec.logger != "none")
     try:
         initial = snapshot(setup.parameters)
         initial_score, initial_dict = setup.measurer.selection(initial)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from trace_bench.trainers import state as state_ops
-from trace_bench.trainers.evaluate import Evaluator, mean
-from trace_bench.trainers.objectives import ObjectiveConfig, mean_score_dict, scalarize
+from trace_bench.trainers.evaluate import Summary, make_evaluator, summarize
+from trace_bench.trainers.objectives import ObjectiveConfig
 
 
 class Measurer:
@@ -20,12 +20,10 @@ class Measurer:
         self.parameters = parameters
         self.session = session
         self.objective = ObjectiveConfig.coerce(problem.objective_config)
-        self.evaluator = Evaluator(problem.param, problem.guide,
-                                   error_score=float(problem.metadata.get("failure_score", 0.0)),
-                                   want_score_dict=bool(self.objective and self.objective.multi))
-        self._cache: dict[str, tuple[float | None, dict[str, float]]] = {}
+        self.evaluator = make_evaluator(problem)
+        self._cache: dict[str, Summary] = {}
 
-    def _score(self, state: list[Any], dataset: dict[str, list[Any]]) -> tuple[float | None, dict[str, float]]:
+    def _score(self, state: list[Any], dataset: dict[str, list[Any]]) -> Summary:
         live = state_ops.snapshot(self.parameters)
         try:
             state_ops.apply_state(self.parameters, state)
@@ -33,16 +31,21 @@ class Measurer:
                 rollouts = self.evaluator.rollouts(dataset["inputs"], dataset["infos"])
         finally:
             state_ops.apply_state(self.parameters, live)
-        score_dict = mean_score_dict(r.score_dict for r in rollouts)
-        if self.objective and self.objective.multi:
-            return scalarize(score_dict, self.objective), score_dict
-        return mean([r.score for r in rollouts]), score_dict
+        return summarize(rollouts, self.objective)
 
-    def selection(self, state: list[Any]) -> tuple[float | None, dict[str, float]]:
+    def _selection(self, state: list[Any]) -> Summary:
         key = state_ops.state_key(state)
         if key not in self._cache:
             self._cache[key] = self._score(state, self.problem.selection_dataset)
         return self._cache[key]
 
+    def selection(self, state: list[Any]) -> tuple[float | None, dict[str, float]]:
+        summary = self._selection(state)
+        return summary.score, summary.score_dict
+
+    def failed(self, state: list[Any]) -> bool:
+        """Whether ``state`` failed (raised, or gave an unscorable output) on a selection example."""
+        return self._selection(state).failed
+
     def test(self, state: list[Any]) -> float | None:
-        return self._score(state, self.problem.test_dataset)[0]
+        return self._score(state, self.problem.test_dataset).score

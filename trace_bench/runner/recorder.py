@@ -1,8 +1,9 @@
 """The recorder: the one object that writes a job's progress through its :class:`JobStore`.
 
 Every trainer reports through ``TrainerContext.report_step``; the recorder turns each report into
-a curve row, a ``step`` event, a state-history line (accepted steps) and, when the best score
-improved, a new ``best_state.yaml``.  All of it is written as it happens, so a job that is killed
+a curve row (with ``obj_<metric>`` columns on a multi-objective task), a ``step`` event and a
+state-history line (accepted steps), both with the state's per-objective ``score_dict``, and, when
+the best state changed (:class:`BestSoFar`, Pareto-aware), a new ``best_state.yaml``.  All of it is written as it happens, so a job that is killed
 still leaves its curve, its best state so far and its spend.
 """
 
@@ -16,37 +17,103 @@ from typing import Any
 from trace_bench.store.events import EventLog, LineLog
 from trace_bench.store.job_store import CurveWriter, JobStore
 from trace_bench.store.models import CurveRow, StateFile, StateHistoryLine, StateSnapshot, Step
+from trace_bench.trainers.objectives import ObjectiveConfig, front_order, objective_names, pareto_front
+
+
+@dataclass
+class FrontEntry:
+    """A measured state kept by :class:`BestSoFar` (``order``: when it was offered)."""
+
+    state: list[Any]
+    score: float
+    score_dict: dict[str, float]
+    order: int
+    step: int | None = None
 
 
 @dataclass
 class BestSoFar:
-    """The best selection score seen so far, its state and its per-metric scores."""
+    """A job's best-so-far state under the task's objective: what the harness reports as *best*.
 
-    score: float | None = None
-    state: list[Any] | None = None
-    score_dict: dict[str, float] = field(default_factory=dict)
+    Every measured state (initial, each step, final) is offered with its selection score and
+    per-objective means.  Without an objective, and in ``scalar`` and ``weighted`` mode, the best
+    is the highest score (non-finite scores never count; the earlier state wins a tie).  In
+    ``pareto`` mode ``front`` keeps the non-dominated states (a state equal on every metric to a
+    kept one is not added) and the best is the front's first member by
+    :func:`~trace_bench.trainers.objectives.front_order`, by default the one closest to the ideal
+    point: so ``pareto`` and ``weighted`` differ exactly when the balanced trade-off is not the
+    weighted sum's favourite.  Its ``score`` is still the weighted scalarization, so it may go
+    *down* when a more balanced state joins the front.
+    """
 
-    def offer(self, score: float | None, state: list[Any], score_dict: dict[str, float]) -> bool:
-        """Keep ``state`` when it beats the best (non-finite scores never do); True when it did."""
+    objective: ObjectiveConfig | None = None
+    front: list[FrontEntry] = field(default_factory=list)
+    _best: FrontEntry | None = None
+    _offered: int = 0
+
+    @property
+    def pareto(self) -> bool:
+        return self.objective is not None and self.objective.mode == "pareto"
+
+    @property
+    def score(self) -> float | None:
+        return None if self._best is None else self._best.score
+
+    @property
+    def state(self) -> list[Any] | None:
+        return None if self._best is None else self._best.state
+
+    @property
+    def score_dict(self) -> dict[str, float]:
+        return {} if self._best is None else dict(self._best.score_dict)
+
+    @property
+    def step(self) -> int | None:
+        """The step that reported the best state (None for the initial and final states)."""
+        return None if self._best is None else self._best.step
+
+    def offer(self, score: float | None, state: list[Any], score_dict: dict[str, float],
+              step: int | None = None) -> bool:
+        """Consider a measured state; True when the best changed (in ``pareto`` mode the new best
+        may be an earlier front member: adding a state renormalizes the front)."""
         if score is None or not math.isfinite(score):
             return False
-        if self.score is None or score > self.score:
-            self.score, self.state, self.score_dict = score, list(state), dict(score_dict)
-            return True
-        return False
+        self._offered += 1
+        entry = FrontEntry(list(state), float(score), dict(score_dict), self._offered, step)
+        if not self.pareto:
+            if self._best is None or entry.score > self._best.score:
+                self._best = entry
+                return True
+            return False
+        return self._offer_pareto(entry)
+
+    def _offer_pareto(self, entry: FrontEntry) -> bool:
+        assert self.objective is not None
+        if any(kept.score_dict == entry.score_dict for kept in self.front):
+            return False
+        candidates = [*self.front, entry]
+        kept = pareto_front([c.score_dict for c in candidates], self.objective)
+        if len(candidates) - 1 not in kept:
+            return False
+        self.front = [candidates[i] for i in kept]
+        order = front_order([c.score_dict for c in self.front], self.objective)
+        pick = self.front[order[0]] if order else entry
+        changed = pick is not self._best
+        self._best = pick
+        return changed
 
 
 class JobRecorder:
     """Writes one job's curve, step events, state history and state files (see module docstring)."""
 
     def __init__(self, job: JobStore, events: EventLog, session: Any, parameters: list[Any], *,
-                 console: bool = True) -> None:
+                 objective: ObjectiveConfig | None = None, console: bool = True) -> None:
         self.job = job
         self.events = events
         self.session = session
         self.parameters = parameters
         self.console = console
-        self.best = BestSoFar()
+        self.best = BestSoFar(objective)
         self.steps = 0
         self._curve: CurveWriter | None = None
         self._history: LineLog | None = None
@@ -65,22 +132,24 @@ class JobRecorder:
         """The initial state: its file, the best so far, curve row 0 and the first history line."""
         self.write_state("initial", state, score)
         self.best.offer(score, state, score_dict)
-        self._curve = self.job.open_curve()
+        self._curve = self.job.open_curve(objective_names(score_dict))
         self._history = self.job.open_state_history()
         self._t0 = time.monotonic()
-        self._curve_row(0, score, 0)
-        self._history.append(StateHistoryLine(kind="initial", step=0, score=score, state=self.snapshot(state)))
+        self._curve_row(0, score, 0, score_dict)
+        self._history.append(StateHistoryLine(kind="initial", step=0, score=score, score_dict=score_dict,
+                                              state=self.snapshot(state)))
 
     def on_step(self, report: Any) -> None:
         """The ``on_step`` callback of ``TrainerContext`` (a ``StepReport``)."""
-        improved = self.best.offer(report.score, report.state, report.score_dict)
+        improved = self.best.offer(report.score, report.state, report.score_dict, step=report.step)
         totals = self.session.totals
         if self.console:
             print(f"[Step {report.step}] score: {report.score} best: {self.best.score} "
                   f"llm_calls: {totals.llm_calls}", flush=True)
         self.steps = report.step
-        self._curve_row(report.step, report.score, report.n_evals)
+        self._curve_row(report.step, report.score, report.n_evals, report.score_dict)
         fields: dict[str, Any] = {"step": report.step, "score": report.score, "best_score": self.best.score,
+                                  "score_dict": report.score_dict,
                                   "n_evals": report.n_evals, "llm_calls": totals.llm_calls,
                                   "tokens": totals.total_tokens, "usd": totals.cost_usd,
                                   "wall_s": round(report.wall_s, 6)}
@@ -89,9 +158,9 @@ class JobRecorder:
         self.events.write(Step(**fields))
         if report.accepted and self._history is not None:
             self._history.append(StateHistoryLine(kind="step", step=report.step, score=report.score,
-                                                  state=self.snapshot(report.state)))
-        if improved:
-            self.write_state("best", report.state, report.score, step=report.step)
+                                                  score_dict=report.score_dict, state=self.snapshot(report.state)))
+        if improved and self.best.state is not None:  # in pareto mode the new best may be an earlier state
+            self.write_state("best", self.best.state, self.best.score, step=self.best.step)
 
     def finish(self, state: list[Any], score: float | None, score_dict: dict[str, float]) -> list[Any]:
         """The final state: its file, the best state's final version, the last history line.
@@ -102,7 +171,7 @@ class JobRecorder:
         self.write_state("best", best_state, self.best.score)
         if self._history is not None:
             self._history.append(StateHistoryLine(kind="final", step=self.steps, score=score,
-                                                  state=self.snapshot(state)))
+                                                  score_dict=score_dict, state=self.snapshot(state)))
         self.close()
         return best_state
 
@@ -111,10 +180,11 @@ class JobRecorder:
             if log is not None:
                 log.close()
 
-    def _curve_row(self, step: int, score: float | None, n_evals: int) -> None:
+    def _curve_row(self, step: int, score: float | None, n_evals: int, score_dict: dict[str, float]) -> None:
         if self._curve is None:
             return
         totals = self.session.totals
         self._curve.row(CurveRow(step=step, wall_s=round(time.monotonic() - self._t0, 6), n_evals=n_evals,
                                  llm_calls=totals.llm_calls, tokens=totals.total_tokens,
-                                 usd=round(totals.cost_usd, 10), score=score, best_score=self.best.score))
+                                 usd=round(totals.cost_usd, 10), score=score, best_score=self.best.score,
+                                 objectives={name: score_dict[name] for name in objective_names(score_dict)}))

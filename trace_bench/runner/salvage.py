@@ -16,7 +16,8 @@ from trace_bench.store.status import Status
 
 
 def spent_in_training(job: JobStore) -> dict[str, float]:
-    """LLM spend recorded in a job's events (training phase only, as the budget counts it)."""
+    """LLM spend recorded in a job's events (training phase only, cache answers included, as the
+    budget counts it)."""
     calls = tokens = 0
     usd = 0.0
     for event in job.events(contains='"llm_call"'):
@@ -45,9 +46,7 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     cost = 0.0
     for event in job.events():
         if isinstance(event, LLMCall) and not event.error:
-            if event.cached:
-                hits += 1
-                continue
+            hits += int(event.cached)
             calls += 1
             prompt += event.prompt_tokens
             completion += event.completion_tokens

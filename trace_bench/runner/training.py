@@ -45,7 +45,9 @@ def train(spec: JobSpec, setup: JobSetup, recorder: JobRecorder, events: EventLo
         trainer.train()
     except BudgetExhaustedError as exc:
         outcome.status, outcome.error = Status.BUDGET_EXHAUSTED, str(exc)
-        events.write(BudgetExhausted(resource=exc.resource, limit=exc.limit, spent=exc.spent))
+        spent = setup.session.budget_spent()  # settled: calls in flight when the stop came are counted
+        events.write(BudgetExhausted(resource=exc.resource, limit=exc.limit,
+                                     spent=spent.get(exc.resource, exc.spent)))
     except MemoryError:
         raise
     except Exception as exc:
@@ -74,6 +76,7 @@ def finalise(result: JobResult, setup: JobSetup, recorder: JobRecorder, outcome:
     result.score_final = final_score
     result.score_best = recorder.best.score
     result.score_dict_best = recorder.best.score_dict
+    result.best_state_failed = setup.measurer.failed(best_state)
     result.n_steps = recorder.steps
     result.n_evals = outcome.n_evals
     if setup.problem.test_dataset:
@@ -94,11 +97,4 @@ def fill_usage(result: JobResult, session: Any) -> None:
     result.llm_errors = totals.errors
     result.llm_retries = totals.retries
     result.usage_by_role = {role: vars(usage) for role, usage in totals.by_role.items()}
-    spent = session.spent()
-    budget = session.budget
-    result.budget_spent = {
-        "llm_calls": spent.llm_calls + budget.carried.llm_calls,
-        "tokens": spent.tokens + budget.carried.tokens,
-        "usd": spent.usd + budget.carried.usd,
-        "wall_s": budget.elapsed(),
-    }
+    result.budget_spent = session.budget_spent()

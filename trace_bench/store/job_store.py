@@ -29,6 +29,7 @@ from trace_bench.store.atomic import write_bytes, write_json, write_text
 from trace_bench.store.events import EventLog, LineLog, job_event_class, last_line, read_lines, utc_now
 from trace_bench.store.models import (
     CURVE_COLUMNS,
+    OBJECTIVE_PREFIX,
     Attempts,
     CurveRow,
     Event,
@@ -174,24 +175,45 @@ class JobStore:
         return last_line(self.events_path, job_event_class, contains='"step"',
                          accept=lambda event: isinstance(event, Step))
 
-    def open_curve(self) -> CurveWriter:
-        return CurveWriter(self.curve_path)
+    def open_curve(self, objectives: list[str] | None = None) -> CurveWriter:
+        """The curve writer; ``objectives`` names the ``obj_<metric>`` columns of a multi-objective task."""
+        return CurveWriter(self.curve_path, objectives)
 
     def read_curve(self) -> list[CurveRow]:
-        """Curve points; a torn last row and cells that are not numbers are dropped/blank."""
-        header, rows = self.curve_cells()
+        """Curve points (objective columns included); a torn last row and cells that are not
+        numbers are dropped/blank."""
+        header, rows = self._curve_table()
         points = []
         for row in rows:
-            data = {name: cell for name, cell in zip(CURVE_COLUMNS, row, strict=True) if cell not in ("", "nan")}
+            data: dict[str, Any] = {}
+            objectives: dict[str, float] = {}
+            for name, cell in zip(header, row, strict=True):
+                if cell in ("", "nan"):
+                    continue
+                if name.startswith(OBJECTIVE_PREFIX):
+                    value = _number(cell)
+                    if value is not None:
+                        objectives[name[len(OBJECTIVE_PREFIX):]] = value
+                elif name in CURVE_COLUMNS:
+                    data[name] = cell
             try:
-                points.append(CurveRow.model_validate(data))
+                points.append(CurveRow.model_validate({**data, "objectives": objectives}))
             except ValueError:
                 continue
         return points
 
     def curve_cells(self) -> tuple[list[str], list[list[str]]]:
-        """(the file's header, rows as strings in ``CURVE_COLUMNS`` order); a row with the wrong
-        number of cells (torn by a kill) is dropped.  Fast path for bulk readers (analysis)."""
+        """(the file's header, rows as strings in ``CURVE_COLUMNS`` order, objective columns left
+        out); a row with the wrong number of cells (torn by a kill) is dropped.  Fast path for bulk
+        readers (analysis)."""
+        header, body = self._curve_table()
+        if header and header != list(CURVE_COLUMNS):
+            order = [header.index(c) if c in header else None for c in CURVE_COLUMNS]
+            body = [[row[i] if i is not None else "" for i in order] for row in body]
+        return header, body
+
+    def _curve_table(self) -> tuple[list[str], list[list[str]]]:
+        """The file's header and its whole rows, as written."""
         try:
             with open(self.curve_path, encoding="utf-8", newline="") as handle:
                 rows = list(csv.reader(handle))
@@ -205,9 +227,6 @@ class JobStore:
         lacking = [c for c in ("step", "best_score") if c not in header]
         if lacking:
             raise StoreError(f"{self.curve_path}: header lacks column(s) {', '.join(lacking)}")
-        if header != list(CURVE_COLUMNS):
-            order = [header.index(c) if c in header else None for c in CURVE_COLUMNS]
-            body = [[row[i] if i is not None else "" for i in order] for row in body]
         return header, body
 
     def open_state_history(self) -> LineLog:
@@ -256,23 +275,35 @@ class JobStore:
             return None
 
 
+def _number(cell: str) -> float | None:
+    try:
+        return float(cell)
+    except ValueError:
+        return None
+
+
 # libyaml's emitter writes the same text as the pure-Python one, five times faster
 _YAML_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class CurveWriter:
-    """``artifacts/curve.csv``, one row per step, flushed per row (non-finite numbers left empty)."""
+    """``artifacts/curve.csv``, one row per step, flushed per row (non-finite numbers left empty):
+    the fixed ``CURVE_COLUMNS``, then ``obj_<metric>`` per objective named up front (a row's
+    ``objectives`` outside those names are not written: the header is fixed once written)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, objectives: list[str] | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._handle = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - open for the job's life
         self._writer = csv.writer(self._handle, lineterminator="\n")
-        self._writer.writerow(CURVE_COLUMNS)
+        self._objectives = list(objectives or [])
+        self._writer.writerow([*CURVE_COLUMNS, *(OBJECTIVE_PREFIX + name for name in self._objectives)])
         self._handle.flush()
 
     def row(self, row: CurveRow) -> None:
         values = jsonio.finite(row.model_dump())
-        self._writer.writerow(["" if values.get(c) is None else values[c] for c in CURVE_COLUMNS])
+        objectives = values.get("objectives") or {}
+        cells = [values.get(c) for c in CURVE_COLUMNS] + [objectives.get(name) for name in self._objectives]
+        self._writer.writerow(["" if value is None else value for value in cells])
         self._handle.flush()
 
     def close(self) -> None:

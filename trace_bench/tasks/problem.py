@@ -4,14 +4,23 @@ A task module's ``build_trace_problem(**eval_kwargs)`` returns a mapping with th
 (the original Trace-Bench contract).  :meth:`Problem.from_mapping` validates it once, so every
 trainer sees the same normalised object.  Datasets are ``{"inputs": [...], "infos": [...]}``
 aligned by index.
+
+Failures never score well: a rollout whose trainable code raised, or whose output the guide could
+not score, gets :attr:`Problem.failure_score`: the task's declared ``failure_score``, else the
+bottom of its declared ``score_range``, else :data:`DEFAULT_FAILURE_SCORE`, far below any score a
+task reports.  Both keys may sit at the top level or in ``metadata``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 REQUIRED_KEYS = ("param", "guide", "train_dataset")
+DEFAULT_FAILURE_SCORE = -1e9
+"""The score of a failed rollout on a task that declares neither ``failure_score`` nor the bottom
+of its ``score_range`` (finite, so means and CSV cells stay numbers)."""
 
 
 class ProblemError(ValueError):
@@ -42,6 +51,28 @@ def _check_dataset(name: str, value: Any, *, task_id: str, required: bool) -> Da
     return {"inputs": inputs, "infos": infos}
 
 
+def _number(value: Any, what: str, task_id: str, *, allow_infinite: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ProblemError(f"{task_id}: {what} must be a number, got {value!r}")
+    number = float(value)
+    if math.isnan(number) or (math.isinf(number) and not allow_infinite):
+        raise ProblemError(f"{task_id}: {what} must be a finite number, got {value!r}")
+    return number
+
+
+def _score_range(value: Any, task_id: str) -> tuple[float, float] | None:
+    """``[low, high]``; ``None`` for a side means unbounded (e.g. ``[None, 0]`` for -|error|)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+        raise ProblemError(f"{task_id}: score_range must be [low, high], got {value!r}")
+    low = -math.inf if value[0] is None else _number(value[0], "score_range low", task_id, allow_infinite=True)
+    high = math.inf if value[1] is None else _number(value[1], "score_range high", task_id, allow_infinite=True)
+    if not low < high:
+        raise ProblemError(f"{task_id}: score_range must have low < high, got {list(value)}")
+    return low, high
+
+
 @dataclass
 class Problem:
     """A validated problem; ``param`` is an opto ``ParameterNode`` or ``trace.Module``."""
@@ -57,6 +88,8 @@ class Problem:
     metadata: dict[str, Any] = field(default_factory=dict)
     stub_candidates: list[Any] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
+    score_range: tuple[float, float] | None = None
+    declared_failure_score: float | None = None
 
     @classmethod
     def from_mapping(cls, raw: Any, task_id: str) -> Problem:
@@ -69,7 +102,7 @@ class Problem:
             raise ProblemError(f"{task_id}: problem is missing required key(s): {', '.join(missing)}")
         known = {
             "param", "guide", "train_dataset", "validate_dataset", "validation_dataset", "test_dataset",
-            "optimizer_kwargs", "objective_config", "metadata", "stub_candidates",
+            "optimizer_kwargs", "objective_config", "metadata", "stub_candidates", "score_range", "failure_score",
         }
         validate = raw.get("validate_dataset", raw.get("validation_dataset"))
         optimizer_kwargs = raw.get("optimizer_kwargs") or {}
@@ -78,6 +111,12 @@ class Problem:
         metadata = raw.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise ProblemError(f"{task_id}: metadata must be a dict")
+        score_range = _score_range(raw.get("score_range", metadata.get("score_range")), task_id)
+        failure = raw.get("failure_score", metadata.get("failure_score"))
+        failure = None if failure is None else _number(failure, "failure_score", task_id)
+        if failure is not None and score_range is not None and failure > score_range[0]:
+            raise ProblemError(f"{task_id}: failure_score {failure:g} is above the bottom of score_range "
+                               f"{score_range[0]:g}; a failure must never beat a valid answer")
         return cls(
             task_id=task_id,
             param=raw["param"],
@@ -90,7 +129,18 @@ class Problem:
             metadata=dict(metadata),
             stub_candidates=list(raw.get("stub_candidates") or []),
             extras={k: v for k, v in raw.items() if k not in known},
+            score_range=score_range,
+            declared_failure_score=failure,
         )
+
+    @property
+    def failure_score(self) -> float:
+        """What a failed rollout scores (see the module docstring)."""
+        if self.declared_failure_score is not None:
+            return self.declared_failure_score
+        if self.score_range is not None and math.isfinite(self.score_range[0]):
+            return self.score_range[0]
+        return DEFAULT_FAILURE_SCORE
 
     @property
     def selection_split(self) -> str:

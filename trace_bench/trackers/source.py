@@ -15,7 +15,7 @@ from typing import Any
 
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.masking import mask_secrets
-from trace_bench.store.models import JobResult, StoreError, Summary
+from trace_bench.store.models import OBJECTIVE_PREFIX, JobResult, StoreError, Summary
 from trace_bench.store.run_store import RunStore
 
 CURVE_METRICS = ("best_score", "score", "llm_calls", "tokens", "usd", "n_evals", "wall_s")
@@ -61,13 +61,18 @@ def _param(value: Any) -> str:
 
 
 def read_curve(job: JobStore) -> list[dict[str, float]]:
-    """A job's curve points with the numeric cells only (none when the curve is unreadable)."""
+    """A job's curve points with the numeric cells only, objectives as ``obj_<metric>`` keys like
+    the CSV's columns (none when the curve is unreadable)."""
     try:
         rows = job.read_curve()
     except StoreError:
         return []
-    return [{k: float(v) for k, v in row.model_dump(exclude={"schema_version"}).items() if v is not None}
-            for row in rows]
+    points = []
+    for row in rows:
+        cells = row.model_dump(exclude={"schema_version", "objectives"})
+        cells.update({OBJECTIVE_PREFIX + name: value for name, value in row.objectives.items()})
+        points.append({k: float(v) for k, v in cells.items() if v is not None})
+    return points
 
 
 def iter_jobs(run_dir: Path) -> Iterator[JobExport]:

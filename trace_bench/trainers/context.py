@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trace_bench.trainers import state as state_ops
-from trace_bench.trainers.evaluate import Evaluator, Rollout, mean
-from trace_bench.trainers.objectives import ObjectiveConfig, mean_score_dict, scalarize
+from trace_bench.trainers.evaluate import Rollout, make_evaluator, summarize
+from trace_bench.trainers.objectives import ObjectiveConfig
 from trace_bench.trainers.optimizers import build_optimizer, canonical_optimizer
 from trace_bench.trainers.state import State
 
@@ -34,7 +34,11 @@ class EvalResult:
 
 @dataclass
 class StepReport:
-    """One trainer iteration as the harness records it."""
+    """One trainer iteration as the harness records it.
+
+    ``score_dict`` holds the per-objective means of ``state`` (``{"score": s}`` on a
+    single-objective task); the harness fills ``score`` and ``score_dict`` from its own
+    measurement of ``state`` on the selection split when it measures (every job does)."""
 
     step: int
     state: State
@@ -99,11 +103,7 @@ class TrainerContext:
         self.optimizer_requested = optimizer  # as the config wrote it (opto's own trainers resolve it natively)
         self.optimizer_kwargs = {**problem.optimizer_kwargs, **(optimizer_kwargs or {})}
         self.objective = ObjectiveConfig.coerce(problem.objective_config)
-        error_score = float(problem.metadata.get("failure_score", 0.0))
-        self.evaluator = Evaluator(
-            problem.param, problem.guide, error_score=error_score, num_threads=num_threads,
-            want_score_dict=bool(self.objective and self.objective.multi),
-        )
+        self.evaluator = make_evaluator(problem, num_threads=num_threads)
         self._on_step = on_step
         self._selection_score = selection_score
         self._step = 0
@@ -152,10 +152,8 @@ class TrainerContext:
 
     # -- evaluation -----------------------------------------------------------------------
     def score_of(self, rollouts: Sequence[Rollout]) -> tuple[float, dict[str, float]]:
-        score_dict = mean_score_dict(r.score_dict for r in rollouts)
-        if self.objective and self.objective.multi:
-            return scalarize(score_dict, self.objective), score_dict
-        return mean([r.score for r in rollouts]), score_dict
+        summary = summarize(rollouts, self.objective)
+        return summary.score, summary.score_dict
 
     def run_batch(self, state: State, inputs: Sequence[Any], infos: Sequence[Any]) -> list[Rollout]:
         """Rollouts of ``state`` on a batch; the live parameters hold ``state`` afterwards."""
@@ -188,6 +186,8 @@ class TrainerContext:
         self._step += 1
         if self._selection_score is not None:
             score, score_dict = self._selection_score(state)
+        elif not score_dict and score is not None:
+            score_dict = {"score": float(score)}
         report = StepReport(
             step=self._step, state=list(state), score=score, score_dict=dict(score_dict or {}),
             n_evals=self.n_evals, wall_s=time.monotonic() - self._started, accepted=accepted, info=info,

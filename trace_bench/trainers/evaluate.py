@@ -1,12 +1,21 @@
 """Rollouts and evaluation: run the agent on examples and score with the guide.
 
-A rollout is (input, info, output node, score, feedback, score dict).  Execution errors of
-trainable code (``trace.ExecutionError``) are data: they become the error node and its message
-as feedback, with the task's failure score, so optimizers can learn from them.
+A rollout is (input, info, output node, score, feedback, score dict).  Failures are data and never
+score well: when trainable code raises (``trace.ExecutionError``) or the guide cannot score the
+output (it raised on it, or returned a non-finite score), the rollout gets the task's failure score
+(:attr:`trace_bench.tasks.problem.Problem.failure_score`), the error text as feedback so optimizers
+can learn from it, and ``error=True``.  On a multi-objective task a failed rollout scores the
+failure score on every objective (as the worst value, for minimized ones), so a state that fails
+on some inputs can never look good on any objective.  LLM errors and exceptions that name a job
+status (infrastructure failures) are not the candidate's fault and propagate.
+
+:func:`summarize` is the one rule that turns a batch of rollouts into (score, score dict, failed),
+used by trainers and by the harness's measurements alike.
 """
 
 from __future__ import annotations
 
+import contextvars
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trace_bench.tasks.guide import call_guide
+from trace_bench.trainers.objectives import ObjectiveConfig, mean_score_dict, scalarize
+from trace_bench.trainers.threads import make_opto_thread_safe
 
 _BATCHIFY: Any = None
 
@@ -27,6 +38,15 @@ class Rollout:
     feedback: str
     score_dict: dict[str, float] = field(default_factory=dict)
     error: bool = False
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A batch of rollouts as one number, per-objective means, and whether any rollout failed."""
+
+    score: float
+    score_dict: dict[str, float]
+    failed: bool
 
 
 def _to_float(value: Any) -> float:
@@ -52,42 +72,90 @@ def _forward(param: Any, x: Any) -> tuple[Any, bool]:
     return output, False
 
 
+def _candidate_fault(exc: Exception) -> bool:
+    """Whether a guide's exception is the candidate's doing (an output it cannot parse or use),
+    rather than an LLM failure, memory exhaustion or an infrastructure problem that must end the job."""
+    from trace_bench.llm.errors import LLMError
+
+    return not isinstance(exc, (LLMError, MemoryError)) and not getattr(exc, "job_status", None)
+
+
 class Evaluator:
     """Runs rollouts for one problem; threads parallelize examples within a batch."""
 
     def __init__(self, param: Any, guide: Any, *, error_score: float = 0.0, num_threads: int = 1,
-                 want_score_dict: bool = False) -> None:
+                 want_score_dict: bool = False, objective: ObjectiveConfig | None = None) -> None:
         self.param = param
         self.guide = guide
         self.error_score = error_score
         self.num_threads = max(1, int(num_threads))
-        self.want_score_dict = want_score_dict
+        self.objective = objective
+        self.want_score_dict = want_score_dict or bool(objective and objective.multi)
         self.n_evals = 0
+        self._metrics: tuple[str, ...] = ()
+        make_opto_thread_safe()
+
+    def failure_dict(self) -> dict[str, float]:
+        """The score dict of a failed rollout: the failure score on every known objective."""
+        objective = self.objective
+        if objective is None or not objective.multi:
+            return {"score": self.error_score}
+        metrics = objective.pareto_metrics or tuple(objective.weights) or self._metrics or ("score",)
+        return {m: -self.error_score if m in objective.minimize else self.error_score for m in metrics}
+
+    def _failed(self, x: Any, info: Any, output: Any, feedback: str) -> Rollout:
+        return Rollout(x, info, output, self.error_score, feedback, self.failure_dict(), True)
 
     def rollout(self, x: Any, info: Any) -> Rollout:
         output, error = _forward(self.param, x)
         self.n_evals += 1
         if error:
-            return Rollout(x, info, output, self.error_score, str(output.data), {"score": self.error_score}, True)
+            return self._failed(x, info, output, str(output.data))
         response = output.data
-        score, feedback = call_guide(self.guide, x, response, info)
-        score_dict: dict[str, float] = {}
-        if isinstance(score, dict):
-            score_dict = {k: _to_float(v) for k, v in score.items()}
-            score = sum(score_dict.values()) / max(1, len(score_dict))
-        elif self.want_score_dict and hasattr(self.guide, "get_score_dict"):
-            score_dict = {k: _to_float(v) for k, v in self.guide.get_score_dict(x, response, info).items()}
+        try:
+            score, feedback = call_guide(self.guide, x, response, info)
+            score_dict: dict[str, float] = {}
+            if isinstance(score, dict):
+                score_dict = {k: _to_float(v) for k, v in score.items()}
+                score = sum(score_dict.values()) / max(1, len(score_dict))
+            elif self.want_score_dict and hasattr(self.guide, "get_score_dict"):
+                score_dict = {k: _to_float(v) for k, v in self.guide.get_score_dict(x, response, info).items()}
+        except Exception as exc:
+            if not _candidate_fault(exc):
+                raise
+            return self._failed(x, info, output, f"The output could not be scored: {type(exc).__name__}: {exc}")
         number = _to_float(score)
-        if not math.isfinite(number):
-            number = self.error_score
+        if not math.isfinite(number) or not all(math.isfinite(v) for v in score_dict.values()):
+            return self._failed(x, info, output, f"{feedback}\n(The score is not a finite number: a failure.)")
+        if score_dict and not self._metrics:
+            self._metrics = tuple(score_dict)
         return Rollout(x, info, output, number, feedback, score_dict or {"score": number})
 
     def rollouts(self, inputs: Sequence[Any], infos: Sequence[Any]) -> list[Rollout]:
         pairs = list(zip(inputs, infos, strict=True))
         if self.num_threads == 1 or len(pairs) <= 1:
             return [self.rollout(x, info) for x, info in pairs]
+        # each rollout runs in a copy of the caller's context, so the LLM phase (train/measure)
+        # of the calling thread holds for the calls its rollouts make
         with ThreadPoolExecutor(max_workers=min(self.num_threads, len(pairs))) as pool:
-            return list(pool.map(lambda pair: self.rollout(*pair), pairs))
+            futures = [pool.submit(contextvars.copy_context().run, self.rollout, x, info) for x, info in pairs]
+            return [future.result() for future in futures]
+
+
+def summarize(rollouts: Sequence[Rollout], objective: ObjectiveConfig | None) -> Summary:
+    """The score of a batch: the mean guide score, or on a multi-objective task the scalarized mean
+    score dict; plus the per-objective means and whether any rollout failed."""
+    score_dict = mean_score_dict(r.score_dict for r in rollouts)
+    failed = any(r.error for r in rollouts)
+    if objective is not None and objective.multi:
+        return Summary(scalarize(score_dict, objective), score_dict, failed)
+    return Summary(mean([r.score for r in rollouts]), score_dict, failed)
+
+
+def make_evaluator(problem: Any, *, num_threads: int = 1) -> Evaluator:
+    """The evaluator of a problem: its failure score and objective (trainers and measurements)."""
+    return Evaluator(problem.param, problem.guide, error_score=problem.failure_score, num_threads=num_threads,
+                     objective=ObjectiveConfig.coerce(problem.objective_config))
 
 
 def mean(values: Sequence[float]) -> float:

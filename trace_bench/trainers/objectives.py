@@ -2,8 +2,18 @@
 
 Tasks give a score dict per example (``guide.get_score_dict``) and an ``objective_config``
 (:class:`~trace_bench.tasks.objectives.ObjectiveConfig`, re-exported here, or a plain dict).  Trainers
-select candidates through :func:`scalarize` and :func:`pareto_front`, so every trainer treats
-objectives the same way.
+select candidates through :func:`scalarize`, :func:`pareto_front` and :func:`front_order`, and
+the job picks its best state the same way (``BestSoFar`` of :mod:`trace_bench.runner.recorder`),
+so every trainer treats objectives alike.
+
+Modes: ``scalar`` ranks by the guide's score; ``weighted`` by the weighted sum of the mean score
+dict (minimized metrics negated); ``pareto`` keeps the non-dominated set and picks from it by
+``tie_break``.  The default, ``closest_to_ideal``, normalizes every metric to [0, 1] over the front
+(1 = the front's best value) and picks the member nearest the ideal point (1, ..., 1) in weighted
+Euclidean distance: a balanced trade-off that does not depend on the metrics' scales, unlike the
+weighted sum.  ``weighted`` picks the front member with the best weighted sum (which is always the
+weighted mode's pick), ``lexicographic`` compares metrics in ``pareto_metrics`` order and
+``random_seeded`` draws one with ``seed``.
 """
 
 from __future__ import annotations
@@ -11,9 +21,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from trace_bench.tasks.objectives import ObjectiveConfig
+from trace_bench.tasks.objectives import TIE_BREAKS, ObjectiveConfig
 
-__all__ = ["ObjectiveConfig", "dominates", "mean_score_dict", "oriented", "pareto_front", "scalarize"]
+__all__ = ["TIE_BREAKS", "ObjectiveConfig", "dominates", "front_order", "mean_score_dict", "objective_names", "oriented",
+           "pareto_front", "scalarize"]
+
+
+def objective_names(score_dict: Mapping[str, float]) -> list[str]:
+    """The per-objective metrics of a score dict (``score`` alone means single-objective)."""
+    return sorted(k for k in score_dict if k != "score")
 
 
 def oriented(score_dict: Mapping[str, float], config: ObjectiveConfig) -> dict[str, float]:
@@ -66,3 +82,45 @@ def pareto_front(points: Sequence[Mapping[str, float]], config: ObjectiveConfig)
         i for i, p in enumerate(oriented_points)
         if not any(dominates(q, p, metrics) for j, q in enumerate(oriented_points) if j != i)
     ]
+
+
+def metrics_of(points: Sequence[Mapping[str, float]], config: ObjectiveConfig) -> list[str]:
+    """The metrics a Pareto comparison uses: ``pareto_metrics``, else every metric seen."""
+    return list(config.pareto_metrics or sorted({k for p in points for k in p}))
+
+
+def ideal_distances(points: Sequence[Mapping[str, float]], config: ObjectiveConfig) -> list[float]:
+    """Each point's weighted distance to the ideal point of ``points`` after normalizing every
+    (oriented) metric to [0, 1] over ``points``; a metric on which all points agree counts 0."""
+    oriented_points = [oriented(p, config) for p in points]
+    metrics = metrics_of(oriented_points, config)
+    distances = [0.0] * len(points)
+    for metric in metrics:
+        values = [p.get(metric, config.missing_value) for p in oriented_points]
+        finite = [v for v in values if math.isfinite(v)]
+        low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
+        weight = float(config.weights.get(metric, 1.0)) if config.weights else 1.0
+        for i, value in enumerate(values):
+            gap = 1.0 if not math.isfinite(value) else ((high - value) / (high - low) if high > low else 0.0)
+            distances[i] += weight * gap * gap
+    return [math.sqrt(d) for d in distances]
+
+
+def front_order(points: Sequence[Mapping[str, float]], config: ObjectiveConfig) -> list[int]:
+    """Indices of the non-dominated ``points``, best first by the configured ``tie_break``; equal
+    keys keep the given order (earlier first).  ``random_seeded`` shuffles with ``config.seed``."""
+    import random
+
+    front = pareto_front(points, config)
+    if config.tie_break == "random_seeded":
+        random.Random(config.seed).shuffle(front)
+        return front
+    weighted = {i: scalarize(points[i], config) for i in front}
+    if config.tie_break == "closest_to_ideal":
+        distance = dict(zip(front, ideal_distances([points[i] for i in front], config), strict=True))
+        return sorted(front, key=lambda i: (distance[i], -weighted[i]))
+    if config.tie_break == "lexicographic":
+        metrics = metrics_of([oriented(points[i], config) for i in front], config)
+        values = {i: oriented(points[i], config) for i in front}
+        return sorted(front, key=lambda i: tuple(-values[i].get(m, config.missing_value) for m in metrics))
+    return sorted(front, key=lambda i: -weighted[i])

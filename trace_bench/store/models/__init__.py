@@ -25,6 +25,7 @@ from trace_bench.store.models.events import (
 from trace_bench.store.models.job import (
     CSV_COLUMNS,
     CURVE_COLUMNS,
+    OBJECTIVE_PREFIX,
     Attempts,
     CurveRow,
     Heartbeat,
@@ -50,7 +51,7 @@ from trace_bench.store.models.run import (
 )
 
 __all__ = [
-    "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
+    "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "OBJECTIVE_PREFIX", "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
     "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "JobEnded", "JobEvent", "JobFinished", "JobMeta",
     "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "LLMCall", "Manifest", "ManifestJob", "NewerSchemaError",
     "OtherEvent", "ResolvedJob", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxSetting", "StateFile",

@@ -59,15 +59,22 @@ class LLMCall(Event):
 
     @property
     def counts_against_budget(self) -> bool:
-        """A training-phase call that reached the provider: what the budget and the ledger count."""
-        return not self.error and not self.cached and self.phase != "measure"
+        """A training-phase call that was answered (a cache answer is charged its recorded usage):
+        what the budget and the ledger count."""
+        return not self.error and self.phase != "measure"
 
 
 class Step(Event):
+    """One trainer step as the harness measured it (version 3 adds ``score_dict``)."""
+
+    SCHEMA_VERSION: ClassVar[int] = 3
     type: Literal["step"] = "step"
     step: int
     score: float | None = None
     best_score: float | None = None
+    score_dict: dict[str, float | None] = Field(
+        default_factory=dict, description="per-objective means of the step's state on the selection split "
+        "(``{\"score\": s}`` on a single-objective task)")
     n_evals: int = 0
     llm_calls: int = 0
     tokens: int = 0

@@ -67,7 +67,8 @@ class RoleUsage(BaseModel):
 class JobResult(StoreModel):
     """A job's record.  Version 2: never a bare ``NaN``; non-finite scores are null and named in
     ``non_finite`` (version-1 files that hold ``NaN`` are upgraded the same way on read).
-    Version 3 adds ``sandbox`` (older files: empty, not recorded)."""
+    Version 3 adds ``sandbox`` (older files: empty, not recorded) and ``best_state_failed`` (false in
+    older files)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
     SCHEMA_VERSION: ClassVar[int] = 3
@@ -107,6 +108,8 @@ class JobResult(StoreModel):
     finished_at: str = ""
     attempt: int = 1
     score_dict_best: dict[str, float | None] = Field(default_factory=dict)
+    best_state_failed: bool = Field(default=False, description="the best state raised or gave an unscorable "
+                                    "output on a selection example (its score holds the task's failure score)")
     usage_by_role: dict[str, RoleUsage] = Field(default_factory=dict)
     budget_spent: dict[str, float] = Field(default_factory=dict)
     non_finite: list[str] = Field(default_factory=list, description="score fields whose value was NaN or "
@@ -165,8 +168,10 @@ class Heartbeat(StoreModel):
 
 class CurveRow(StoreModel):
     """One row of ``artifacts/curve.csv``.  The CSV has no version column: its header is its
-    contract (``CURVE_COLUMNS``), and a row read back is always the current version."""
+    contract (``CURVE_COLUMNS``, then ``obj_<metric>`` per objective of a multi-objective task),
+    and a row read back is always the current version.  Version 2 adds ``objectives``."""
 
+    SCHEMA_VERSION: ClassVar[int] = 2
     FILE: ClassVar[str] = "curve.csv"
 
     step: int
@@ -177,9 +182,14 @@ class CurveRow(StoreModel):
     usd: float | None = None
     score: float | None = None
     best_score: float | None = None
+    objectives: dict[str, float | None] = Field(
+        default_factory=dict, description="per-objective means of the reported state on the selection split, as the "
+        "guide returned them (the ``obj_<metric>`` columns; empty on a single-objective task)")
 
 
 CURVE_COLUMNS = ("step", "wall_s", "n_evals", "llm_calls", "tokens", "usd", "score", "best_score")
+#: prefix of the curve.csv column of one objective (``obj_<metric>``)
+OBJECTIVE_PREFIX = "obj_"
 
 
 class StateParameter(BaseModel):
@@ -214,13 +224,17 @@ class StateFile(StoreModel):
 
 
 class StateHistoryLine(StoreModel):
-    """A line of ``artifacts/state_history.jsonl`` (version 2 adds ``schema_version``)."""
+    """A line of ``artifacts/state_history.jsonl`` (version 2 adds ``schema_version``, version 3
+    ``score_dict``)."""
 
-    SCHEMA_VERSION: ClassVar[int] = 2
+    SCHEMA_VERSION: ClassVar[int] = 3
     FILE: ClassVar[str] = "state_history.jsonl"
 
     ts: str = ""
     kind: Literal["initial", "step", "final"]
     step: int = 0
     score: float | None = None
+    score_dict: dict[str, float | None] = Field(
+        default_factory=dict, description="per-objective means of the state on the selection split "
+        "(``{\"score\": s}`` on a single-objective task)")
     state: StateSnapshot = Field(default_factory=StateSnapshot)

@@ -150,7 +150,7 @@ def build_trace_problem(task_id: str = "hf:gsm8k", subtask: str | None = None,
             "dataset_config": entry.dataset_config, "subtask": subtask, "task_type": kind,
             "framework": framework,
             "optimizes": "the agent's instruction text (trainable node 'instruction')",
-            "scoring": metrics.SCORING_TEXT[kind], "failure_score": 0.0, **described,
+            "scoring": metrics.SCORING_TEXT[kind], "failure_score": 0.0, "score_range": [0.0, 1.0], **described,
         },
         "stub_candidates": [{"instruction": text} for text in stub_texts],
     }

@@ -100,15 +100,26 @@ def select(*, seed: int = 0, num_problems: int = 5,
 def partially_wrong_code(problem: HumanEvalProblem) -> str:
     """A stub candidate that is right only on its first call: it passes a test or two, then fails.
 
-    Stub runs need a value between the ``pass`` body and the reference solution, for every problem
-    alike; wrapping the reference keeps the candidate valid Python whatever the problem is.
+    Stub runs need a plausible value that runs and fails, for every problem alike; wrapping the
+    reference keeps the candidate valid Python whatever the problem is.  A problem whose tests call
+    the function once (HumanEval/34) would pass, so there the candidate is wrong from its first call.
+    The wrapper has no numeric literal, so the stub's literal changes cannot turn it into a solution.
     """
     entry = problem.entry_point
+    right_first = "True" if calls_in_tests(problem) > 1 else "False"
     return (
         f"{problem.reference_code.rstrip()}\n\n\n"
         f"_reference_{entry} = {entry}\n"
         f"_calls_{entry} = []\n\n\n"
         f"def {entry}(*args, **kwargs):\n"
-        f"    _calls_{entry}.append(1)\n"
-        f"    return _reference_{entry}(*args, **kwargs) if len(_calls_{entry}) == 1 else None\n"
+        f"    right = {right_first} and not _calls_{entry}\n"
+        f"    _calls_{entry}.append(True)\n"
+        f"    return _reference_{entry}(*args, **kwargs) if right else None\n"
     )
+
+
+def calls_in_tests(problem: HumanEvalProblem) -> int:
+    """How often a problem's tests call the function at least (a call inside a loop counts twice)."""
+    lines = [line for line in problem.test.splitlines() if "candidate(" in line]
+    looped = "for " in problem.test or "while " in problem.test
+    return 2 if looped and lines else sum(line.count("candidate(") for line in lines)

@@ -114,6 +114,7 @@ def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
             "sizes": {part: len(datasets[part]["inputs"]) for part in datasets},
             "sandbox": {"timeout_s": timeout_s, "memory_mb": memory_mb}, "failure_score": 0.0,
         },
+        "score_range": [0.0, 1.0],
         "stub_candidates": [{"instruction": text} for text in STUB_INSTRUCTIONS],
     }
     for part, key in (("validate", "validate_dataset"), ("test", "test_dataset")):

@@ -61,10 +61,9 @@ def build_trace_problem(task_id: str = "humaneval:subset", **eval_kwargs: Any) -
     problems = select(seed=seed, num_problems=eval_kwargs.get("num_problems", 5), problems=explicit)
     timeout_s = float(eval_kwargs.get("timeout_s", 10.0))
     memory_mb = int(eval_kwargs.get("memory_mb", 1024))
-    stub_candidates: list[dict[str, str]] = []
-    for problem in problems:
-        stub_candidates.append({problem.node_name: problem.reference_code})
-        stub_candidates.append({problem.node_name: partially_wrong_code(problem)})
+    # never the canonical solution: with all-or-nothing scoring, stub runs of HumanEval stay at 0 and
+    # check the plumbing (code installed, sandbox run, failing test fed back), not search quality
+    stub_candidates = [{problem.node_name: partially_wrong_code(problem)} for problem in problems]
     return {
         "param": SolutionSet(problems),
         "guide": UnitTestGuide(timeout_s=timeout_s, memory_mb=memory_mb),
@@ -80,5 +79,6 @@ def build_trace_problem(task_id: str = "humaneval:subset", **eval_kwargs: Any) -
             "sizes": {"train": len(problems), "validate": 0, "test": 0},
             "failure_score": 0.0,
         },
+        "score_range": [0.0, 1.0],
         "stub_candidates": stub_candidates,
     }

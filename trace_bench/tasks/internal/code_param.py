@@ -39,9 +39,13 @@ def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
         "optimizer_kwargs": {"objective": "Change the code so transform(x) returns the expected output.",
                              "memory_size": 5},
         "metadata": {"benchmark": "internal", "optimizes": "python code", "scoring": "exact match rate"},
+        "score_range": [0.0, 1.0],
+        # partly right programs (0, 1, 2 and 3 of 5 validation examples); the last two become fully
+        # right only after several changes of their threshold literal, so search and keeping the best matter
         "stub_candidates": [
             "def transform(self, x):\n    return 2 * x\n",
-            "def transform(self, x):\n    return 2 * x + 1\n",
             "def transform(self, x):\n    return x + 1\n",
+            "def transform(self, x):\n    return 2 * x + 1 if x < 2 else 2 * x\n",
+            "def transform(self, x):\n    return 2 * x + 1 if x < 4 else x\n",
         ],
     }

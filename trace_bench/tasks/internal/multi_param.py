@@ -32,5 +32,7 @@ def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
         "train_dataset": {"inputs": ["Output a + b."], "infos": [target]},
         "optimizer_kwargs": {"objective": f"Make a + b equal {target:g}.", "memory_size": 5},
         "metadata": {"benchmark": "internal", "optimizes": "two float parameters", "scoring": "-|a + b - target|"},
-        "stub_candidates": [{"a": 1.5}, {"b": 1.5}, {"a": 2.0}],
+        "score_range": [None, 0.0],
+        # no combination of these (and the initial 1.0s) sums to the target
+        "stub_candidates": [{"a": 1.5}, {"b": 0.6}, {"a": 0.4}],
     }

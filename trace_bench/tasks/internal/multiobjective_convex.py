@@ -55,16 +55,20 @@ class CamelGuide(Guide):
 
 def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
     mode = eval_kwargs.get("objective_mode", "weighted")
+    reg = float(eval_kwargs.get("reg", 0.1))
     point = trace.node("[1.5, 1.0]", name="point", trainable=True,
                        description="A point [x1, x2] with x1, x2 in [-2, 2].")
     return {
         "param": point,
-        "guide": CamelGuide(float(eval_kwargs.get("reg", 0.1))),
+        "guide": CamelGuide(reg),
         "train_dataset": {"inputs": ["Propose a point minimizing both losses."], "infos": [None]},
         "optimizer_kwargs": {"objective": "Minimize the Six-Hump-Camel value and the L2 penalty.", "memory_size": 5},
         "objective_config": ObjectiveConfig(mode=mode, weights={"base_loss": 1.0, "reg_loss": 1.0},
                                             minimize=frozenset({"base_loss", "reg_loss"})),
         "metadata": {"benchmark": "internal", "optimizes": "a point (text)", "scoring": "-(f(x) + reg*|x|^2)",
                      "objectives": ["base_loss", "reg_loss"], "objective_mode": mode, "failure_score": -INVALID},
-        "stub_candidates": ["[0.5, -0.5]", "[0.09, -0.71]", "[-0.09, 0.71]", "[1.0, -0.5]"],
+        # f <= 55.8 on the box and f >= -1.0317, so the weighted score lies in this range for any reg >= 0
+        "score_range": [-(55.8 + 8 * reg), 1.0317],
+        # points a model might try first; the minimum of f (about (0.09, -0.71)) is left to the search
+        "stub_candidates": ["[0.5, -0.5]", "[-0.3, 0.9]", "[1.0, -0.5]", "[0.0, 0.0]"],
     }

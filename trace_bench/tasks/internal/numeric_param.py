@@ -43,5 +43,7 @@ def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
         "train_dataset": {"inputs": ["Output the target number."], "infos": [target]},
         "optimizer_kwargs": {"objective": f"Make the output equal {target:g}.", "memory_size": 5},
         "metadata": {"benchmark": "internal", "optimizes": "a float parameter", "scoring": "-|output - target|"},
-        "stub_candidates": [{"x": 1.5}, {"x": 2.5}, {"x": target}],
+        "score_range": [None, 0.0],
+        # plausible guesses, none of them the target: the stub reaches it only by following the feedback
+        "stub_candidates": [{"x": target - 1.5}, {"x": target + 1.1}, {"x": target - 0.6}],
     }

@@ -100,6 +100,7 @@ def build_trace_problem(problem: str = "level0/elementwise_add", eval_server_url
                      "evaluation": "remote" if isinstance(evaluator, RemoteEvaluator) else "local-cuda",
                      "optimizes": "ModelNew source (trainable node 'kernel_src')",
                      "scoring": "0 if not compiled or incorrect, else ref_runtime / runtime"},
+        "score_range": [0.0, None],
         "stub_candidates": [
             {"kernel_src": reference.rstrip("\n") + "\n\n\nclass ModelNew(Model):\n    pass\n"},
             {"kernel_src": reference.rstrip("\n") + "\n\n\nclass ModelNew(Model):\n    def forward(self, *args):\n"

@@ -144,6 +144,7 @@ def build_trace_problem(task_id: str = "reasoning_gym:word_sorting", **eval_kwar
                        "verifiers give small partial credit for a well-formed wrong answer)",
             "failure_score": 0.0,
         },
+        "score_range": [0.0, 1.0],
         "stub_candidates": [{"instruction": text} for text in STUB_INSTRUCTIONS],
     }
     if splits["validate"]:

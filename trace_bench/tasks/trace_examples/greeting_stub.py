@@ -31,6 +31,14 @@ class GreetingAgent:
         return f"{greeting}, {name}!"
 
 
+_PARTLY_RIGHT_COMPOSE = (
+    "def compose(self, greeting, name):\n"
+    "    if name.startswith(\"S\"):\n"
+    "        return f\"Hello, {name}!\"\n"
+    "    return f\"{greeting}, {name}!\"\n"
+)
+
+
 def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
     return {
         "param": GreetingAgent(eval_kwargs.get("initial_greeting", "Hi")),
@@ -40,5 +48,7 @@ def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
                              "memory_size": 5},
         "metadata": {"benchmark": "trace_examples", "optimizes": "greeting text and compose code",
                      "scoring": "exact match"},
-        "stub_candidates": [{"greeting": "Hello"}, {"greeting": "Hey"}],
+        "score_range": [0.0, 1.0],
+        # wrong greetings, and a compose that greets only some names right (1 of the 2 examples)
+        "stub_candidates": [{"greeting": "Hey"}, {"greeting": "Hello there"}, _PARTLY_RIGHT_COMPOSE],
     }

@@ -17,5 +17,6 @@ def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
         "train_dataset": {"inputs": ["Guess the number."], "infos": [target]},
         "optimizer_kwargs": {"objective": "Guess the correct number.", "memory_size": 5},
         "metadata": {"benchmark": "trace_examples", "optimizes": "an integer", "scoring": "-|guess - target|"},
-        "stub_candidates": [1, 2, int(target)],
+        "score_range": [None, 0.0],
+        "stub_candidates": [1, int(target) + 2],
     }

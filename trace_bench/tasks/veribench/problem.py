@@ -120,9 +120,14 @@ def build_trace_problem(task: str = "task_0", data_dir: str | None = None, timeo
                      "optimizes": "Lean 4 source (trainable node 'lean_code')",
                      "scoring": "0 unless it compiles; 0.5 compiled, +no sorry, +unit tests (see docs/external.md)",
                      "has_unit_tests": bool(row.unit_tests)},
-        "stub_candidates": [  # by name: Lean source contains "def ", which the stub would take for Python
-            {"lean_code": f"-- Lean 4 translation of {row.name}\n\ndef solution : Nat := 0\n"},
+        "score_range": [0.0, 1.0],
+        # by name: Lean source contains "def ", which the stub would take for Python.  Drafts with a
+        # proof left as `sorry`: a sorry-free file already scores 1.0 on a task without unit tests,
+        # so a candidate without one would hand the stub the top score
+        "stub_candidates": [
+            {"lean_code": f"-- Lean 4 translation of {row.name}\n\ndef solution : Nat := 0\n\n"
+                          "theorem solution_spec : solution = 0 := by\n  sorry\n"},
             {"lean_code": f"-- Lean 4 translation of {row.name}\n\ndef solution (n : Nat) : Nat := n\n\n"
-                          "theorem solution_id (n : Nat) : solution n = n := rfl\n"},
+                          "theorem solution_id (n : Nat) : solution n = n := by\n  sorry\n"},
         ],
     }

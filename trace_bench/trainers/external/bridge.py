@@ -41,7 +41,7 @@ class GatewayLink:
         from trace_bench.llm.gateway import start_gateway
 
         self.ctx = ctx
-        self.gateway = start_gateway(ctx.session)
+        self.gateway = start_gateway(ctx.session, phase="train")
 
     @property
     def base_url(self) -> str:
@@ -155,14 +155,10 @@ def evaluate_texts(ctx: TrainerContext, parameters: list[TextParameter], base: S
     return state, ctx.evaluate(state, dataset), ""
 
 
-INVALID_SCORE = -1e9
-
-
 def failure_score(ctx: TrainerContext) -> float:
-    """The score a candidate that is not even a valid value gets: the task's ``failure_score`` when
-    it declares one, else far below any real score (a task's scores may all be negative)."""
-    value = ctx.problem.metadata.get("failure_score")
-    return INVALID_SCORE if value is None else float(value)
+    """The score a candidate that is not even a valid value gets: the task's failure score (its
+    declared ``failure_score``, else the bottom of its ``score_range``, else far below any score)."""
+    return float(ctx.problem.failure_score)
 
 
 def summarize_feedback(feedbacks: list[str], limit: int = 3, width: int = 400) -> str:

@@ -132,6 +132,8 @@ def objective_for(native_accepts: frozenset[str], objective: Any) -> dict[str, A
         return {}
     names = {f.name for f in fields(ObjectiveConfig)}
     values = {k: getattr(objective, k) for k in names if hasattr(objective, k)}
+    if values.get("tie_break") == "closest_to_ideal":  # ours; opto knows weighted, lexicographic, random_seeded
+        values["tie_break"] = "weighted"
     return {"objective_config": ObjectiveConfig(**values)}
 
 

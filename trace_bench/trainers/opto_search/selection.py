@@ -2,7 +2,8 @@
 
 Each trainer ranks candidates by one rule: the mean score when the task is single-objective, the
 weighted scalarization of the mean score dict in ``weighted`` mode, and Pareto fronts (front 0
-first, ties broken by ``objective.tie_break``) in ``pareto`` mode.  Keeping the rule here means
+first, each front ordered by ``objective.tie_break``, see :mod:`trace_bench.trainers.objectives`)
+in ``pareto`` mode.  Keeping the rule here means
 PrioritySearch, GEPA, Beam, UCB and BasicSearch cannot drift apart on multi-objective tasks.
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from trace_bench.trainers.evaluate import Rollout
-from trace_bench.trainers.objectives import ObjectiveConfig, oriented, pareto_front, scalarize
+from trace_bench.trainers.objectives import ObjectiveConfig, front_order, scalarize
 
 T = TypeVar("T")
 Stats = tuple[float, Mapping[str, float]]
@@ -36,26 +37,12 @@ def stats_value(stats: Stats, objective: ObjectiveConfig | None) -> float:
     return score if score is not None and not math.isnan(score) else -math.inf
 
 
-def _tie_key(stats: Stats, objective: ObjectiveConfig) -> tuple[float, ...]:
-    if objective.tie_break == "lexicographic":
-        values = oriented(stats[1], objective)
-        metrics = objective.pareto_metrics or tuple(sorted(values))
-        return tuple(values.get(m, objective.missing_value) for m in metrics)
-    return (stats_value(stats, objective),)
-
-
 def _pareto_order(indices: list[int], stats: Sequence[Stats], objective: ObjectiveConfig) -> list[int]:
     """Indices by repeated Pareto fronts; within a front by the configured tie-break."""
     remaining = list(indices)
     order: list[int] = []
-    tie_rng = random.Random(objective.seed)
     while remaining:
-        front_local = pareto_front([stats[i][1] for i in remaining], objective)
-        front = [remaining[j] for j in front_local] or list(remaining)
-        if objective.tie_break == "random_seeded":
-            tie_rng.shuffle(front)
-        else:
-            front.sort(key=lambda i: _tie_key(stats[i], objective), reverse=True)
+        front = [remaining[j] for j in front_order([stats[i][1] for i in remaining], objective)] or list(remaining)
         order.extend(front)
         chosen = set(front)
         remaining = [i for i in remaining if i not in chosen]
