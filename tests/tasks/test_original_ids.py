@@ -79,7 +79,9 @@ def test_multiobjective_bbeh_runs_programs_in_the_sandbox() -> None:
     question, answer = problem.train_dataset["inputs"][0], problem.train_dataset["infos"][0]
     wrong = "result = 'True'\n" if answer == "False" else "result = 'False'\n"
     assert problem.guide.get_score_dict(question, wrong, answer)["accuracy"] == 0.0
-    score, feedback = problem.guide.get_feedback(question, "import os\nos.system('true')\nresult='x'", answer)
+    # os.system only returns -1 when the sandbox refuses the fork; subprocess raises, so the program fails
+    spawn = "import os, subprocess\nrc = os.system('true')\nsubprocess.run(['true'])\nresult = str(rc)"
+    score, feedback = problem.guide.get_feedback(question, spawn, answer)
     assert score == 0.0 and "EXEC_ERROR" in feedback, "process creation is refused by the sandbox"
     score, feedback = problem.guide.get_feedback(question, "print('no result')", answer)
     assert score == 0.0 and "did not set 'result'" in feedback
