@@ -69,11 +69,12 @@ def test_results_csv_keeps_our_columns_and_appends_the_originals(tmp_path: Path)
 
 
 def test_old_helpers_of_the_runner_answer() -> None:
-    from trace_bench.runner import _select_best_state, _state_rel_paths
+    from trace_bench.runner import _select_best_state, _state_rel_paths, _token_scope_note
 
     assert _state_rel_paths("j1")["final_state_path"] == "jobs/j1/artifacts/final_state.yaml"
     assert _select_best_state("a", "b", 1.0, 2.0) == "b" and _select_best_state("a", "b", 2.0, 1.0) == "a"
     assert _select_best_state("a", "b", 1.0, 1.0) == "a" and _select_best_state("a", "b", None, 0.5) == "b"
+    assert _token_scope_note() == "all_roles"  # our token columns count every role's calls
 
 
 def test_build_leaderboard_rows_keeps_the_best_ok_row_per_trainer() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from trace_bench.store.legacy_columns import TOKEN_SCOPE, legacy_values, state_paths
 
 __all__ = ["LEGACY_COLUMNS", "LEADERBOARD_COLUMNS", "TOKEN_SCOPE", "build_leaderboard_rows", "legacy_row",
-           "select_best_state", "state_paths"]
+           "select_best_state", "state_paths", "token_scope_note"]
 
 LEGACY_COLUMNS = (
     "run_id", "job_id", "task_id", "suite", "trainer_id", "seed", "status", "score_val_initial",
@@ -50,6 +50,12 @@ def select_best_state(initial: Any, final: Any, initial_score: float | None, fin
     best.offer(initial_score, [initial], {})
     best.offer(final_score, [final], {})
     return final if best.state is None else best.state[0]
+
+
+def token_scope_note() -> str:
+    """What the token columns count: ``all_roles`` here (the original's was
+    ``trace_optimization_only``: it counted the optimizer's calls only, and recorded 0)."""
+    return TOKEN_SCOPE
 
 
 def _score(row: dict[str, Any]) -> float | None:

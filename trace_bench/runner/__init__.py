@@ -12,6 +12,7 @@ __getattr__ = lazy_getattr(__name__, {"BenchRunner": "trace_bench.legacy.runner"
                                       "RunSummary": "trace_bench.legacy.runner",
                                       "execute_run": "trace_bench.runner.run", "RunOptions": "trace_bench.runner.options",
                                       "RunOutcome": "trace_bench.runner.options",
-                                      # two helpers of the original's runner that its users' scripts call
+                                      # helpers of the original's runner about its artifacts
                                       "_state_rel_paths": "trace_bench.legacy.results:state_paths",
-                                      "_select_best_state": "trace_bench.legacy.results:select_best_state"})
+                                      "_select_best_state": "trace_bench.legacy.results:select_best_state",
+                                      "_token_scope_note": "trace_bench.legacy.results:token_scope_note"})
