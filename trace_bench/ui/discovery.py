@@ -23,6 +23,10 @@ from trace_bench.store.models import (
 )
 from trace_bench.store.run_store import RunStore
 from trace_bench.ui.readers import problem_of
+from trace_bench.ui.run_records import RunRecord, discover_runs, load_job_details, load_run_summary
+
+__all__ = ["RunInfo", "RunRecord", "discover_runs", "is_run_dir", "job_choices", "job_entries", "latest_statuses",
+           "list_runs", "load_job_details", "load_run_summary", "run_choices", "run_info", "run_state"]
 
 
 @dataclass
