@@ -196,7 +196,21 @@ def curve_chart(panels: Sequence[Panel], *, y_label: str, columns: int = 1, pane
     return f'<div class="{escape(css_class)}" data-series="{len(entries)}">{_svg_element(buffer.getvalue())}</div>'
 
 
+def _band_outline(xs: Sequence[float], lows: Sequence[float], highs: Sequence[float]) -> list[tuple[float, float]]:
+    """The band of a post-step curve as one polygon: along ``highs`` left to right, back along ``lows``
+    (a plain patch is several times cheaper to draw than ``fill_between``)."""
+
+    def steps(ys: Sequence[float]) -> list[tuple[float, float]]:
+        points = [(xs[0], ys[0])]
+        for x, previous, y in zip(xs[1:], ys, ys[1:], strict=False):
+            points += [(x, previous), (x, y)]
+        return points
+
+    return [*steps(highs), *reversed(steps(lows))]
+
+
 def _draw_panel(axes: Any, panel: Panel, drawn: list[Any], y_label: str, height_px: int, empty: str) -> None:
+    from matplotlib.patches import Polygon
     from matplotlib.ticker import MaxNLocator
 
     axes.text(0.5, 1.0 + 8 / (height_px - TOP_PX - BOTTOM_PX), _plain(panel.title), transform=axes.transAxes,
@@ -212,11 +226,12 @@ def _draw_panel(axes: Any, panel: Panel, drawn: list[Any], y_label: str, height_
         colour, dash, marker = style_of(item.style)
         every = max(1, math.ceil(len(xs) / MARKERS_PER_LINE))
         if item.low is not None or item.high is not None:
-            axes.fill_between(xs, lows, highs, step="post", color=colour, alpha=BAND_ALPHA, linewidth=0)
+            axes.add_patch(Polygon(_band_outline(xs, lows, highs), closed=True, facecolor=colour, alpha=BAND_ALPHA,
+                                   linewidth=0))
         axes.step(xs, means, where="post", color=colour, linestyle=(0, (4, 2)) if item.dashed else dash,
                   linewidth=1.5, marker=marker, markersize=3.5, markevery=(item.style % every, every))
-    axes.xaxis.set_major_locator(MaxNLocator(nbins=5))
-    axes.yaxis.set_major_locator(MaxNLocator(nbins=5))
+    axes.xaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+    axes.yaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
     axes.set_xlim(*x_limits([x for d in drawn for x in d[1]]))
     axes.set_ylim(*y_limits([m for d in drawn for m in d[2]]))
     axes.grid(True, color="#e4e7ee", linewidth=0.6)
