@@ -97,7 +97,7 @@ def _curves(runs: RunSet) -> str:
             if frame.empty or float(frame["x"].max()) <= 0:
                 series = []
             panels.append(Panel(f"best score vs {name}", name, series))
-        chart = curve_chart(panels, y_label="best score so far", columns=2)
+        chart = curve_chart(panels, y_label="best score so far", columns=2, panel_px=(500, 260))
         rows = [[*_arm_cells(r), r["count"], h.mean_pm(r["mean"], r["ci_half"])]
                 for _, r in auc_by_task.get(task, empty).iterrows()]
         parts += [h.heading(3, task), h.Safe(f'<div class="charts">{chart}</div>'),
