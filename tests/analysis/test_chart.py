@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from tests.analysis.runs_kit import job, make_run  # noqa: E402
-from trace_bench.analysis import write_report  # noqa: E402
+from trace_bench.analysis import chart, write_report  # noqa: E402
 from trace_bench.analysis.chart import Panel, Series, curve_chart, step_chart, style_of  # noqa: E402
 
 TEXT = re.compile(r"<text ([^>]*)>([^<]*)</text>")
@@ -111,3 +111,14 @@ def test_matplotlib_is_imported_only_to_draw() -> None:
             "trace_bench.runner.run, trace_bench.ui.chart\n"
             "assert 'matplotlib' not in sys.modules, 'matplotlib imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=600)
+
+
+def test_a_chart_does_not_depend_on_the_charts_drawn_before() -> None:
+    """Figures are reused per thread; nothing of one chart may leak into the next."""
+    first = [Panel("a", "x", [Series("A", [0, 1, 2], [0.1, 0.5, 0.9], [0, 0, 0], [1, 1, 1])]),
+             Panel("b", "x", [Series("A", [0, 3], [0.1, 0.9])])]
+    other = [Panel("c", "x", []), Panel("d", "x", [Series("Z" * 80, [0, 100], [-5.0, 7.0], style=3)])]
+    chart._FIGURES.__dict__.clear()  # the first drawing uses a new figure
+    before = curve_chart(first, y_label="y", columns=2)
+    curve_chart(other, y_label="other", columns=1, panel_px=(300, 500))
+    assert curve_chart(first, y_label="y", columns=2) == before
