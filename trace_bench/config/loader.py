@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from trace_bench.config.models import (
     RunConfig,
     TaskEntry,
 )
+from trace_bench.config.safe_yaml import MAX_BYTES, MAX_NODES, load_bounded
 
 
 def _keys_of(model: type[BaseModel]) -> list[str]:
@@ -75,6 +77,22 @@ def _convert(error: ValidationError, data: Any) -> ConfigError:
     return ConfigError(message, key_path=_format_loc(loc) or None)
 
 
+def _reject_non_finite(data: Any, file: str | None) -> None:
+    """NaN and infinity anywhere in a config are errors: every run file is strict JSON, which has neither."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    budget = 4 * MAX_NODES  # a file is bounded by the loader; a cyclic dict from Python is left to pydantic
+    while stack and budget:
+        budget -= 1
+        value, loc = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{value} is not allowed: run files are JSON, which has no NaN or infinity",
+                              file=file, key_path=_format_loc(loc) or None, hint="use a finite number or null")
+        if isinstance(value, dict):
+            stack.extend((v, (*loc, k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, (*loc, i)) for i, v in enumerate(value))
+
+
 def parse_config(data: Any, *, file: str | None = None) -> RunConfig:
     if data is None:
         data = {}
@@ -83,33 +101,47 @@ def parse_config(data: Any, *, file: str | None = None) -> RunConfig:
     for key in data:
         if not isinstance(key, str):
             raise ConfigError(f"keys must be strings, got {key!r}", file=file)
+    _reject_non_finite(data, file)
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise _convert(exc, data).with_file(file or "<config>") from None
+        raise _convert(exc, data).with_file(file) from None
     except (TypeError, ValueError) as exc:  # raised by a 'before' validator on odd shapes
         raise ConfigError(str(exc), file=file) from None
 
 
 def read_config_data(path: str | Path) -> Any:
+    """The parsed YAML/JSON document of ``path``, within the bounds of :mod:`trace_bench.config.safe_yaml`."""
     path = Path(path)
     if not path.exists():
         raise ConfigError("config file not found", file=str(path))
     if path.is_dir():
         raise ConfigError("config path is a directory, expected a YAML or JSON file", file=str(path))
     try:
-        text = path.read_text(encoding="utf-8")
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise ConfigError(f"the config is {size / 1e6:.1f} MB; the limit is {MAX_BYTES // 1024} KB", file=str(path),
+                              hint="a config lists tasks, trainers and settings; data belongs in task files")
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read(MAX_BYTES + 1)  # a file growing after stat() is still bounded
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config: {exc}", file=str(path)) from None
+    return parse_yaml_text(text, file=str(path))
+
+
+def parse_yaml_text(text: str, *, file: str | None = None) -> Any:
+    """One YAML document (JSON is YAML) from a config's text; ConfigError with line and column."""
     try:
-        return yaml.safe_load(text)  # YAML is a superset of JSON: one parser for both
+        return load_bounded(text)
+    except ConfigError as exc:
+        raise exc.with_file(file) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
         problem = exc.problem or exc.context or "invalid YAML"
-        raise ConfigError(f"YAML syntax error at {where}: {problem}", file=str(path)) from None
+        raise ConfigError(f"YAML syntax error at {where}: {problem}", file=file) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"YAML error: {exc}", file=str(path)) from None
+        raise ConfigError(f"YAML error: {exc}", file=file) from None
 
 
 def load_config(path: str | Path) -> RunConfig:

@@ -7,6 +7,7 @@ Every key and alias of the original is accepted (``runs_root``, ``n_concurrent``
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -21,8 +22,11 @@ TOP_LEVEL_KNOBS = (
 SECRET_HINT = "secrets never go in a config: name an environment variable with llm.api_key_env"
 
 
+SAFE_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
 
 class BudgetConfig(_Strict):
@@ -73,6 +77,14 @@ class LLMConfig(_Strict):
                     raise ValueError(f"llm.{key} is not allowed: {SECRET_HINT}")
         return data
 
+    @model_validator(mode="after")
+    def _replay_needs_a_cache(self) -> LLMConfig:
+        if self.cache == "replay" and not self.cache_path:
+            # without a path the cache would be the new run's own, empty one: every call would miss
+            raise ValueError("cache 'replay' needs cache_path (a recorded run's llm_cache.sqlite); "
+                             "to re-run a recorded run offline use: trace-bench run --replay RUN")
+        return self
+
 
 class TaskEntry(_Strict):
     id: str = Field(validation_alias=AliasChoices("id", "key", "task"))
@@ -89,7 +101,7 @@ class TaskEntry(_Strict):
 class TrainerEntry(BaseModel):
     """A trainer and its params variants; other keys beside ``id`` are trainer knobs."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, allow_inf_nan=False)
 
     id: str = Field(validation_alias=AliasChoices("id", "name", "trainer", "key"))
     params_variants: list[dict[str, Any]] | None = None
@@ -168,6 +180,15 @@ class RunConfig(_Strict):
         if isinstance(trainers, list):
             data["trainers"] = [{"id": t} if isinstance(t, str) else t for t in trainers]
         return data
+
+    @field_validator("run_id")
+    @classmethod
+    def _safe_run_id(cls, value: str | None) -> str | None:
+        if value is not None and not SAFE_RUN_ID.fullmatch(value):
+            raise ValueError("must be one directory name of letters, digits, '.', '_' or '-' (at most 128, "
+                             "starting with a letter or digit); it cannot be a path: use runs_dir or --runs-dir for "
+                             "where runs go")
+        return value
 
     @field_validator("seeds")
     @classmethod

@@ -17,6 +17,7 @@ import yaml
 
 from trace_bench.config.errors import ConfigError
 from trace_bench.config.models import RunConfig
+from trace_bench.llm.credentials import check_credentials
 from trace_bench.matrix.expand import JobSpec, expand_matrix
 from trace_bench.matrix.identity import config_hash, new_run_id
 from trace_bench.registry.tasks import TaskCatalog
@@ -127,6 +128,7 @@ def execute_run(config: RunConfig, options: RunOptions) -> RunOutcome:
             options.root = stored
     catalog = TaskCatalog.create(options.root)
     jobs = expand_matrix(config, catalog, logger_override=options.logger)
+    check_credentials(config)  # before any file or job: a missing key is a config error, not N failed jobs
     digest = config_hash(config)
     warm_up()  # the template imports opto while the driver writes meta files
 

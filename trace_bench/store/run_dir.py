@@ -109,6 +109,11 @@ class RunPaths:
     def jobs(self) -> Path:
         return self.root / "jobs"
 
+    @property
+    def llm_cache(self) -> Path:
+        """The run's record of LLM exchanges when ``llm.cache`` is on and no ``cache_path`` is given."""
+        return self.root / "llm_cache.sqlite"
+
     def job(self, job_id: str) -> JobPaths:
         return JobPaths(self.jobs / job_id)
 
