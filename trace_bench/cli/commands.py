@@ -95,6 +95,8 @@ def cmd_validate(args: Namespace) -> int:
         return validate(config, args)
     except ConfigError as exc:
         return _config_error(exc, args.config)
+    except BrokenPipeError:
+        raise
     except OSError as exc:  # --strict writes a manifest: e.g. a read-only runs directory
         return _fail(f"--runs-dir: cannot write the validation manifest: {exc} (choose a writable directory "
                      "with --runs-dir)")
@@ -102,8 +104,6 @@ def cmd_validate(args: Namespace) -> int:
 
 def cmd_run(args: Namespace) -> int:
     from trace_bench.execution.local import warm_up
-
-    warm_up()  # the job template imports opto while the driver reads the config and plans
     from trace_bench.runner.run import RunOptions, execute_run, locate_run
 
     resume_mode, resume_run = None, None
@@ -130,6 +130,7 @@ def cmd_run(args: Namespace) -> int:
             args.runs_dir = args.runs_dir or str(run_dir.parent)
         else:
             return _fail("run needs --config FILE (or --resume RUN to continue a run)")
+        warm_up()  # once the config is known good: the job template imports opto while the driver plans
         if args.job_timeout is None and config.job_timeout is None and config.mode == "real":
             args.job_timeout = 600.0  # the original's default for real mode; stub jobs are unlimited
         options = RunOptions(runs_dir=args.runs_dir, root=args.root, max_workers=args.max_workers,

@@ -123,31 +123,32 @@ class _BoundedComposer(Composer):
                               hint="write the values out, or split the experiment")
 
 
-def _init(loader: Any, stream: Any) -> None:
-    Composer.__init__(loader)
-    SafeConstructor.__init__(loader)
-    Resolver.__init__(loader)
-    loader._init_bounds()
+class PyBoundedLoader(_BoundedComposer, yaml.SafeLoader):
+    """PyYAML's pure-Python safe loader with the composer hooks (used when libyaml is missing)."""
 
+    def __init__(self, stream: Any) -> None:
+        yaml.SafeLoader.__init__(self, stream)
+        self._init_bounds()
+
+
+LOADERS: list[type] = [PyBoundedLoader]
 
 if getattr(yaml, "__with_libyaml__", False):
     from yaml._yaml import CParser
 
-    class BoundedLoader(_BoundedComposer, CParser, SafeConstructor, Resolver):  # type: ignore[misc]
-        """libyaml's event parser, our composer hooks, PyYAML's safe constructor."""
+    class CBoundedLoader(_BoundedComposer, CParser, SafeConstructor, Resolver):  # type: ignore[misc]
+        """libyaml's event parser, the composer hooks, PyYAML's safe constructor and resolver."""
 
         def __init__(self, stream: Any) -> None:
             CParser.__init__(self, stream)
-            _init(self, stream)
-
-else:  # pragma: no cover - PyYAML built without libyaml
-
-    class BoundedLoader(_BoundedComposer, yaml.SafeLoader):  # type: ignore[no-redef]
-        """PyYAML's pure-Python safe loader with our composer hooks."""
-
-        def __init__(self, stream: Any) -> None:
-            yaml.SafeLoader.__init__(self, stream)
+            Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
             self._init_bounds()
+
+    LOADERS.insert(0, CBoundedLoader)
+
+BoundedLoader = LOADERS[0]
 
 
 def load_bounded(text: str) -> Any:

@@ -71,7 +71,7 @@ def start_server(runs_dir: str | Path = "runs", tasks_root: str | None = None, p
     gate = None if no_token else TokenGate()
     app.queue(default_concurrency_limit=16)
     app.launch(server_name="127.0.0.1", server_port=port, share=share, inbrowser=False, show_error=False,
-               prevent_thread_lock=True, css=CSS, quiet=True,
+               prevent_thread_lock=True, css=CSS, quiet=True, enable_monitoring=False,
                app_kwargs={"middleware": [middleware(gate)]} if gate else None)
     if gate is not None:
         gate.close_startup()

@@ -102,7 +102,8 @@ class TokenMiddleware:
             if kind == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
             else:
-                await _respond(send, 401, _REFUSAL, [(b"content-type", b"text/plain; charset=utf-8")])
+                await _respond(send, 401, _REFUSAL, [(b"content-type", b"text/plain; charset=utf-8"),
+                                                     (b"www-authenticate", b'Token realm="trace-bench"')])
             return
         if not from_query:
             await self.app(scope, receive, send)
