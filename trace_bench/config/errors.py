@@ -10,8 +10,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-_PART_LIMIT = 300
-_HINT_LIMIT = 200
+_PART_LIMIT = 500
+_HINT_LIMIT = 1000  # lists of valid names (knobs, choices) are worth showing whole
 
 
 def shorten(text: str, limit: int = _PART_LIMIT) -> str:
