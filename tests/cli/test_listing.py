@@ -32,8 +32,10 @@ def test_list_tasks_default_and_bench_filter() -> None:
     rows = [line.split("\t") for line in run_cli("list-tasks", check=True).stdout.strip().splitlines()]
     ids = [row[0] for row in rows]
     assert "internal:numeric_param" in ids and "trace_examples:greeting_stub" in ids
-    assert all(row[1] in {"available", "unavailable"} for row in rows)
-    assert all(len(row) == 3 for row in rows if row[1] == "unavailable"), "unavailable rows carry a reason"
+    assert all(row[1] == "available" for row in rows), "without --all only tasks that can run here"
+    every = [line.split("\t") for line in run_cli("list-tasks", "--all", check=True).stdout.strip().splitlines()]
+    assert {row[0] for row in every} >= set(ids) and "terminal_bench:regex-log" in {row[0] for row in every}
+    assert all(len(row) == 3 for row in every if row[1] == "unavailable"), "unavailable rows carry a reason"
     only_internal = run_cli("list-tasks", "--bench", "internal", check=True).stdout.split()
     assert only_internal and all(t.startswith("internal:") for t in only_internal[::2])
 

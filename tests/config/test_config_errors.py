@@ -33,7 +33,7 @@ CASES = [
     ("unknown_knob", "tasks: [internal:numeric_param]\ntrainers:\n  - id: PrioritySearch\n    params_variants:\n"
      "      - ps_stepz: 2\n", ["unknown knob 'ps_stepz'", "did you mean 'ps_steps'?"]),
     ("bad_knob_type", "tasks: [internal:numeric_param]\ntrainers:\n  - id: PrioritySearch\n    ps_steps: many\n",
-     ["num_steps", "many"]),
+     ["trainers[0]", "ps_steps (num_steps)", "many"]),
     ("top_level_list", "- a\n- b\n", ["top level must be a mapping"]),
     ("yaml_syntax", "tasks: [internal:numeric_param\ntrainers: [PrioritySearch]\n", ["YAML syntax error at line", "column"]),
     ("no_tasks", "trainers: [PrioritySearch]\n", ["no tasks"]),

@@ -65,17 +65,17 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_http(url: str, process: subprocess.Popen[Any], timeout: float = 120) -> None:
+def _wait_token(log: Path, process: subprocess.Popen[Any], timeout: float = 120) -> str:
+    """The token from the server's start-up line (printed once it serves)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        found = re.search(r"open http://\S+\?token=(\S+)", log.read_text(errors="replace"))
+        if found:
+            return found.group(1)
         if process.poll() is not None:
             raise AssertionError(f"the UI server exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.3)
-    raise AssertionError(f"the UI server did not answer on {url} within {timeout:.0f}s")
+        time.sleep(0.3)
+    raise AssertionError(f"the UI server printed no URL within {timeout:.0f}s")
 
 
 def _plant_runs(runs: Path, env: dict[str, str]) -> list[subprocess.Popen[Any]]:
@@ -106,10 +106,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
                                 "--port", str(port)], env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     try:
-        _wait_http(url, process)
+        token = _wait_token(runs.parent / "server.log", process)
         for other in planted:
             assert other.wait(120) == 0
-        yield {"url": url, "runs": runs, "port": port}
+        yield {"url": url, "runs": runs, "port": port, "token": token}
     finally:
         process.terminate()
         try:
@@ -135,7 +135,7 @@ def page(server: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> It
             args=ARGS, viewport={"width": 1360, "height": 1000})
         context.set_default_timeout(30_000)
         tab = context.new_page()
-        tab.goto(server["url"])
+        tab.goto(f"{server['url']}?token={server['token']}")
         tab.wait_for_selector("#tb-start")
         yield tab
         context.close()
@@ -279,7 +279,8 @@ def test_no_secret_reaches_the_browser(page: Any, server: dict[str, Any]) -> Non
         content = page.content()
         assert PLANTED not in content and TYPED not in content, tab
         assert "sk-planted" not in content and "sk-typed" not in content, tab
-    with urllib.request.urlopen(server["url"] + "config", timeout=10) as response:
+    request = urllib.request.Request(server["url"] + "config", headers={"Authorization": f"token {server['token']}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
         config = response.read().decode()
     assert "sk-planted" not in config and "sk-typed" not in config
     for path in server["runs"].rglob("*"):

@@ -44,6 +44,8 @@ def cmd_list_tasks(args: Namespace) -> int:
     no_sandbox = quick_check()
     for spec in specs:
         unavailable = spec.unavailable_reason()
+        if unavailable and not args.all:
+            continue
         sandbox = "required" if "sandbox" in spec.tags else ""
         reason = unavailable or (f"runs LLM-written code and needs the sandbox: {no_sandbox} (or run with "
                                  "--allow-weak-sandbox)" if sandbox and no_sandbox else "")
@@ -84,19 +86,31 @@ def _load(config_path: str) -> Any:
 
 
 def _config_error(exc: ConfigError, path: str | None) -> int:
-    if exc.file is None and path:
+    """Print a config error; one about a flag names the flag, never a file."""
+    if exc.file is None:
         exc = exc.with_file(path)
     return _fail(str(exc))
 
 
 def cmd_validate(args: Namespace) -> int:
+    import os
+
     from trace_bench.cli.validate import validate
+    from trace_bench.llm.credentials import check_credentials
 
     try:
         config = _load(args.config)
+        check_credentials(config)
+        if args.strict:  # task code reads the mode as it would in a job (e.g. a real-mode-only requirement)
+            os.environ["TRACE_BENCH_MODE"] = config.mode
         return validate(config, args)
     except ConfigError as exc:
         return _config_error(exc, args.config)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # --strict writes a manifest: e.g. a read-only runs directory
+        return _fail(f"--runs-dir: cannot write the validation manifest: {exc} (choose a writable directory "
+                     "with --runs-dir)")
 
 
 def cmd_run(args: Namespace) -> int:
@@ -122,8 +136,17 @@ def _run(args: Namespace, interrupts: Any) -> int:
             resume_mode = args.resume
         else:
             resume_run = args.resume
+    if args.replay and (args.config or resume_run):
+        return _fail("--replay: the config comes from the recorded run; do not combine it with --config or "
+                     "--resume RUN")
     try:
-        if args.config:
+        if args.replay:
+            from trace_bench.runner.replay import replay_config
+
+            config, recorded, root = replay_config(args.replay, args.runs_dir)
+            args.runs_dir = args.runs_dir or str(recorded.parent)
+            args.root = args.root or root
+        elif args.config:
             config = _load(args.config)
         elif resume_run:
             run_dir = locate_run(resume_run, args.runs_dir or "runs")
@@ -154,7 +177,12 @@ def _print_outcome(outcome: Any) -> None:
     counts: dict[str, int] = {}
     for record in outcome.records:
         counts[record.status] = counts.get(record.status, 0) + 1
-    print(f"Run complete: {outcome.run_id}")
+    if outcome.interrupted:
+        print(f"Run interrupted: {outcome.run_id} (continue it with: trace-bench run --resume {outcome.run_id})")
+    elif outcome.not_run:
+        print(f"Run stopped early: {outcome.run_id}")
+    else:
+        print(f"Run complete: {outcome.run_id}")
     print(f"  run dir:     {paths.root}")
     print(f"  manifest:    {paths.manifest_path}")
     print(f"  results:     {paths.results_csv_path}")
@@ -212,7 +240,8 @@ def cmd_ui(args: Namespace) -> int:
         from trace_bench.ui import launch_ui
     except ImportError as exc:
         return _fail(f"the UI needs the ui extra (pip install 'trace-bench[ui]'): {exc}")
-    return launch_ui(runs_dir=args.runs_dir, tasks_root=args.tasks_root, port=args.port, share=args.share)
+    return launch_ui(runs_dir=args.runs_dir, tasks_root=args.tasks_root, port=args.port, share=args.share,
+                     no_token=args.no_token)
 
 
 def cmd_fake_llm(args: Namespace) -> int:

@@ -1,14 +1,20 @@
-"""Argument parsing for ``trace-bench``; each command's module is imported only when it runs."""
+"""Argument parsing for ``trace-bench``; each command's module is imported only when it runs.
+
+Every option has one line of help and every subcommand a description and examples (a test
+walks the parser and fails on a missing one).  Numeric flags are checked here, so a bad value
+is a usage error (exit 2) instead of a silently clamped or meaningless setting.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 
 FORMATS = ("tsv", "table", "json")
-WEAK_SANDBOX_HELP = ("run LLM-written code without bubblewrap where it is missing (weaker isolation, recorded in the "
-                     "run; same as sandbox: weak)")
+WEAK_SANDBOX_HELP = "run LLM-written code without bubblewrap where missing (weaker, recorded; = sandbox: weak)"
+_RAW = argparse.RawDescriptionHelpFormatter
 
 
 def _version() -> str:
@@ -29,64 +35,146 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0 (0 = no limit), got {text!r}")
+    return value
+
+
+def port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 65535, got {value}")
+    return value
+
+
+def _command(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
+             examples: Sequence[str]) -> argparse.ArgumentParser:
+    epilog = "examples:\n" + "\n".join(f"  {line}" for line in examples)
+    return sub.add_parser(name, help=summary, description=f"{summary}.\n\n{description}", epilog=epilog,
+                          formatter_class=_RAW)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="trace-bench", description="Benchmark LLM-as-optimizer algorithms on Trace.")
+    parser = argparse.ArgumentParser(
+        prog="trace-bench", formatter_class=_RAW,
+        description="Benchmark LLM-as-optimizer algorithms on Trace: a config names tasks x trainers x params "
+                    "variants x seeds;\n`run` executes the matrix into a run directory that `report`, `compare` "
+                    "and `ui` read.",
+        epilog="examples:\n  trace-bench list-tasks --bench internal\n"
+               "  trace-bench run --config configs/smoke.yaml\n  trace-bench COMMAND --help")
     parser.add_argument("--version", action=_VersionAction, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser("list-tasks", help="list discoverable tasks")
+    p = _command(sub, "list-tasks", "list discoverable tasks",
+                 "Reads static metadata only (no task module is imported). Without --all, tasks that cannot run\n"
+                 "on this machine are hidden; --all lists them with the reason, and the opt-in suites too.",
+                 ["trace-bench list-tasks", "trace-bench list-tasks --bench internal,trace_examples --format table",
+                  "trace-bench list-tasks --all --format json"])
     p.add_argument("--root", help="directory of user task modules (original LLM4AD layout or one module per task)")
     p.add_argument("--bench", "--dataset-name", dest="bench", help="comma-separated suites, e.g. llm4ad,internal")
-    p.add_argument("--all", action="store_true", help="include unavailable tasks")
-    p.add_argument("--format", choices=FORMATS, default="tsv")
+    p.add_argument("--all", action="store_true",
+                   help="also list unavailable tasks (with the reason) and the opt-in suites (terminal_bench)")
+    p.add_argument("--format", choices=FORMATS, default="tsv", help="output format (default: tsv)")
 
-    p = sub.add_parser("list-trainers", help="list trainers")
+    p = _command(sub, "list-trainers", "list trainers",
+                 "Concrete registered trainers (built-in, external libraries, plugins), sorted by id.",
+                 ["trace-bench list-trainers", "trace-bench list-trainers --all --format table"])
     p.add_argument("--all", action="store_true", help="include unavailable trainers with the reason")
     p.add_argument("--optimizers", action="store_true", help="list the optimizer names instead (opto's own as opto:<Name>)")
-    p.add_argument("--format", choices=FORMATS, default="tsv")
+    p.add_argument("--format", choices=FORMATS, default="tsv", help="output format (default: tsv)")
 
-    p = sub.add_parser("validate", help="check a config without running it")
-    p.add_argument("--config", required=True)
-    p.add_argument("--root")
-    p.add_argument("--bench", "--dataset-name", dest="bench")
+    p = _command(sub, "validate", "check a config without running it",
+                 "Parses the config, resolves every trainer, knob, optimizer and task, checks credentials in real\n"
+                 "mode and expands the matrix. Exit 0 valid, 1 a task failed to build (--strict), 2 config error.",
+                 ["trace-bench validate --config configs/smoke.yaml",
+                  "trace-bench validate --config configs/m1_validation.yaml --strict --runs-dir /tmp/runs"])
+    p.add_argument("--config", required=True, help="YAML/JSON config file to check")
+    p.add_argument("--root", help="directory of user task modules")
+    p.add_argument("--bench", "--dataset-name", dest="bench", help="check only the config's tasks of these suites")
     p.add_argument("--strict", action="store_true",
                    help="also build every task, check trainable parameters and write a manifest")
-    p.add_argument("--runs-dir", "--output-dir", dest="runs_dir")
+    p.add_argument("--runs-dir", "--output-dir", dest="runs_dir",
+                   help="where --strict writes the manifest (default: the config's runs_dir)")
     p.add_argument("--allow-weak-sandbox", action="store_true", help=WEAK_SANDBOX_HELP)
 
-    p = sub.add_parser("run", help="run an experiment")
+    p = _command(sub, "run", "run an experiment",
+                 "Runs every job of the config's matrix, each in a fresh process, into <runs-dir>/<run_id>.\n"
+                 "Exit 0 when every job ended ok, 1 when some did not or the run was interrupted, 2 on a config\n"
+                 "or usage error (nothing is run).",
+                 ["trace-bench run --config configs/smoke.yaml --runs-dir /tmp/runs",
+                  "trace-bench run --config exp.yaml --max-workers 4 --job-timeout 300",
+                  "trace-bench run --resume 20261123-003753-b82f598c --runs-dir /tmp/runs",
+                  "trace-bench run --replay 20261123-003753-b82f598c   # offline, from the run's LLM cache"])
     p.add_argument("--config", help="YAML/JSON config (optional with --resume RUN: the run's snapshot is used)")
-    p.add_argument("--root")
-    p.add_argument("--runs-dir", "--output-dir", dest="runs_dir")
-    p.add_argument("--max-workers", "--n-concurrent", dest="max_workers", type=int)
+    p.add_argument("--root", help="directory of user task modules")
+    p.add_argument("--runs-dir", "--output-dir", dest="runs_dir",
+                   help="where the run directory is created (default: the config's runs_dir, else runs)")
+    p.add_argument("--max-workers", "--n-concurrent", dest="max_workers", type=positive_int,
+                   help="job processes at once, at least 1 (default: the config's max_workers)")
     p.add_argument("--force", action="store_true", help="re-run every job (same as --resume none)")
     p.add_argument("--resume", help="auto | failed | none, or a run id/path to continue in place")
-    p.add_argument("--job-timeout", dest="job_timeout", type=float,
-                   help="per-job wall-clock limit in seconds (default: config; 0 in stub, 600 in real mode)")
+    p.add_argument("--replay", metavar="RUN",
+                   help="re-run a recorded real-mode run (id or path) offline from its config snapshot and LLM "
+                        "cache, as a new run")
+    p.add_argument("--job-timeout", dest="job_timeout", type=seconds,
+                   help="per-job wall-clock limit in seconds, 0 = none (default: config; none in stub, 600 in real)")
     p.add_argument("--logger", help="override the logger of every trainer (e.g. none, ConsoleLogger)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--executor", choices=("local", "ray"), help="where jobs run (default: config, else local)")
     p.add_argument("--ray-address", dest="ray_address", help="Ray cluster address (default: start a local one)")
     p.add_argument("--allow-weak-sandbox", action="store_true", help=WEAK_SANDBOX_HELP)
 
-    p = sub.add_parser("report", help="write a self-contained report.html for one or more runs")
-    p.add_argument("runs", nargs="+")
-    p.add_argument("--out")
+    p = _command(sub, "report", "write a self-contained report.html for one or more runs",
+                 "Leaderboard, per-task tables with 95% intervals, anytime curves, win/tie/loss matrix and\n"
+                 "failures, in one offline HTML page (needs the analysis extra).",
+                 ["trace-bench report runs/20261123-003753-b82f598c",
+                  "trace-bench report runs/RUN_A runs/RUN_B --out /tmp/both.html"])
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories to report on")
+    p.add_argument("--out", help="output file (default: <run>/report.html for one run)")
 
-    p = sub.add_parser("compare", help="paired comparison of two runs")
-    p.add_argument("run_a")
-    p.add_argument("run_b")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p = _command(sub, "compare", "paired comparison of two runs",
+                 "Pairs the jobs of two runs by task, trainer, params variant and seed and prints A - B with\n"
+                 "its 95% interval and Holm-corrected p-values (needs the analysis extra).",
+                 ["trace-bench compare runs/RUN_A runs/RUN_B", "trace-bench compare runs/RUN_A runs/RUN_B --format json"])
+    p.add_argument("run_a", metavar="RUN_A", help="first run directory")
+    p.add_argument("run_b", metavar="RUN_B", help="second run directory")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
 
-    p = sub.add_parser("ui", help="launch the Gradio UI")
-    p.add_argument("--runs-dir", default="runs")
-    p.add_argument("--tasks-root", dest="tasks_root")
-    p.add_argument("--port", type=int)
-    p.add_argument("--share", action="store_true")
+    p = _command(sub, "ui", "launch the Gradio UI",
+                 "Serves the UI on 127.0.0.1. Every request needs the token printed in the start-up URL (once\n"
+                 "opened, the browser keeps it in a cookie). Needs the ui extra.",
+                 ["trace-bench ui --runs-dir runs", "trace-bench ui --runs-dir runs --share --port 7860"])
+    p.add_argument("--runs-dir", default="runs", help="runs directory to browse and launch into (default: runs)")
+    p.add_argument("--tasks-root", dest="tasks_root", help="directory of user task modules for launched runs")
+    p.add_argument("--port", type=port, help="port to listen on (default: the first free one from 7860)")
+    p.add_argument("--share", action="store_true", help="also publish a public gradio.live link (token still needed)")
+    p.add_argument("--no-token", dest="no_token", action="store_true",
+                   help="serve without a token (loopback only, not with --share): any local user can start runs")
 
-    p = sub.add_parser("fake-llm", help="run the fake OpenAI-compatible server (tests, demos)")
-    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p = _command(sub, "fake-llm", "run the fake OpenAI-compatible server (tests, demos)",
+                 "Stub answers with exact usage and optional faults; prints its base URL and serves until Ctrl-C.\n"
+                 "Its options: trace-bench fake-llm --help.",
+                 ["trace-bench fake-llm --port 8000", "trace-bench fake-llm --port 0 --latency 0.05 --error-rate 0.1"])
+    p.add_argument("rest", nargs=argparse.REMAINDER, metavar="OPTIONS", help="the server's options (see above)")
     return parser
 
 
@@ -95,7 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["fake-llm"]:  # its own option parser (argparse REMAINDER drops leading options)
         from trace_bench.llm.fake_server import fake_llm_main
 
-        return fake_llm_main(argv[1:])
+        rest = argv[1:]
+        return fake_llm_main(rest[1:] if rest[:1] == ["--"] else rest)
     args = build_parser().parse_args(argv)
     from trace_bench.runtime import set_environment_defaults
 

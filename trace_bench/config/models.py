@@ -7,6 +7,8 @@ Every key and alias of the original is accepted (``runs_root``, ``n_concurrent``
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any, Literal
 
 from pydantic import (
@@ -20,7 +22,8 @@ from pydantic import (
 )
 
 from trace_bench.config.errors import ConfigError
-from trace_bench.config.messages import config_error
+from trace_bench.config.messages import config_error, format_loc
+from trace_bench.config.safe_yaml import MAX_NODES
 
 # Trainer knobs the original accepts at the top level of a config; they join the global
 # trainer kwargs of every trainer entry.
@@ -32,8 +35,11 @@ TOP_LEVEL_KNOBS = (
 SECRET_HINT = "secrets never go in a config: name an environment variable with llm.api_key_env"
 
 
+SAFE_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
 
 class BudgetConfig(_Strict):
@@ -84,6 +90,14 @@ class LLMConfig(_Strict):
                     raise ValueError(f"llm.{key} is not allowed: {SECRET_HINT}")
         return data
 
+    @model_validator(mode="after")
+    def _replay_needs_a_cache(self) -> LLMConfig:
+        if self.cache == "replay" and not self.cache_path:
+            # without a path the cache would be the new run's own, empty one: every call would miss
+            raise ValueError("cache 'replay' needs cache_path (a recorded run's llm_cache.sqlite); "
+                             "to re-run a recorded run offline use: trace-bench run --replay RUN")
+        return self
+
 
 class TaskEntry(_Strict):
     id: str = Field(validation_alias=AliasChoices("id", "key", "task"))
@@ -100,7 +114,7 @@ class TaskEntry(_Strict):
 class TrainerEntry(BaseModel):
     """A trainer and its params variants; other keys beside ``id`` are trainer knobs."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, allow_inf_nan=False)
 
     id: str = Field(validation_alias=AliasChoices("id", "name", "trainer", "key"))
     params_variants: list[dict[str, Any]] | None = None
@@ -188,6 +202,15 @@ class RunConfig(_Strict):
         values raise ``ConfigError``, a ``ValueError``)."""
         return parse_config(data)
 
+    @field_validator("run_id")
+    @classmethod
+    def _safe_run_id(cls, value: str | None) -> str | None:
+        if value is not None and not SAFE_RUN_ID.fullmatch(value):
+            raise ValueError("must be one directory name of letters, digits, '.', '_' or '-' (at most 128, "
+                             "starting with a letter or digit); it cannot be a path: use runs_dir or --runs-dir for "
+                             "where runs go")
+        return value
+
     @field_validator("seeds")
     @classmethod
     def _seeds(cls, value: list[int]) -> list[int]:
@@ -223,6 +246,22 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return table.get(path)
 
 
+def _reject_non_finite(data: Any, file: str | None) -> None:
+    """NaN and infinity anywhere in a config are errors: every run file is strict JSON, which has neither."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    budget = 4 * MAX_NODES  # a file is bounded by the loader; a cyclic dict from Python is left to pydantic
+    while stack and budget:
+        budget -= 1
+        value, loc = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{value} is not allowed: run files are JSON, which has no NaN or infinity",
+                              file=file, key_path=format_loc(loc) or None, hint="use a finite number or null")
+        if isinstance(value, dict):
+            stack.extend((v, (*loc, k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, (*loc, i)) for i, v in enumerate(value))
+
+
 def parse_config(data: Any, *, file: str | None = None) -> RunConfig:
     """Validate a config mapping; raises :class:`ConfigError` with the key path and a hint."""
     if data is None:
@@ -232,9 +271,10 @@ def parse_config(data: Any, *, file: str | None = None) -> RunConfig:
     for key in data:
         if not isinstance(key, str):
             raise ConfigError(f"keys must be strings, got {key!r}", file=file)
+    _reject_non_finite(data, file)
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise config_error(exc, _model_at, RunConfig, TOP_LEVEL_KNOBS).with_file(file or "<config>") from None
+        raise config_error(exc, _model_at, RunConfig, TOP_LEVEL_KNOBS).with_file(file) from None
     except (TypeError, ValueError) as exc:  # raised by a 'before' validator on odd shapes
         raise ConfigError(str(exc), file=file) from None

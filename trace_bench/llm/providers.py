@@ -173,10 +173,16 @@ class OpenAIBackend(LiteLLMBackend):
     _completion = LiteLLMBackend._completion
 
 
+def resolve_provider(llm: dict[str, Any], role: str) -> str | None:
+    """The role's provider: its own, the run's, else OpenRouter when only its key is set."""
+    role_cfg = (llm.get("roles") or {}).get(role) or {}
+    return role_cfg.get("provider") or llm.get("provider") or (
+        "openrouter" if os.environ.get("OPENROUTER_API_KEY") and not os.environ.get("OPENAI_API_KEY") else None)
+
+
 def build_backend(llm: dict[str, Any], role: str, seed: int) -> LiteLLMBackend:
     role_cfg = (llm.get("roles") or {}).get(role) or {}
-    provider = role_cfg.get("provider") or llm.get("provider") or (
-        "openrouter" if os.environ.get("OPENROUTER_API_KEY") and not os.environ.get("OPENAI_API_KEY") else None)
+    provider = resolve_provider(llm, role)
     base_url = resolve_base_url(role_cfg.get("base_url") or llm.get("base_url"), provider)
     model = resolve_model(role_cfg.get("model") or llm.get("model"), provider, base_url)
     temperature = role_cfg.get("temperature", llm.get("temperature"))

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from trace_bench.config.errors import ConfigError, did_you_mean
 from trace_bench.config.models import RunConfig, TrainerEntry
+from trace_bench.matrix.checks import check_eval_kwargs, check_optimizer, knob_label
 from trace_bench.matrix.identity import job_id, llm_identity
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.registry.trainers import resolve_trainer
@@ -106,16 +107,13 @@ def resolve_variant(entry: TrainerEntry, variant: dict[str, Any], global_kwargs:
         params = cls.Params.model_validate(kwargs)
     except ValidationError as exc:
         first = exc.errors()[0]
-        field_name = ".".join(str(p) for p in first.get("loc", ()))
+        field_name = knob_label(".".join(str(p) for p in first.get("loc", ())), cls.all_aliases(),
+                                [k for layer in layers for k in layer])
         raise ConfigError(f"invalid value for {field_name}: {first.get('msg')} (got {first.get('input')!r})",
                           key_path=where) from None
-    if optimizer is not None and getattr(cls, "uses_optimizer", True):
-        from trace_bench.trainers.optimizers import canonical_optimizer
-
-        try:
-            optimizer = canonical_optimizer(optimizer)
-        except ValueError as exc:
-            raise ConfigError(str(exc), key_path=f"{where}.optimizer") from None
+    if optimizer is not None:
+        canonical = check_optimizer(optimizer, f"{where}.optimizer")
+        optimizer = canonical if getattr(cls, "uses_optimizer", True) else optimizer
     return info.id, params.model_dump(mode="json"), optimizer, optimizer_kwargs, logger
 
 
@@ -140,6 +138,7 @@ def canonical_logger(name: str | None, where: str = "logger") -> str | None:
 def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: str | None = None) -> list[JobSpec]:
     if not config.tasks:
         raise ConfigError("no tasks: add a 'tasks:' list", key_path="tasks")
+    check_eval_kwargs(config)
     trainers = config.trainers or [TrainerEntry(id="PrioritySearch")]
     override = canonical_logger(logger_override, "--logger") if logger_override else None
     identity = llm_identity(config)

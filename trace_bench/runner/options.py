@@ -52,3 +52,4 @@ class OpenedRun:
     task_root: str | None = None
     config_hashes: list[str] = field(default_factory=list)
     extended: bool = False  # this config added cells to the run (trace_bench.runner.extend)
+    runs_dir_created: bool = False  # the runs directory itself was made for this run

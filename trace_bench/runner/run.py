@@ -10,12 +10,14 @@ then does anything slow happen (expanding a large matrix, starting the job templ
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 
 from trace_bench.config.defaults import effective_job_timeout
 from trace_bench.config.errors import ConfigError
 from trace_bench.config.models import RunConfig
+from trace_bench.llm.credentials import check_credentials
 from trace_bench.matrix.expand import JobSpec, expand_matrix
 from trace_bench.matrix.identity import config_hash, new_run_id
 from trace_bench.registry.tasks import TaskCatalog
@@ -73,6 +75,7 @@ def open_run(config: RunConfig, options: RunOptions) -> OpenedRun:
                           "delete that run", key_path="run_id")
     digest = admission.digest
     created = not store.exists()
+    runs_dir_created = not store.root.parent.exists()
     try:
         store = RunStore.create(store.root.parent, store.run_id)
         lock = store.lock()
@@ -88,7 +91,8 @@ def open_run(config: RunConfig, options: RunOptions) -> OpenedRun:
     except BaseException:
         lock.release()
         raise
-    return OpenedRun(store, lock, digest, created, created_at, _task_root(options), config_hashes=admission.hashes,
+    return OpenedRun(store, lock, digest, created, created_at, _task_root(options), runs_dir_created=runs_dir_created,
+                     config_hashes=admission.hashes,
                      extended=admission.extended)
 
 
@@ -109,6 +113,7 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
         stored = _stored_task_root(options.resume_run, options.runs_dir or config.runs_dir)
         if stored and Path(stored).is_dir():
             options.root = stored
+    check_credentials(config)  # before any file or job: a missing key is a config error, not N failed jobs
     opened = open_run(config, options)
     store = opened.store
     try:
@@ -134,6 +139,9 @@ def _expand(config: RunConfig, options: RunOptions, opened: OpenedRun) -> list[J
         if opened.created:
             opened.lock.release()
             shutil.rmtree(opened.store.root, ignore_errors=True)
+            if opened.runs_dir_created:  # a config error writes nothing, not even an empty runs directory
+                with contextlib.suppress(OSError):
+                    opened.store.root.parent.rmdir()
         raise
 
 

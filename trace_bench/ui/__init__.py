@@ -18,10 +18,11 @@ def build_app(runs_dir: str | Path = "runs", tasks_root: str | None = None,
 
 
 def launch_ui(runs_dir: str | Path = "runs", tasks_root: str | None = None, port: int | None = None,
-              share: bool = False, configs_dir: str | Path | None = None, block: bool = True) -> int:
+              share: bool = False, configs_dir: str | Path | None = None, block: bool = True,
+              no_token: bool = False) -> int:
     from trace_bench.ui.app import launch_ui as launch
 
-    return launch(runs_dir, tasks_root, port, share, configs_dir, block)
+    return launch(runs_dir, tasks_root, port, share, configs_dir, block, no_token)
 
 
 __all__ = ["build_app", "launch_ui"]

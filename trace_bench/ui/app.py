@@ -1,6 +1,7 @@
 """Build and serve the Gradio app (``trace-bench ui``).
 
-The server binds 127.0.0.1 unless ``--share`` is given.  Nothing secret is ever an initial value
+The server binds 127.0.0.1 (``--share`` adds a public gradio.live link) and every request needs the
+token printed at start-up (:mod:`trace_bench.ui.auth`).  Nothing secret is ever an initial value
 or an output: the API key box starts empty, and every text that reaches the browser went
 through the masking boundary in :mod:`trace_bench.ui.readers`.
 """
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trace_bench.ui.auth import TokenGate, middleware
 from trace_bench.ui.context import UIContext, preselect
 
 TITLE = "trace-bench"
@@ -62,20 +64,51 @@ def build_app(runs_dir: str | Path = "runs", tasks_root: str | None = None,
     return app
 
 
+def start_server(runs_dir: str | Path = "runs", tasks_root: str | None = None, port: int | None = None,
+                 share: bool = False, configs_dir: str | Path | None = None,
+                 no_token: bool = False) -> tuple[Any, TokenGate | None, str]:
+    """Serve the UI in a background thread: (the Blocks, its token gate or None, the URL to open).
+
+    The token middleware wraps the whole server app that Gradio builds (``app_kwargs``), so every
+    route is behind it; ``--no-token`` is refused with ``--share`` (a public link)."""
+    if no_token and share:
+        raise ValueError("--no-token is only allowed on 127.0.0.1, not with --share")
+    app = build_app(runs_dir, tasks_root, configs_dir)
+    gate = None if no_token else TokenGate()
+    app.queue(default_concurrency_limit=16)
+    app.launch(server_name="127.0.0.1", server_port=port, share=share, inbrowser=False, show_error=False,
+               prevent_thread_lock=True, css=CSS, quiet=True, enable_monitoring=False,
+               app_kwargs={"middleware": [middleware(gate)]} if gate else None)
+    if gate is not None:
+        gate.close_startup()
+    local = app.local_url or f"http://127.0.0.1:{app.server_port}/"
+    app.trace_bench_gate = gate  # type: ignore[attr-defined]
+    return app, gate, gate.url(local) if gate else local
+
+
 def launch_ui(runs_dir: str | Path = "runs", tasks_root: str | None = None, port: int | None = None,
-              share: bool = False, configs_dir: str | Path | None = None, block: bool = True) -> int:
-    """Serve the UI; returns 2 (like any missing extra) with a message when gradio is missing, 0 when
-    the server stops."""
+              share: bool = False, configs_dir: str | Path | None = None, block: bool = True,
+              no_token: bool = False) -> int:
+    """Serve the UI; returns 2 (like any missing extra) with a message when gradio is missing or the
+    flags conflict, 0 when the server stops."""
     try:
         import gradio  # noqa: F401
     except ImportError:
         print("trace-bench: error: the UI needs gradio: pip install 'trace-bench[ui]'", file=sys.stderr)
         return 2
-    app = build_app(runs_dir, tasks_root, configs_dir)
-    if share:
+    if no_token and share:
+        print("trace-bench: error: --no-token: a token is required with --share (the link is public)",
+              file=sys.stderr)
+        return 2
+    app, gate, url = start_server(runs_dir, tasks_root, port, share, configs_dir, no_token)
+    print(f"trace-bench ui: open {url}", flush=True)
+    if share and app.share_url:
         print("trace-bench ui: --share publishes this UI on a public gradio.live link; anyone with the link "
-              "can start runs on this machine", file=sys.stderr)
-    app.queue(default_concurrency_limit=16)
-    app.launch(server_name="127.0.0.1", server_port=port, share=share, inbrowser=False, show_error=False,
-               prevent_thread_lock=not block, css=CSS)
+              "and the token can start runs on this machine", file=sys.stderr)
+        print(f"trace-bench ui: public link {gate.url(app.share_url) if gate else app.share_url}", flush=True)
+    if gate is None:
+        print("trace-bench ui: warning: --no-token: any process or user on this machine can use this UI and "
+              "start runs with this server's API keys", file=sys.stderr)
+    if block:
+        app.block_thread()  # until Ctrl-C, then Gradio closes the server
     return 0

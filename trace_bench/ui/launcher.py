@@ -14,6 +14,11 @@ config snapshot right after it locks the run), never by parsing the driver's out
 An API key typed in the browser goes to the child's environment only, under the variable the
 config names in ``llm.api_key_env``; it is registered with the masking layer so that the
 driver's log, when shown, cannot echo it.
+
+Key policy: the server's own keys (its environment) may only travel to the provider endpoint
+configured when the server started (``OPENAI_API_BASE`` and friends, else the providers' default
+endpoints) or to this machine.  A config naming any other ``base_url`` is started only with a key
+typed for that launch, and its child then gets an environment without the server's secrets.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from trace_bench.store.masking import register_secret
+from trace_bench.store.masking import register_secret, secret_name
 from trace_bench.store.models import StoreError
 from trace_bench.store.run_store import RunStore
 from trace_bench.ui.readers import tail_lines
@@ -74,14 +79,14 @@ def prepare_config(text: str, mode: str | None, tasks_root: str | None = None) -
     config's own ``run_id``, else a new one); return (yaml text, api key env name).  A config error is
     a one-line ``LaunchError`` naming the config "the editor", never a server path."""
     from trace_bench.config.errors import ConfigError
-    from trace_bench.config.loader import parse_config
+    from trace_bench.config.loader import parse_config, parse_yaml_text
     from trace_bench.runner.run import plan_run_id
     from trace_bench.runner.validation import validate_config
 
     try:
-        data = yaml.safe_load(text) if text and text.strip() else None
-    except yaml.YAMLError as exc:
-        raise LaunchError(f"the config is not valid YAML: {str(exc).splitlines()[0]}") from None
+        data = parse_yaml_text(text) if text and text.strip() else None
+    except ConfigError as exc:
+        raise LaunchError(f"the config is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise LaunchError("the config is empty or not a mapping: pick a config or paste YAML with tasks and trainers")
     if mode in ("stub", "real"):
@@ -113,6 +118,36 @@ def start_failure(launch: Launch) -> str:
     return _one_line(line.removeprefix("trace-bench: error:").strip())
 
 
+def _endpoint(url: str) -> str:
+    return url.strip().rstrip("/").lower()
+
+
+def trusted_endpoint() -> str | None:
+    """The provider endpoint configured in this process's environment (None: the providers' defaults)."""
+    from trace_bench.llm.providers import resolve_base_url
+
+    configured = resolve_base_url(None, None)
+    return _endpoint(configured) if configured else None
+
+
+def foreign_endpoints(llm: dict[str, Any], trusted: str | None) -> list[str]:
+    """The config's ``base_url``s that are neither the server's endpoint nor on this machine."""
+    from trace_bench.llm.credentials import is_loopback_url
+
+    urls = [llm.get("base_url"), *((role or {}).get("base_url") for role in (llm.get("roles") or {}).values())]
+    return sorted({u for u in urls if u and not is_loopback_url(u) and _endpoint(u) != trusted})
+
+
+def _llm_of(yaml_text: str) -> dict[str, Any]:
+    """The ``llm`` block of a config that calls providers (empty in stub mode or replay: no call leaves)."""
+    from trace_bench.config.loader import parse_config, parse_yaml_text
+
+    config = parse_config(parse_yaml_text(yaml_text))
+    if config.mode == "stub" or config.llm.cache == "replay":
+        return {}
+    return config.llm.model_dump(mode="json")
+
+
 def snapshot_key_env(run_dir: Path) -> str:
     try:
         data = RunStore(run_dir).read_snapshot() or {}
@@ -132,6 +167,7 @@ class Launcher:
         self.launches: dict[str, Launch] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self.trusted_endpoint = trusted_endpoint()  # fixed at server start: later env changes do not widen it
 
     @property
     def work_dir(self) -> Path:
@@ -140,6 +176,7 @@ class Launcher:
     def start(self, config_text: str, *, mode: str | None = None, max_workers: int | None = None,
               job_timeout: float | None = None, api_key: str | None = None) -> Launch:
         text, key_env = prepare_config(config_text, mode, self.tasks_root)
+        foreign = self._key_policy(_llm_of(text), api_key)
         launch_id = self._new_id()
         self.work_dir.mkdir(parents=True, exist_ok=True)
         config_path = self.work_dir / f"{launch_id}.yaml"
@@ -147,7 +184,7 @@ class Launcher:
         args = ["run", "--config", str(config_path), "--runs-dir", str(self.runs_dir)]
         run_id = str(yaml.safe_load(text)["run_id"])
         launch = self._spawn(launch_id, args, max_workers, job_timeout, api_key, key_env,
-                             run_dir=self.runs_dir / run_id)
+                             run_dir=self.runs_dir / run_id, isolate=bool(foreign))
         launch.config_path = config_path
         return launch
 
@@ -159,16 +196,30 @@ class Launcher:
         active = self.for_run(run_dir)
         if active is not None:
             raise LaunchError(f"{run_dir.name} is already running (launch {active.launch_id})")
+        try:
+            llm = _llm_of((run_dir / "meta" / "config.snapshot.yaml").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise LaunchError(f"{run_dir.name}: its config snapshot cannot be read: {exc}") from None
+        foreign = self._key_policy(llm, api_key)
         args = ["run", "--resume", str(run_dir), "--runs-dir", str(run_dir.parent)]
         return self._spawn(self._new_id(), args, max_workers, job_timeout, api_key, snapshot_key_env(run_dir),
-                           run_dir=run_dir)
+                           run_dir=run_dir, isolate=bool(foreign))
+
+    def _key_policy(self, llm: dict[str, Any], api_key: str | None) -> list[str]:
+        """The config's foreign endpoints; LaunchError when there are some and no key was typed."""
+        foreign = foreign_endpoints(llm, self.trusted_endpoint)
+        if foreign and not (api_key and api_key.strip()):
+            allowed = self.trusted_endpoint or "the providers' default endpoints"
+            raise LaunchError(f"this config sends LLM requests to {', '.join(foreign)}; the server's API keys only go "
+                              f"to {allowed} or to this machine. Type the API key for that endpoint to start it.")
+        return foreign
 
     def _new_id(self) -> str:
         with self._lock:
             return f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(self._ids)}"
 
     def _spawn(self, launch_id: str, args: list[str], max_workers: int | None, job_timeout: float | None,
-               api_key: str | None, key_env: str, run_dir: Path) -> Launch:
+               api_key: str | None, key_env: str, run_dir: Path, isolate: bool = False) -> Launch:
         if self.tasks_root:
             args += ["--root", str(self.tasks_root)]
         if max_workers:
@@ -176,6 +227,8 @@ class Launcher:
         if job_timeout:
             args += ["--job-timeout", str(float(job_timeout))]
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        if isolate:  # a foreign endpoint: none of the server's secrets, only the key typed for this launch
+            env = {name: value for name, value in env.items() if not secret_name(name)}
         if api_key and api_key.strip():
             register_secret(api_key.strip())
             env[key_env] = api_key.strip()

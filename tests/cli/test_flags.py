@@ -1,0 +1,160 @@
+"""Command-line flags and errors that are not about a config file: bad numbers, unwritable
+directories, missing credentials, interrupted runs, strict checks that respect the mode."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, USER_TASKS, run_cli
+
+SMOKE = "tasks: [internal:numeric_param]\ntrainers: [NoOpTrainer]\n"
+_PROVIDER_ENV = ("OPENAI_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
+                 "TRACE_DEFAULT_LLM_BACKEND", "TRACE_CUSTOMLLM_URL", "TRACE_CUSTOMLLM_API_KEY", "TRACE_CUSTOMLLM_MODEL",
+                 "TRACE_LITELLM_MODEL", "MY_PROVIDER_KEY", "HARBOR_MODEL")
+
+
+def _cli_without_keys(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in _PROVIDER_ENV}
+    return subprocess.run([sys.executable, "-m", "trace_bench", *args], capture_output=True, text=True, timeout=180,
+                          env=env, cwd=cwd or REPO)
+
+
+def _config(tmp_path: Path, text: str, name: str = "c.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("flag", "value", "expected"), [
+    ("--max-workers", "0", "must be at least 1"), ("--max-workers", "-5", "must be at least 1"),
+    ("--max-workers", "two", "expected a whole number"), ("--job-timeout", "-5", "finite number of seconds"),
+    ("--job-timeout", "nan", "finite number of seconds"), ("--job-timeout", "inf", "finite number of seconds"),
+])
+def test_bad_numeric_flags_are_usage_errors(tmp_path: Path, flag: str, value: str, expected: str) -> None:
+    proc = run_cli("run", "--config", str(_config(tmp_path, SMOKE)), "--runs-dir", str(tmp_path / "runs"),
+                   f"{flag}={value}")
+    assert proc.returncode == 2
+    assert f"argument {flag}" in proc.stderr and expected in proc.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_validate_strict_into_an_unwritable_runs_dir_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the runs directory should be")
+    targets = [blocker / "runs"]
+    if os.geteuid() != 0:  # root ignores directory permissions
+        read_only = tmp_path / "read-only"
+        read_only.mkdir(mode=0o555)
+        targets.append(read_only)
+    for runs in targets:
+        proc = run_cli("validate", "--config", str(_config(tmp_path, SMOKE)), "--strict", "--runs-dir", str(runs))
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("trace-bench: error: --runs-dir: cannot write"), lines
+
+
+def test_validate_strict_respects_stub_mode(tmp_path: Path) -> None:
+    """Terminal-Bench needs harbor_model only in real mode; `run` never asked for it in stub mode."""
+    config = _config(tmp_path, "mode: stub\ntasks: [terminal_bench:regex-log]\ntrainers: [NoOpTrainer]\n")
+    proc = _cli_without_keys("validate", "--config", str(config), "--strict", "--runs-dir", str(tmp_path / "runs"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[OK] terminal_bench:regex-log" in proc.stdout and "harbor_model" not in proc.stdout
+
+
+@pytest.mark.parametrize(("llm", "variable"), [
+    ("{model: gpt-4o-mini}", "OPENAI_API_KEY"),
+    ("{model: gpt-4o-mini, api_key_env: MY_PROVIDER_KEY}", "MY_PROVIDER_KEY"),
+    ("{provider: openrouter, model: some/model}", "OPENROUTER_API_KEY (or OPENAI_API_KEY)"),
+    ("{base_url: 'https://llm.example.org/v1', model: m}", "OPENAI_API_KEY"),
+])
+def test_real_mode_without_a_key_fails_before_any_job(tmp_path: Path, llm: str, variable: str) -> None:
+    config = _config(tmp_path, SMOKE + f"mode: real\nllm: {llm}\n")
+    for command in ("run", "validate"):
+        proc = _cli_without_keys(command, "--config", str(config), "--runs-dir", str(tmp_path / "runs"))
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"{config}: llm: real mode needs an API key: {variable} is not set" in lines[0]
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_loopback_endpoint_and_replay_need_no_key(tmp_path: Path) -> None:
+    local = _config(tmp_path, SMOKE + "mode: real\nllm: {base_url: 'http://127.0.0.1:9/v1', model: m}\n", "a.yaml")
+    assert _cli_without_keys("validate", "--config", str(local)).returncode == 0
+    replay = _config(tmp_path, SMOKE + f"mode: real\nllm: {{cache: replay, cache_path: {tmp_path / 'c.sqlite'}}}\n")
+    assert _cli_without_keys("validate", "--config", str(replay)).returncode == 0
+
+
+@pytest.mark.parametrize("args", [["list-tasks", "--bench", "interal"], ["run", "--resume", "nosuchrun"],
+                                  ["run", "--replay", "nosuchrun"]])
+def test_errors_without_a_config_name_the_flag(tmp_path: Path, args: list[str]) -> None:
+    proc = run_cli(*args, cwd=tmp_path)
+    assert proc.returncode == 2
+    flag = args[1]
+    assert proc.stderr.startswith(f"trace-bench: error: {flag}: "), proc.stderr
+    assert "<config>" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_interrupted_run_is_not_reported_complete(tmp_path: Path) -> None:
+    config = _config(tmp_path, "run_id: stop-me\ntasks:\n  - id: slow_numeric\n    eval_kwargs: {delay: 0.3}\n"
+                               "trainers:\n  - id: PrioritySearch\n    ps_steps: 3\n"
+                               "seeds: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\nmax_workers: 1\n")
+    runs = tmp_path / "runs"
+    process = subprocess.Popen([sys.executable, "-m", "trace_bench", "run", "--config", str(config), "--root",
+                                str(USER_TASKS), "--runs-dir", str(runs), "--quiet"], cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not list((runs / "stop-me" / "jobs").glob("*/results.json")):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "no job finished"
+            time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 1, stderr
+    assert "Run complete" not in stdout
+    assert "Run interrupted: stop-me (continue it with: trace-bench run --resume stop-me)" in stdout
+
+
+def test_list_tasks_hides_unavailable_tasks_unless_all(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from trace_bench.cli.main import main
+    from trace_bench.registry.tasks import TaskCatalog
+
+    original = TaskCatalog.list
+
+    def with_one_unavailable(self: TaskCatalog, benches: object = None) -> list:
+        specs = original(self, benches)
+        return [replace(specs[0], availability=lambda: "needs a GPU"), *specs[1:]]
+
+    monkeypatch.setattr(TaskCatalog, "list", with_one_unavailable)
+    assert main(["list-tasks", "--bench", "internal"]) == 0
+    default = capsys.readouterr().out.splitlines()
+    assert main(["list-tasks", "--bench", "internal", "--all"]) == 0
+    everything = capsys.readouterr().out.splitlines()
+    hidden = [line for line in everything if line not in default]
+    assert len(hidden) == 1 and hidden[0].endswith("\tunavailable\tneeds a GPU")
+    assert default and all(line.split("\t")[1] == "available" for line in default)
+
+
+@pytest.mark.parametrize("prefix", [[], ["--"]])
+def test_fake_llm_options_with_or_without_a_double_dash(prefix: list[str]) -> None:
+    process = subprocess.Popen([sys.executable, "-m", "trace_bench", "fake-llm", *prefix, "--port", "0"], cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = process.stdout.readline() if process.stdout else ""
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert first.startswith("http://127.0.0.1:") and first.strip().endswith("/v1"), first

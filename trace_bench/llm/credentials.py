@@ -1,0 +1,99 @@
+"""Credentials of a real-mode run, checked before any job starts.
+
+Without this a run with no API key ran every job until the provider answered ``Missing
+credentials`` (about 16 s a job).  The check resolves each role's model, endpoint and key exactly
+as :mod:`trace_bench.llm.providers` will (config, then the original's environment variables) and
+names the variable to set.  An endpoint on this machine (loopback, such as the fake server or a
+local vLLM) may need no key.  ``llm.cache: replay`` never calls a provider and needs none.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+from trace_bench.config.errors import ConfigError
+
+ROLES = ("optimizer", "agent", "judge")
+_LITELLM_OWN = ("openai", "openrouter")
+
+
+def is_loopback_url(url: str | None) -> bool:
+    """True for an http(s) URL whose host is this machine (localhost, 127.0.0.0/8, ::1)."""
+    if not url:
+        return False
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return False
+    if not host:
+        return False
+    if host.lower() == "localhost" or host.lower().endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _key_variable(api_key_env: str | None, provider: str | None) -> str:
+    """The variable :func:`~trace_bench.llm.providers.resolve_key` reads first, for the message."""
+    if api_key_env:
+        return api_key_env
+    if os.environ.get("TRACE_DEFAULT_LLM_BACKEND", "").lower() == "customllm":
+        return "TRACE_CUSTOMLLM_API_KEY (or OPENAI_API_KEY)"
+    if provider == "openrouter":
+        return "OPENROUTER_API_KEY (or OPENAI_API_KEY)"
+    return "OPENAI_API_KEY"
+
+
+def _litellm_missing(model: str) -> list[str]:
+    """Key variables LiteLLM needs for a provider it resolves itself (``anthropic/...``)."""
+    try:
+        import litellm
+    except ImportError:  # pragma: no cover - litellm is a core dependency
+        return []
+    found = litellm.validate_environment(model=model)
+    if found.get("keys_in_environment"):
+        return []
+    return [k for k in found.get("missing_keys") or [] if k.endswith(("_KEY", "_TOKEN"))]
+
+
+def missing_credentials(llm: dict[str, Any]) -> list[str]:
+    """One message per distinct missing credential among the roles (empty when all are there)."""
+    from trace_bench.llm.providers import resolve_base_url, resolve_key, resolve_model, resolve_provider
+
+    problems: dict[str, str] = {}
+    for role in ROLES:
+        role_cfg = (llm.get("roles") or {}).get(role) or {}
+        provider = resolve_provider(llm, role)
+        base_url = resolve_base_url(role_cfg.get("base_url") or llm.get("base_url"), provider)
+        model = resolve_model(role_cfg.get("model") or llm.get("model"), provider, base_url)
+        key_env = role_cfg.get("api_key_env") or llm.get("api_key_env")
+        if is_loopback_url(base_url):
+            continue
+        prefix = model.split("/", 1)[0] if "/" in model else "openai"
+        if not key_env and not base_url and prefix not in _LITELLM_OWN and provider in (None, prefix):
+            missing = _litellm_missing(model)
+            if missing:
+                variable = " or ".join(missing)
+                problems.setdefault(variable, f"{variable} is not set (model {model}, role {role})")
+            continue
+        if not resolve_key(key_env, provider):
+            variable = _key_variable(key_env, provider)
+            where = f"endpoint {base_url}" if base_url else f"model {model}"
+            problems.setdefault(variable, f"{variable} is not set ({where}, role {role})")
+    return list(problems.values())
+
+
+def check_credentials(config: Any) -> None:
+    """ConfigError naming the missing variable(s) when a real-mode run could not call its provider."""
+    if config.mode != "real" or config.llm.cache == "replay":
+        return
+    problems = missing_credentials(config.llm.model_dump(mode="json"))
+    if problems:
+        raise ConfigError(f"real mode needs an API key: {'; '.join(problems)}", key_path="llm",
+                          hint="export the variable, or name another one with llm.api_key_env; a server that "
+                               "needs no key can be given any value")
