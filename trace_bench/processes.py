@@ -20,8 +20,8 @@ _PR_SET_CHILD_SUBREAPER = 36
 def die_with_parent() -> None:
     """Linux: SIGKILL this process when its parent exits.
 
-    A job body dies with its watchdog (which takes the job's whole tree down when the driver dies,
-    see ``execution.watchdog``); a sandboxed program dies with its sandbox server.  So a killed
+    A job dies with its template (which takes every job's whole tree down when the driver dies,
+    see ``execution.reaper``); a sandboxed program dies with its sandbox server.  So a killed
     driver never leaves processes writing into a run directory that a later ``--resume`` is about
     to reuse.  The signal fires when the parent *thread* ends: call this in a child of a
     single-threaded parent, or of the thread that lives as long as the parent.  If the parent already died before the request took

@@ -2,9 +2,9 @@
 
 ``multiprocessing`` ``forkserver`` with ``set_forkserver_preload`` imports the modules the runner
 names (``opto``, the trainer stack, the job body) once in a template process; each job is forked
-from it (tens of ms), runs in its own process group with an optional memory limit under a watchdog
-that takes its whole process tree down if the driver dies (:mod:`.watchdog`), and is never
-reused.  The driver waits on process sentinels (no busy polling), enforces wall-clock timeouts by
+from it (tens of ms), runs in its own process group with an optional memory limit, and is never reused.  The
+template is a subreaper that takes every job's whole process tree down when the driver dies
+(:mod:`.reaper`).  The driver waits on process sentinels (no busy polling), enforces wall-clock timeouts by
 killing the whole process group, and receives each job's outcome over a pipe.
 """
 
@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
-from trace_bench.processes import kill_process_group
+from trace_bench.processes import die_with_parent, kill_process_group
 
 if TYPE_CHECKING:  # imported where used: starting the template early must stay cheap for the driver
     from trace_bench.execution.job_process import Finished, JobBody, JobLaunch
 
 _CONTEXT: Any = None
+_REAPER = "trace_bench.execution.reaper"  # first: the template owns every job's processes
 
 
 def job_context(preload: Sequence[str] = ()) -> Any:
@@ -36,7 +37,7 @@ def job_context(preload: Sequence[str] = ()) -> Any:
         os.environ.setdefault("PYTHONHASHSEED", "0")
         if "forkserver" in mp.get_all_start_methods():
             _CONTEXT = mp.get_context("forkserver")
-            _CONTEXT.set_forkserver_preload(list(preload))
+            _CONTEXT.set_forkserver_preload([_REAPER, *preload])
         else:  # pragma: no cover - platforms without fork
             _CONTEXT = mp.get_context("spawn")
     return _CONTEXT
@@ -52,27 +53,27 @@ def warm_up(preload: Sequence[str] = ()) -> None:
         forkserver.ensure_running()
 
 
-def _job_process_main(body: JobBody, launch: JobLaunch, conn: Connection, driver_pid: int) -> None:
-    """A job process: lead its own group (a timeout kills everything the job started in it), and
-    run the body under a watchdog that takes the job's whole process tree down when the driver
-    dies (:mod:`trace_bench.execution.watchdog`); the body sends its outcome and exits."""
-    from trace_bench.execution.watchdog import forget_forkserver_pipe, run_watched
-
-    forget_forkserver_pipe()
-    os.setpgrp()
-    run_watched(driver_pid, lambda: _send_outcome(body, launch, conn), conn.close)
-
-
-def _send_outcome(body: JobBody, launch: JobLaunch, conn: Connection) -> None:
+def _job_process_main(body: JobBody, launch: JobLaunch, conn: Connection) -> None:
+    """A job process: let the template exit with the driver, die with the template (which kills
+    everything the job started, see :mod:`.reaper`), lead its own group (a timeout kills
+    everything the job started in it), run the body through the shared wrapper, send the
+    outcome, exit."""
     from trace_bench.execution.job_process import run_job_body
+    from trace_bench.execution.reaper import forget_forkserver_pipe
     from trace_bench.store.job_store import JobStore
 
+    forget_forkserver_pipe()
+    die_with_parent()
+    os.setpgrp()
     try:
         conn.send(run_job_body(body, launch, JobStore(launch.job_dir)))
     except BaseException:  # noqa: BLE001 - the parent turns a missing outcome into a lost job
         pass
     finally:
-        conn.close()
+        try:
+            conn.close()
+        finally:
+            os._exit(0)
 
 
 @dataclass
@@ -109,7 +110,7 @@ class LocalExecutor:
     def submit(self, launch: JobLaunch) -> None:
         context = job_context(self.preload)
         receiver, sender = context.Pipe(duplex=False)
-        process = context.Process(target=_job_process_main, args=(self.body, launch, sender, os.getpid()),
+        process = context.Process(target=_job_process_main, args=(self.body, launch, sender),
                                   name=f"job-{launch.job_id}", daemon=False)
         process.start()
         sender.close()
