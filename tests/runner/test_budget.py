@@ -50,12 +50,14 @@ def test_budget_spent_survives_resume(tmp_path: Path) -> None:
     run = runs / "budget-run"
     job_id = _rows(run)[0]["job_id"]
     job = run / "jobs" / job_id
-    # simulate an attempt that was killed after spending 4 calls: results gone, events kept
+    # simulate an attempt that was killed after spending 4 calls: results gone, events and journal kept
     results = json.loads((job / "results.json").read_text())
     results["status"] = "failed"
     (job / "results.json").write_text(json.dumps(results))
     lines = [line for line in (job / "events.jsonl").read_text().splitlines() if '"llm_call"' in line][:4]
     (job / "events.jsonl").write_text("\n".join(lines) + "\n")
+    journal = [line for line in (job / "llm_spend.jsonl").read_text().splitlines() if json.loads(line)["call"] <= 4]
+    (job / "llm_spend.jsonl").write_text("\n".join(journal) + "\n")
     run_cli("run", "--config", str(config), "--runs-dir", str(runs), "--quiet", check=True)
     row = _rows(run)[0]
     ledger = json.loads((job / "attempts.json").read_text())

@@ -2,8 +2,9 @@
 
 ``multiprocessing`` ``forkserver`` with ``set_forkserver_preload`` imports the modules the runner
 names (``opto``, the trainer stack, the job body) once in a template process; each job is forked
-from it (tens of ms), runs in its own process group with an optional memory limit, and is never
-reused.  The driver waits on process sentinels (no busy polling), enforces wall-clock timeouts by
+from it (tens of ms), runs in its own process group with an optional memory limit, and is never reused.  The
+template is a subreaper that takes every job's whole process tree down when the driver dies
+(:mod:`.reaper`).  The driver waits on process sentinels (no busy polling), enforces wall-clock timeouts by
 killing the whole process group, and receives each job's outcome over a pipe.
 """
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # imported where used: starting the template early must stay 
     from trace_bench.execution.job_process import Finished, JobBody, JobLaunch
 
 _CONTEXT: Any = None
+_REAPER = "trace_bench.execution.reaper"  # first: the template owns every job's processes
 
 
 def job_context(preload: Sequence[str] = ()) -> Any:
@@ -35,7 +37,7 @@ def job_context(preload: Sequence[str] = ()) -> Any:
         os.environ.setdefault("PYTHONHASHSEED", "0")
         if "forkserver" in mp.get_all_start_methods():
             _CONTEXT = mp.get_context("forkserver")
-            _CONTEXT.set_forkserver_preload(list(preload))
+            _CONTEXT.set_forkserver_preload([_REAPER, *preload])
         else:  # pragma: no cover - platforms without fork
             _CONTEXT = mp.get_context("spawn")
     return _CONTEXT
@@ -52,11 +54,15 @@ def warm_up(preload: Sequence[str] = ()) -> None:
 
 
 def _job_process_main(body: JobBody, launch: JobLaunch, conn: Connection) -> None:
-    """A job process: die with the template, lead its own group (a timeout kills everything the
-    job started), run the body through the shared wrapper, send the outcome, exit."""
+    """A job process: let the template exit with the driver, die with the template (which kills
+    everything the job started, see :mod:`.reaper`), lead its own group (a timeout kills
+    everything the job started in it), run the body through the shared wrapper, send the
+    outcome, exit."""
     from trace_bench.execution.job_process import run_job_body
+    from trace_bench.execution.reaper import forget_forkserver_pipe
     from trace_bench.store.job_store import JobStore
 
+    forget_forkserver_pipe()
     die_with_parent()
     os.setpgrp()
     try:

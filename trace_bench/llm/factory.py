@@ -12,7 +12,7 @@ from typing import Any
 
 from trace_bench.llm.backend import Backend, StubBackend
 from trace_bench.llm.budget import Budget, Spent
-from trace_bench.llm.session import EventSink, LLMSession
+from trace_bench.llm.session import EventSink, LLMSession, SpendSink
 from trace_bench.llm.stub import StubPolicy
 
 ROLES = ("optimizer", "agent", "judge")
@@ -37,7 +37,9 @@ def build_session(
     stub_candidates: Sequence[Any] = (),
     job_id: str = "",
     cache_path: str | None = None,
+    journal: SpendSink | None = None,
 ) -> LLMSession:
+    """``journal`` receives each training-phase call before it is sent and when it settled."""
     llm = llm or {}
     if mode == "stub":
         policy = StubPolicy(seed=seed, candidates=list(stub_candidates))
@@ -49,6 +51,7 @@ def build_session(
 
         session = build_real_session(llm=llm, budget=build_budget(budget, carried), seed=seed, events=events,
                                      job_id=job_id)
+    session.journal = journal
     cache_mode = llm.get("cache") or "off"
     if cache_mode != "off" and mode == "real":
         from trace_bench.llm.cache import LLMCache

@@ -13,6 +13,10 @@ thread measures is still counted as ``train``.  Budgets count only ``train``.
 A call answered from the record/replay cache is charged like the call it replays (its recorded
 tokens and cost), so a replay stops where its recording stopped and draws the same curve;
 ``cache_hits`` counts such answers separately.
+
+Each ``train`` call is also written to the session's :class:`SpendSink` (the job's budget
+journal) before it is sent and after it settled, so that what a killed attempt spent, calls in
+flight included, is carried into the next one.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from trace_bench.llm.backend import Backend
 from trace_bench.llm.budget import Budget, Spent
@@ -35,6 +39,15 @@ from trace_bench.llm.tokens import estimate_prompt_tokens
 from trace_bench.llm.types import ChatResponse, Completion
 
 EventSink = Callable[[dict[str, Any]], None]
+
+
+class SpendSink(Protocol):
+    """Where the spend of each ``train`` call is journaled (``store.spend.SpendJournal``)."""
+
+    def sent(self, prompt_tokens: int) -> int: ...
+
+    def settled(self, call: int, *, llm_calls: int, tokens: int, usd: float) -> None: ...
+
 
 PHASES = ("train", "measure")
 _PHASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("trace_bench_llm_phase", default=None)
@@ -100,6 +113,7 @@ class LLMSession:
         self.default_role = default_role
         self.call_wrapper = call_wrapper
         self.key_salt = key_salt
+        self.journal: SpendSink | None = None
         self.totals = UsageTotals()
         self._samples: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -168,10 +182,14 @@ class LLMSession:
         backend = self.backend_for(role)
         n = int(params.pop("n", 1) or 1)
         reservation: Spent | None = None
+        ticket: int | None = None
         if phase == "train":
-            estimate = estimate_prompt_tokens(messages) if self.budget.tokens is not None else 0
+            journal = self.journal
+            estimate = estimate_prompt_tokens(messages) if self.budget.tokens is not None or journal else 0
             with self._lock:
                 reservation = self.budget.reserve(self.spent(), estimate)
+            if journal is not None:
+                ticket = journal.sent(estimate)
         key = request_key(backend.model, messages, params) + self.key_salt
         sample_index = self._next_sample_index(key, n)
         started = time.perf_counter()
@@ -182,13 +200,20 @@ class LLMSession:
                 completion = backend.complete(messages, n=n, sample_index=sample_index, **params)
         except LLMError as exc:
             self._record_error(role, backend.model, exc, time.perf_counter() - started, phase, reservation)
+            self._journal(ticket, 0, 0, 0.0)
             raise
         except BaseException:
             self._settle(reservation)
+            self._journal(ticket, 0, 0, 0.0)
             raise
         latency = time.perf_counter() - started
         self._record(role, completion, latency, phase, reservation)
+        self._journal(ticket, 1, completion.usage.total_tokens, completion.cost_usd or 0.0)
         return ChatResponse.from_texts(completion.texts, completion.usage, completion.model)
+
+    def _journal(self, ticket: int | None, calls: int, tokens: int, usd: float) -> None:
+        if ticket is not None and self.journal is not None:
+            self.journal.settled(ticket, llm_calls=calls, tokens=tokens, usd=usd)
 
     def _settle(self, reservation: Spent | None) -> None:
         if reservation is not None:

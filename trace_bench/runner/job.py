@@ -111,6 +111,8 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
         result.sandbox = ",".join(sandbox.used_modes())
         if setup is not None:
             fill_usage(result, setup.session)
+            if setup.session.journal is not None:
+                setup.session.journal.close()
         result.time_seconds = round(time.monotonic() - started, 6)
         result.finished_at = utc_now()
         events.write(JobFinished(status=result.status, score_best=result.score_best, error=result.error[:500],

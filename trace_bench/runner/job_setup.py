@@ -53,7 +53,8 @@ def set_up_job(spec: JobSpec, job: JobStore, events: EventLog, carried: dict[str
     run = RunStore(job.root.parent.parent)
     session = build_session(mode=spec.mode, llm=spec.llm, budget=spec.budget, seed=spec.seed, events=events.write,
                             carried=Spent(**{k: carried.get(k, 0) for k in SPEND_KEYS}), job_id=spec.job_id,
-                            cache_path=str(run.llm_cache_path))
+                            cache_path=str(run.llm_cache_path),
+                            journal=job.open_spend_journal(durable=spec.mode == "real"))
     set_session(session)
     if spec.mode == "real":  # run-wide bound on concurrent requests: lock-file slots in the run dir
         attach_limiter(make_limiter(run.root, (spec.llm or {}).get("max_concurrency")))

@@ -16,8 +16,12 @@ from trace_bench.store.status import Status
 
 
 def spent_in_training(job: JobStore) -> dict[str, float]:
-    """LLM spend recorded in a job's events (training phase only, cache answers included, as the
-    budget counts it)."""
+    """LLM spend of a job's attempt, as the budget counts it (training phase only, cache answers
+    included): its budget journal, where calls a kill cut off in flight are charged too; the
+    ``llm_call`` events for a directory written before the journal existed."""
+    journal = job.read_spend()
+    if journal is not None:
+        return journal
     calls = tokens = 0
     usd = 0.0
     for event in job.events(contains='"llm_call"'):

@@ -24,7 +24,7 @@ def _current_umask() -> int:
 _FILE_MODE = 0o666 & ~_current_umask()  # mkstemp creates 0600 files; results are meant to be shared
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:
@@ -56,7 +56,7 @@ def write_bytes(path: str | Path, data: bytes, *, durable: bool = True) -> None:
             pass
         raise
     if durable:
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
 
 
 def write_text(path: str | Path, text: str, *, durable: bool = True, mask: bool = True) -> None:

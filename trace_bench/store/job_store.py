@@ -6,9 +6,9 @@ Who writes what (one writer per file, so no file needs a lock):
 * the driver: ``job_meta.json`` before each attempt, ``attempts.json`` (the budget ledger),
   ``results.json`` when the job ended, and the files a remote job sent back;
 * the job process (:meth:`open_events`, :meth:`open_curve`, :meth:`open_state_history`,
-  :meth:`write_state`, :class:`HeartbeatThread`, and ``stdout.log`` through its file descriptors):
-  everything else, appended or replaced as it goes, so a killed job leaves its curve, events and
-  best state behind.
+  :meth:`open_spend_journal`, :meth:`write_state`, :class:`HeartbeatThread`, and ``stdout.log``
+  through its file descriptors): everything else, appended or replaced as it goes, so a killed
+  job leaves its curve, events, best state and LLM spend behind.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from trace_bench.store.models import (
 )
 from trace_bench.store.models.events import JOB_EVENTS
 from trace_bench.store.reading import read_record
+from trace_bench.store.spend import SpendJournal, read_spend
 
 STATE_KINDS = ("initial", "best", "final")
 
@@ -80,6 +81,10 @@ class JobStore:
     @property
     def attempts_path(self) -> Path:
         return self.root / "attempts.json"
+
+    @property
+    def spend_path(self) -> Path:
+        return self.root / "llm_spend.jsonl"
 
     @property
     def heartbeat_path(self) -> Path:
@@ -238,6 +243,15 @@ class JobStore:
         if lacking:
             raise StoreError(f"{self.curve_path}: header lacks column(s) {', '.join(lacking)}")
         return header, body
+
+    def open_spend_journal(self, *, durable: bool) -> SpendJournal:
+        """The budget journal of this attempt (``durable``: fsync'd per line, for real mode)."""
+        return SpendJournal(self.spend_path, durable=durable)
+
+    def read_spend(self) -> dict[str, float] | None:
+        """Training-phase spend the journal records, calls cut by a kill included (see
+        ``store.spend``); None when the directory has no journal."""
+        return read_spend(self.spend_path)
 
     def open_state_history(self) -> LineLog:
         return LineLog(self.state_history_path)

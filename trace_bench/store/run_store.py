@@ -98,8 +98,9 @@ class RunStore:
       :meth:`JobStore.clear_for_attempt` removed its previous attempt's files, and the budget it
       had spent is carried in ``attempts.json``.
     * *What a kill leaves.*  Killing the driver releases :class:`RunLock` and takes its jobs
-      with it; each job directory keeps what was appended and the last atomic version of each
-      record.  Killing a job leaves its curve, events and best state so far: the driver builds
+      (and every process they started) with it; each job directory keeps what was appended and
+      the last atomic version of each record, and its budget journal ``llm_spend.jsonl`` holds
+      every training-phase LLM call sent, those cut off in flight included.  Killing a job leaves its curve, events and best state so far: the driver builds
       its record from them.
     * *One writer per file.*  :meth:`lock` admits one driver per run.  The driver writes the
       run's files and each job's meta, ledger and record; a job process writes only its own

@@ -34,6 +34,7 @@ from trace_bench.store.models.job import (
     JobMeta,
     JobResult,
     RoleUsage,
+    SpendEntry,
     StateFile,
     StateHistoryLine,
     StateParameter,
@@ -57,7 +58,7 @@ __all__ = [
     "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
     "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "JobEnded", "JobEvent", "JobFinished", "JobMeta",
     "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "LLMCall", "Manifest", "ManifestJob", "NewerSchemaError",
-    "OtherEvent", "ResolvedJob", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxSetting", "StateFile",
+    "OtherEvent", "ResolvedJob", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxSetting", "SpendEntry", "StateFile",
     "StateHistoryLine", "StateParameter", "StateSnapshot", "Step", "StoreError", "StoreModel", "Summary",
     "TokenTotals", "TrackerWarning", "UpgradeError",
 ]

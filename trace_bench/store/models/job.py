@@ -201,6 +201,24 @@ class Attempts(StoreModel):
                                       description="training-phase spend of the earlier attempts")
 
 
+class SpendEntry(StoreModel):
+    """A line of ``llm_spend.jsonl``, the job's budget journal: one ``sent`` line before each
+    training-phase LLM call goes out, one ``settled`` line when it came back (``llm_calls`` 0 for
+    a call that failed: failed calls do not count against the budget).  A ``sent`` line without
+    its ``settled`` one is a call cut by a kill: it is charged as one call and its prompt-token
+    estimate, since the provider received it."""
+
+    SCHEMA_VERSION: ClassVar[int] = 1
+    FILE: ClassVar[str] = "llm_spend.jsonl"
+
+    call: int = Field(description="number of the call within the job's attempt, from 1")
+    event: Literal["sent", "settled"]
+    prompt_tokens: int = Field(default=0, description="sent: the prompt's estimated token count")
+    llm_calls: int = Field(default=0, description="settled: 1, or 0 for a call that failed")
+    tokens: int = Field(default=0, description="settled: total tokens the provider reported (or the cache replayed)")
+    usd: float = Field(default=0.0, description="settled: the call's cost")
+
+
 class Heartbeat(StoreModel):
     """``heartbeat.json``: refreshed every few seconds while the job process lives."""
 

@@ -1,0 +1,99 @@
+"""The budget journal of a job, ``jobs/<job_id>/llm_spend.jsonl`` (lines: :class:`SpendEntry`).
+
+Why a journal.  What an attempt spent must survive a kill at any instant, because ``--resume``
+carries it into the next attempt's budget.  The ``llm_call`` events are written when a call came
+back, so a call the provider received but whose answer a kill cut off was never counted: a
+killed job could spend more than its budget across attempts.  The journal is written on both
+sides of every training-phase call: a ``sent`` line *before* the request leaves, a ``settled``
+line when it is accounted; :func:`read_spend` charges a ``sent`` line without its ``settled`` one
+as one call and its prompt-token estimate (its completion is unknown).
+
+Each line is one ``write`` to a file opened with ``O_APPEND`` (whole lines, from any thread, and a
+kill of the process loses nothing written).  With ``durable=True`` (real mode, where calls cost
+money) each ``sent`` line is also fsync'd before the request leaves, so after a power cut too the
+carried calls are at least those the provider received (a ``settled`` line the cut lost leaves
+its call charged with its prompt estimate; the next ``sent`` line's fsync makes it durable).  One
+fsync per call, not two: 2.4 ms a call on this machine's ext4 under load (3.3 ms with two), small
+next to a provider's latency.
+A stub call costs nothing and is only written.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import threading
+from pathlib import Path
+
+from trace_bench.store.atomic import fsync_dir
+from trace_bench.store.models import SpendEntry
+
+SPEND_KEYS = ("llm_calls", "tokens", "usd")
+
+
+class SpendJournal:
+    """Appender of one job attempt's ``llm_spend.jsonl``; thread-safe, cheap per line."""
+
+    def __init__(self, path: str | Path, *, durable: bool) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.durable = durable
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._numbers = itertools.count(1)
+        self._lock = threading.Lock()
+        if durable:
+            fsync_dir(self.path.parent)
+
+    def sent(self, prompt_tokens: int) -> int:
+        """Journal a call about to be sent; returns its number for :meth:`settled`."""
+        with self._lock:
+            call = next(self._numbers)
+        self._write({"call": call, "event": "sent", "prompt_tokens": int(prompt_tokens)}, sync=self.durable)
+        return call
+
+    def settled(self, call: int, *, llm_calls: int, tokens: int, usd: float) -> None:
+        """Journal what call ``call`` cost (``llm_calls=0`` for a call that failed)."""
+        self._write({"call": call, "event": "settled", "llm_calls": int(llm_calls), "tokens": int(tokens),
+                     "usd": float(usd) if usd == usd and abs(usd) != float("inf") else 0.0}, sync=False)
+
+    def _write(self, line: dict[str, object], *, sync: bool) -> None:
+        data = (json.dumps({**line, "schema_version": SpendEntry.SCHEMA_VERSION}) + "\n").encode()
+        fd = self._fd
+        if fd is None:
+            return
+        os.write(fd, data)
+        if sync:
+            os.fsync(fd)
+
+    def close(self) -> None:
+        with self._lock:
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def read_spend(path: str | Path) -> dict[str, float] | None:
+    """``{"llm_calls", "tokens", "usd"}`` the journal at ``path`` records, calls cut by a kill
+    included; None when there is no journal (a job directory written before it existed)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    sent: dict[int, int] = {}
+    total = {"llm_calls": 0.0, "tokens": 0.0, "usd": 0.0}
+    for line in text.splitlines():
+        try:
+            entry = SpendEntry.model_validate_json(line)
+        except ValueError:  # a torn last line, or not a journal line
+            continue
+        if entry.event == "sent":
+            sent[entry.call] = entry.prompt_tokens
+            continue
+        sent.pop(entry.call, None)
+        total["llm_calls"] += entry.llm_calls
+        total["tokens"] += entry.tokens
+        total["usd"] += entry.usd
+    total["llm_calls"] += len(sent)
+    total["tokens"] += sum(sent.values())
+    return {"llm_calls": int(total["llm_calls"]), "tokens": int(total["tokens"]), "usd": total["usd"]}
