@@ -67,7 +67,12 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
         console.line(f"warning: {task}: {reason}; its jobs are recorded as skipped")
     try:
         loop = _Loop(config, run_id, tables, console, events, interrupts, job_timeout, fresh=resume == "none")
-        interrupted = loop.run(make_executor(config, options.executor, options.ray_address), to_run)
+        executor = make_executor(config, options.executor, options.ray_address)
+        try:
+            interrupted = loop.run(executor, to_run)
+        finally:
+            if hasattr(executor, "shutdown"):
+                executor.shutdown()
         not_run = [item.spec.job_id for item in plan if item.spec.job_id not in tables.records]
         tables.write()
         statuses = {r.job_id: str(r.status) for r in tables.records.values()}
@@ -131,6 +136,10 @@ class _Loop:
         """A lost worker (no record, not killed) is re-queued up to ``max_retries`` times."""
         if finished.files:
             item.job.write_files(finished.files)  # a remote job's files: the driver alone writes the run
+        if finished.node_id:
+            meta = item.job.read_meta()
+            if meta is not None:
+                item.job.write_meta(meta.model_copy(update={"node_id": finished.node_id}))
         job_id = item.spec.job_id
         if not finished.lost or self.tries.get(job_id, 0) >= self.config.max_retries or self.interrupts.count:
             return False

@@ -20,6 +20,7 @@ from trace_bench.matrix.expand import JobSpec, expand_matrix
 from trace_bench.matrix.identity import config_hash, new_run_id
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.runner.driver import drive
+from trace_bench.runner.executors import connect_executor
 from trace_bench.runner.interrupts import InterruptHandler
 from trace_bench.runner.manifest import snapshot_text
 from trace_bench.runner.options import OpenedRun, RunOptions, RunOutcome
@@ -103,6 +104,7 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
         stored = _stored_task_root(options.resume_run, options.runs_dir or config.runs_dir)
         if stored and Path(stored).is_dir():
             options.root = stored
+    connect_executor(config, options.executor, options.ray_address)
     opened = open_run(config, options)
     store = opened.store
     try:

@@ -18,9 +18,10 @@ SCORE_FIELDS = ("score_initial", "score_final", "score_best", "score_test")
 
 class JobMeta(StoreModel):
     """The job's full specification, written by the driver before each attempt (version 2 adds
-    ``sandbox``; older files read as the default, ``strong``)."""
+    ``sandbox``; older files read as the default, ``strong``; version 3 adds ``node_id``, set by
+    the driver when the job ends on a Ray cluster)."""
 
-    SCHEMA_VERSION: ClassVar[int] = 2
+    SCHEMA_VERSION: ClassVar[int] = 3
     FILE: ClassVar[str] = "job_meta.json"
 
     run_id: str
@@ -46,6 +47,7 @@ class JobMeta(StoreModel):
     skip_reason: str | None = None
     sandbox: Literal["strong", "weak"] = Field(
         default="strong", description="weak: LLM-written code may run without bubblewrap where it is missing")
+    node_id: str | None = Field(default=None, description="the Ray node that ran the last attempt (Ray executor)")
 
 
 class RoleUsage(BaseModel):
