@@ -12,8 +12,10 @@ needed.  An actor that dies (node lost, killed) is replaced; its job is retried 
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -54,7 +56,8 @@ class JobSlot:
         try:
             local = replace(launch, job_dir=str(scratch / launch.job_id))
             executor = LocalExecutor(1, body, preload=self.preload)
-            executor.submit(local)
+            with _no_main_module():
+                executor.submit(local)
             done: list[Finished] = []
             while not done:
                 done = executor.poll(5.0)
@@ -77,6 +80,20 @@ def _probe(address: str) -> None:
             pass
     except (OSError, ValueError) as exc:
         raise RayConnectionError(f"cannot connect to the Ray cluster at {address}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _no_main_module() -> Iterator[None]:
+    """Hide the Ray worker's ``__main__`` while a job process starts: multiprocessing would make
+    every forked job re-run Ray's worker script as ``__mp_main__`` (importing Ray: seconds per job)."""
+    main = sys.modules["__main__"]
+    saved = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
 
 
 def init_ray(address: str | None, num_cpus: int | None = None) -> Any:
