@@ -48,7 +48,7 @@ def main() -> None:
     same = True
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False})
     try:
-        for i in range(rounds):
+        for _ in range(rounds):
             with tempfile.TemporaryDirectory() as tmp:
                 local_wall, local_rows = run("local", Path(tmp) / "local")
                 cluster_wall, cluster_rows = run("ray", Path(tmp) / "cluster", cluster.address)
