@@ -17,7 +17,7 @@ from tests.conftest import REPO
 
 PACKAGE = REPO / "trace_bench"
 DOC = REPO / "docs" / "architecture.md"
-HEAVY = ("opto", "litellm", "gradio", "ray")
+HEAVY = ("opto", "litellm", "gradio", "ray", "matplotlib")
 LIGHT_LAYERS = ("config", "registry", "store", "analysis")
 
 

@@ -33,7 +33,7 @@ def test_every_section_and_hand_computed_numbers(tmp_path: Path) -> None:
         assert f'<section id="{section}">' in html
     assert "2 ± 2.484" in html and "[-0.4841, 4.484]" in html  # mean 2, std 1, t(0.975, 2)/sqrt(3)
     assert "job exceeded 60 s" in html and "timeout" in html
-    assert html.count("<svg") == 4 and "best score vs LLM calls" in html
+    assert html.count("<svg") == 1 and all(f"best score vs {axis}" in html for axis in ("LLM calls", "tokens", "USD"))
     _no_external_resources(html)
 
 
@@ -83,6 +83,6 @@ def test_report_on_a_real_run(tmp_path: Path) -> None:
                     per_task)
     assert row and row.group(1).split(" ± ")[0] == f"{sum(best) / 3:.4g}"
     assert "no_trainable_parameters" in html  # the failures section gives the reason
-    assert html.count("<svg") >= 4
+    assert html.count("<svg") >= 1 and "best score vs tokens" in html  # one chart (four panels) per task
     for section in SECTION_IDS:
         assert f'id="{section}"' in html

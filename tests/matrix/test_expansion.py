@@ -58,7 +58,7 @@ def test_fixed_run_id_refuses_a_changed_config(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
     config.write_text("run_id: same\ntasks: [internal:numeric_param]\ntrainers: [NoOpTrainer]\n")
     run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet", check=True)
-    config.write_text("run_id: same\ntasks: [internal:multi_param]\ntrainers: [NoOpTrainer]\n")
+    config.write_text("run_id: same\ntasks: [internal:multi_param]\ntrainers: [NoOpTrainer]\nbudget: {llm_calls: 3}\n")
     proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet")
     assert proc.returncode == 2 and "different config" in proc.stderr
 

@@ -105,7 +105,7 @@ def test_resume_refuses_a_different_config(tmp_path: Path) -> None:
     run_cli("run", "--config", str(a), "--runs-dir", str(runs), "--quiet", check=True)
     run = only_run_dir(runs)
     b = tmp_path / "b.yaml"
-    b.write_text("tasks: [internal:multi_param]\ntrainers: [NoOpTrainer]\n")
+    b.write_text("tasks: [internal:numeric_param]\ntrainers: [NoOpTrainer]\nbudget: {llm_calls: 3}\n")
     proc = run_cli("run", "--config", str(b), "--runs-dir", str(runs), "--resume", run.name)
     assert proc.returncode == 2 and "config differs" in proc.stderr
     missing = run_cli("run", "--resume", "no-such-run", "--runs-dir", str(runs))

@@ -33,8 +33,11 @@ def v1_run(tmp_path: Path) -> Path:
 def test_every_file_of_a_version_1_run_loads_as_the_current_version(v1_run: Path) -> None:
     run = RunStore(v1_run)
     manifest = run.read_manifest()
-    assert manifest is not None and manifest.schema_version == 1 and len(manifest.jobs) == 3
+    assert manifest is not None and manifest.schema_version == 2 and len(manifest.jobs) == 3
     assert {str(j.status) for j in manifest.jobs} == {"budget_exhausted", "failed", "skipped"}
+    # version 2: the original's flat resolved_* names, filled from the version-1 `resolved` block
+    assert all(j.resolved_trainer_kwargs == j.resolved.trainer_kwargs and j.resolved_optimizer == j.resolved.optimizer
+               for j in manifest.jobs)
     for reader in (run.read_summary, run.read_env, run.read_git, run.read_files_index):
         record = reader()
         assert record is not None and record.schema_version == type(record).SCHEMA_VERSION
@@ -49,6 +52,9 @@ def test_every_file_of_a_version_1_run_loads_as_the_current_version(v1_run: Path
     job = run.job(ok)
     assert job.read_meta().attempt == 1  # type: ignore[union-attr]
     assert job.read_meta().sandbox == "strong" and run.read_env().sandbox is None  # type: ignore[union-attr]
+    meta = job.read_meta()  # version 3: status unknown, resolved_* from the specification
+    assert meta is not None and meta.status is None and meta.raw_params == meta.params
+    assert meta.resolved_trainer_kwargs == meta.trainer_kwargs and meta.resolved_optimizer == (meta.optimizer or "OptoPrime")
     assert job.read_attempts().schema_version == 2  # type: ignore[union-attr]
     assert job.read_heartbeat() is not None and len(job.read_curve()) == 2
     best = job.read_state("best")

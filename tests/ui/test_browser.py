@@ -152,9 +152,9 @@ def _open_tab(page: Any, name: str) -> None:
 
 
 def _wait_for_lines(page: Any, elem_id: str) -> None:
-    """A curve chart has drawn at least one line (server-rendered SVG polylines)."""
-    page.wait_for_function(f"() => [...document.querySelectorAll('#{elem_id} polyline.tb-series')]"
-                           ".some(p => (p.getAttribute('points') || '').split(' ').length > 1)")
+    """A curve chart has drawn at least one series (a server-rendered SVG with a line in it)."""
+    page.wait_for_function(f"() => {{ const c = document.querySelector('#{elem_id} .tb-chart');"
+                           " return c && Number(c.dataset.series) > 0 && c.querySelector('svg g[id^=\"line2d\"] path'); }")
 
 
 def _shot(page: Any, name: str, publish: bool = True) -> None:
@@ -286,3 +286,35 @@ def test_no_secret_reaches_the_browser(page: Any, server: dict[str, Any]) -> Non
         if path.is_file():
             data = path.read_bytes()
             assert b"sk-planted" not in data and b"sk-typed" not in data, path
+
+
+def test_report_fits_a_1400px_viewport(page: Any, server: dict[str, Any]) -> None:
+    """report.html's wide tables scroll inside the page; nothing widens it past the viewport."""
+    from trace_bench.analysis import write_report
+
+    report = write_report([server["runs"] / "compare-a"], server["runs"].parent / "fit.html")
+    tab = page.context.new_page()
+    try:
+        tab.set_viewport_size({"width": 1400, "height": 900})
+        tab.goto(report.as_uri())
+        tab.wait_for_selector("#cost table")
+        assert tab.evaluate("document.documentElement.scrollWidth") <= 1400
+        widths = tab.evaluate("[...document.querySelectorAll('svg')].map(s => s.getBoundingClientRect().right)")
+        assert widths and max(widths) <= 1400
+    finally:
+        tab.close()
+
+
+def test_a_bad_config_says_why_it_did_not_start(page: Any) -> None:
+    _open_tab(page, "Launch")
+    editor = page.locator("#tb-editor .cm-content")
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text("mode: stub\ntasks: [internal:no_such_task]\ntrainers: [NoOpTrainer]\n")
+    page.click("#tb-start")
+    page.wait_for_function("() => document.querySelector('#tb-launch-message').innerText.includes('Not started')")
+    message = page.inner_text("#tb-launch-message")
+    (line,) = [line for line in message.splitlines() if "Not started" in line]  # one line
+    assert "unknown task 'internal:no_such_task'" in line and "Started launch" not in message
+    assert "/.ui/" not in message and str(Path("/").resolve()) + "tmp" not in message
+    assert page.locator("#tb-stop").is_disabled()

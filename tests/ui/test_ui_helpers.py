@@ -163,7 +163,8 @@ def test_launcher_passes_the_key_only_to_the_child_and_stop_leaves_a_resumable_r
 def test_curve_frames_per_job_and_per_trainer(runs: Path) -> None:
     run = list_runs(runs)[0].run_dir
     per_trainer = run_curve_frame(run, "llm_calls", "trainer")
-    assert list(per_trainer.columns) == ["x", "best_score", "series"] and per_trainer["x"].dtype == float
+    assert list(per_trainer.columns) == ["x", "best_score", "series", "low", "high"]
+    assert per_trainer["x"].dtype == float
     assert {s.split(" · ")[1].split(" (")[0] for s in per_trainer["series"]} == {"PrioritySearch", "NoOpTrainer"}
     per_job = run_curve_frame(run, "tokens", "job")
     assert per_job["series"].nunique() == 4
@@ -173,17 +174,19 @@ def test_curve_frames_per_job_and_per_trainer(runs: Path) -> None:
     assert run_curve_frame(run, "llm_calls", "job", job_ids=[]).empty
 
 
-def test_chart_is_plain_svg_with_one_line_per_series() -> None:
+def test_chart_is_the_report_chart_with_one_entry_per_series() -> None:
     import pandas as pd
 
-    from trace_bench.ui.chart import line_chart, nice_ticks
+    from trace_bench.analysis.chart import step_chart
+    from trace_bench.ui.chart import line_chart
 
-    assert nice_ticks(-3, 0) == [-3, -2, -1, 0] and nice_ticks(0, 11160) == [0, 5000, 10000, 15000]
     frame = pd.DataFrame({"x": [0, 4, 8, 0, 4], "best_score": [-3, -1, 0, -2, float("nan")],
                           "series": ["a <b>", "a <b>", "a <b>", "c", "c"]})
     chart = line_chart(frame, title="t", x_label="LLM calls", y_label="best")
-    assert chart.count('class="tb-series"') == 2 and "a &lt;b&gt;" in chart and "<script" not in chart
+    assert chart.count("<svg") == 1 and 'data-series="2"' in chart
+    assert "a &lt;b&gt;" in chart and "<b>" not in chart and "<script" not in chart
     assert 'data-series="0"' in line_chart(frame.iloc[:0], title="t", x_label="x", y_label="y")
+    assert step_chart.__module__ == "trace_bench.analysis.chart"  # one definition for the UI and report.html
 
 
 def test_app_builds_with_no_secret_in_its_config(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,11 +17,11 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;
 padding:0 16px;line-height:1.4}
 h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #d6dbe3;padding-bottom:4px;margin-top:32px}
 h3{font-size:15px;margin:18px 0 6px}
-table{border-collapse:collapse;margin:6px 0 16px;font-size:13px}
+table{border-collapse:collapse;margin:6px 0 16px;font-size:13px;display:block;max-width:100%;overflow-x:auto}
 th,td{border:1px solid #d6dbe3;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f2f4f7;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr:nth-child(even) td{background:#fafbfc}
-.note{color:#5b6576;font-size:13px}.charts{display:flex;flex-wrap:wrap;gap:14px}
+.note{color:#5b6576;font-size:13px}.charts{display:flex;flex-wrap:wrap;gap:14px}.charts>div{max-width:100%}
 .win{background:#e3f4e1!important}.loss{background:#fbe3e1!important}
 nav a{margin-right:14px}code{background:#f2f4f7;padding:0 3px}
 td.error{font-family:ui-monospace,monospace;font-size:12px;max-width:640px;white-space:pre-wrap;word-break:break-word}

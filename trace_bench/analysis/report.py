@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from trace_bench.analysis import _html as h
-from trace_bench.analysis._svg import Series, step_chart
+from trace_bench.analysis.chart import Panel, Series, curve_chart
 from trace_bench.analysis.curves import AXES, arm_curves, best_so_far, generalization_gap, job_auc
 from trace_bench.analysis.load import ARM, RunDirError, RunSet, load_runs
 from trace_bench.analysis.stats import arm_label, arm_stats, leaderboard, pairwise_tests, win_matrix
@@ -88,7 +88,7 @@ def _curves(runs: RunSet) -> str:
     auc_by_task = dict(list(auc.groupby("task"))) if not auc.empty else {}
     parts: list[str] = []
     for task in sorted(runs.curves["task"].dropna().unique()):
-        charts = []
+        panels = []
         for axis, name in AXES.items():
             frame = by_axis[axis].get(task, empty)
             series = [Series(arm_label(trainer, label), g["x"].tolist(), g["mean"].tolist(), g["low"].tolist(),
@@ -96,11 +96,11 @@ def _curves(runs: RunSet) -> str:
                       for (trainer, label), g in frame.groupby(["trainer", "params_label"], sort=True)]
             if frame.empty or float(frame["x"].max()) <= 0:
                 series = []
-            charts.append(step_chart(series, title=f"best score vs {name}", x_label=name,
-                                     y_label="best score so far"))
+            panels.append(Panel(f"best score vs {name}", name, series))
+        chart = curve_chart(panels, y_label="best score so far", columns=2, panel_px=(500, 260))
         rows = [[*_arm_cells(r), r["count"], h.mean_pm(r["mean"], r["ci_half"])]
                 for _, r in auc_by_task.get(task, empty).iterrows()]
-        parts += [h.heading(3, task), h.Safe(f'<div class="charts">{"".join(charts)}</div>'),
+        parts += [h.heading(3, task), h.Safe(f'<div class="charts">{chart}</div>'),
                   h.table(rows, ["trainer", "params", "seeds", "normalised AUC by LLM calls (mean ± 95% CI)"],
                           numeric=range(2, 4), empty="no scored curves")]
     return "".join(parts)

@@ -24,17 +24,10 @@ class RunSummary(RunOutcome):
 class BenchRunner(_Runner):
     def run(self, force: bool | None = None) -> RunSummary:  # type: ignore[override]
         from trace_bench.legacy.results import legacy_row
-        from trace_bench.matrix.expand import expand_matrix
-        from trace_bench.registry.tasks import TaskCatalog
 
         if force is not None:
             self.options.force = force
         outcome = super().run()
-        try:  # the job specs carry what a result does not (eval kwargs, resolved settings)
-            jobs = expand_matrix(self.config, TaskCatalog.create(self.options.root), logger_override=self.options.logger)
-            specs = {job.job_id: job for job in jobs}
-        except Exception:  # the run already happened; rows without those fields are still rows
-            specs = {}
-        results = [legacy_row(record, specs.get(record.job_id)) for record in outcome.records]
+        results = [legacy_row(record) for record in outcome.records]
         return RunSummary(outcome.run_id, outcome.run_dir, outcome.records, interrupted=outcome.interrupted,
                           not_run=list(outcome.not_run), results=results)

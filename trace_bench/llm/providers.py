@@ -17,6 +17,7 @@ from typing import Any
 from trace_bench.llm.budget import Budget
 from trace_bench.llm.errors import MalformedResponseError
 from trace_bench.llm.limiter import limited
+from trace_bench.llm.names import openai_compatible_model_name
 from trace_bench.llm.pricing import cost_of
 from trace_bench.llm.retry import call_with_retries
 from trace_bench.llm.session import EventSink, LLMSession
@@ -24,6 +25,7 @@ from trace_bench.llm.tokens import estimate_prompt_tokens, estimate_text_tokens
 from trace_bench.llm.types import Completion, Usage
 
 ROLES = ("optimizer", "agent", "judge")
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch LiteLLM's price map online
 _COMPLETION_TOKEN_MODELS = re.compile(r"(^|/)(gpt-5|o1|o3|o4)")
 
@@ -186,7 +188,7 @@ def build_backend(llm: dict[str, Any], role: str, seed: int) -> LiteLLMBackend:
     if base_url and model.startswith("openai/"):
         return OpenAIBackend(wire_model=model.split("/", 1)[1], **options)
     if base_url and provider == "openrouter":
-        return OpenAIBackend(wire_model=model.removeprefix("openrouter/"), **options)
+        return OpenAIBackend(wire_model=openai_compatible_model_name(model), **options)
     return LiteLLMBackend(**options)
 
 

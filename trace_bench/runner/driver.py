@@ -15,7 +15,7 @@ from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.console import ConsoleReporter
 from trace_bench.runner.executors import make_executor
 from trace_bench.runner.interrupts import InterruptHandler
-from trace_bench.runner.job import job_meta, launch_args
+from trace_bench.runner.job import ended_meta, job_meta, launch_args
 from trace_bench.runner.manifest import build_manifest
 from trace_bench.runner.options import OpenedRun, RunOptions, RunOutcome
 from trace_bench.runner.plan import PlannedJob, ResumeMode, plan_jobs, prepare_attempt
@@ -28,33 +28,43 @@ from trace_bench.store.models import (
     JobResult,
     JobRetry,
     JobSubmitted,
+    ManifestJob,
     RunFinished,
     RunStarted,
     SandboxSetting,
+    StoreError,
 )
 from trace_bench.store.run_store import RunStore
-from trace_bench.store.status import SUCCESSFUL, Status
+from trace_bench.store.status import SUCCESSFUL, PlanState, Status
 from trace_bench.store.tables import ResultTables
 
 
 def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: RunStore, opened: OpenedRun,
           resume: ResumeMode, job_timeout: float | None, interrupts: InterruptHandler) -> RunOutcome:
     run_id = store.run_id
+    carried = carried_entries(store, jobs)
     meta = {"run_id": run_id, "config_hash": opened.digest, "mode": config.mode, "tags": config.tags,
-            "total_jobs": len(jobs), "created_at": opened.created_at,
+            "total_jobs": len(jobs) + len(carried), "created_at": opened.created_at,
             "task_root": opened.task_root}
     env = environment_info()
     env.sandbox = SandboxSetting.model_validate(sandbox_info(config.sandbox))
     store.write_environment(env, git_info())
-    store.write_manifest(build_manifest(meta, jobs, {}))
+    store.write_manifest(build_manifest(meta, jobs, {}, carried=carried, config_hashes=opened.config_hashes))
     plan = plan_jobs(jobs, store, resume)
     tables = store.tables(meta)
-    tables.set_order([j.job_id for j in jobs])
+    tables.set_order([j.job_id for j in jobs] + [e.job_id for e in carried])
+    reused = set()
     for item in plan:
         if item.spec.skip_reason and item.previous is None:
             tables.add(_record_skipped(item, run_id))
         elif item.previous is not None and not item.run:
             tables.add(item.previous)
+            reused.add(item.spec.job_id)
+    for entry in carried:
+        record = store.job(entry.job_id).result_or_none()
+        if record is not None:
+            tables.add(record)
+            reused.add(entry.job_id)
     to_run = [item for item in plan if item.run]
     console = ConsoleReporter(len(jobs), quiet=options.quiet)
     interrupts.notify = console.line
@@ -76,7 +86,9 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
         not_run = [item.spec.job_id for item in plan if item.spec.job_id not in tables.records]
         tables.write()
         statuses = {r.job_id: str(r.status) for r in tables.records.values()}
-        store.write_manifest(build_manifest(meta, jobs, statuses))
+        statuses.update({job_id: str(PlanState.REUSED) for job_id in reused if job_id in statuses})
+        store.write_manifest(build_manifest(meta, jobs, statuses, records=tables.records, carried=carried,
+                                            config_hashes=opened.config_hashes))
         events.write(RunFinished(run_id=run_id, counts=tables.summary(tables.sorted_records()).counts,
                                  not_run=len(not_run), interrupted=interrupted))
     finally:
@@ -136,10 +148,6 @@ class _Loop:
         """A lost worker (no record, not killed) is re-queued up to ``max_retries`` times."""
         if finished.files:
             item.job.write_files(finished.files)  # a remote job's files: the driver alone writes the run
-        if finished.node_id:
-            meta = item.job.read_meta()
-            if meta is not None:
-                item.job.write_meta(meta.model_copy(update={"node_id": finished.node_id}))
         job_id = item.spec.job_id
         if not finished.lost or self.tries.get(job_id, 0) >= self.config.max_retries or self.interrupts.count:
             return False
@@ -151,7 +159,9 @@ class _Loop:
         record = record_for(item.spec, item.job, finished, run_id=self.run_id, attempt=item.attempt,
                             carried=item.carried, timeout=self.job_timeout, memory_mb=self.config.job_memory_mb,
                             interrupted=self.interrupts.stop_scheduling)
-        item.job.write_result(record)
+        meta = ended_meta(job_meta(item.spec, self.run_id, item.attempt), record)
+        item.job.write_meta(meta.model_copy(update={"node_id": finished.node_id}) if finished.node_id else meta)
+        item.job.write_result(record)  # after the meta: a crash between the two leaves no record, so the job re-runs
         self.tables.add(record)
         self.tables.maybe_write()
         self.failed_seen = self.failed_seen or record.status not in SUCCESSFUL
@@ -161,12 +171,27 @@ class _Loop:
                                    total=self.console.total))
 
 
+def carried_entries(store: RunStore, jobs: list[JobSpec]) -> list[ManifestJob]:
+    """Entries of the run's manifest that this matrix lacks (cells of an earlier config of an
+    extended run, see :mod:`trace_bench.runner.extend`), with the same LLM identity: they stay in
+    the run.  A cell of another model or mode is left out of the tables (its files stay)."""
+    try:
+        manifest = store.read_manifest()
+    except StoreError:
+        return []
+    if manifest is None or manifest.validated_only:
+        return []
+    ids = {job.job_id for job in jobs}
+    identity = jobs[0].llm_identity if jobs else None
+    return [entry for entry in manifest.jobs if entry.job_id not in ids and entry.llm_identity == identity]
+
+
 def _record_skipped(item: PlannedJob, run_id: str) -> JobResult:
     """The record of a job whose task cannot run here: written like any other, never executed."""
     item.job.root.mkdir(parents=True, exist_ok=True)
-    item.job.write_meta(job_meta(item.spec, run_id))
     record = salvage_record(item.spec, item.job, run_id=run_id, status=Status.SKIPPED,
                             error=item.spec.skip_reason or "skipped", wall_s=0.0, attempt=1)
+    item.job.write_meta(ended_meta(job_meta(item.spec, run_id), record))
     item.job.write_result(record)
     return record
 

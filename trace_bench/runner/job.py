@@ -18,6 +18,7 @@ from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.failures import JobFailure, status_of
 from trace_bench.runner.job_setup import JobSetup, announce_job, set_up_job
 from trace_bench.runner.recorder import JobRecorder
+from trace_bench.runner.resolved import resolved_fields, resolved_from_spec, resolved_of
 from trace_bench.runner.training import fill_usage, finalise, train
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import HeartbeatThread, JobStore
@@ -38,8 +39,15 @@ def launch_args(spec: JobSpec, run_id: str, carried: dict[str, float] | None, at
 
 
 def job_meta(spec: JobSpec, run_id: str, attempt: int = 1) -> JobMeta:
-    """``job_meta.json``: the job's full specification, written by the driver before each attempt."""
-    return JobMeta(run_id=run_id, attempt=attempt, **spec.to_dict())
+    """``job_meta.json``: the job's full specification, written by the driver before each attempt
+    (``status`` null: no outcome yet)."""
+    return JobMeta(run_id=run_id, attempt=attempt, **spec.to_dict(), raw_params=dict(spec.params),
+                   **resolved_fields(spec))
+
+
+def ended_meta(meta: JobMeta, record: JobResult) -> JobMeta:
+    """``meta`` with the job's outcome: its status and what the job resolved (as in results.json)."""
+    return meta.model_copy(update={"status": str(record.status), **resolved_of(record)})
 
 
 def seed_everything(seed: int) -> None:
@@ -66,7 +74,8 @@ def prepare_process() -> None:
 def new_result(spec: JobSpec, run_id: str, attempt: int, status: Status = Status.FAILED) -> JobResult:
     return JobResult(run_id=run_id, job_id=spec.job_id, task=spec.task, suite=spec.suite, trainer=spec.trainer,
                      params=spec.params, params_label=spec.params_label, seed=spec.seed, mode=spec.mode,
-                     llm_model=str(spec.llm_identity.get("model") or spec.mode), status=status, attempt=attempt)
+                     llm_model=str(spec.llm_identity.get("model") or spec.mode), status=status, attempt=attempt,
+                     **resolved_from_spec(spec))
 
 
 def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, float] | None = None,
@@ -74,7 +83,7 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
     """Run one job to completion and return its record (never raises for job-level failures)."""
     started_wall = time.time()
     started = time.monotonic()
-    job.artifacts_dir.mkdir(parents=True, exist_ok=True)
+    job.make_dirs()
     events = job.open_events()
     result = new_result(spec, run_id, attempt)
     result.started_at = utc_now()

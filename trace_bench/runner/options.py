@@ -50,3 +50,5 @@ class OpenedRun:
     created: bool
     created_at: str
     task_root: str | None = None
+    config_hashes: list[str] = field(default_factory=list)
+    extended: bool = False  # this config added cells to the run (trace_bench.runner.extend)

@@ -8,7 +8,7 @@ from typing import Literal
 from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.salvage import spent_in_training
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.models import Attempts, JobResult
+from trace_bench.store.models import Attempts, JobResult, StoreError
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import COMPLETE, Status
 
@@ -25,14 +25,35 @@ class PlannedJob:
     carried: dict[str, float] | None = None
 
 
-def should_run(previous: JobResult | None, mode: ResumeMode) -> bool:
-    if previous is not None and previous.status == Status.SKIPPED and mode != "failed":
+def should_run(previous: JobResult | None, mode: ResumeMode, status: str | None = None) -> bool:
+    """Whether a job runs again; ``status``: the one to decide on when it is not the record's
+    (see :func:`recorded_status`)."""
+    status = status if status is not None else (None if previous is None else str(previous.status))
+    if status == Status.SKIPPED and mode != "failed":
         return True  # skipped because its task was unavailable; it may be available now
     if mode == "none":
         return True
     if mode == "failed":  # only jobs that ran and did not complete (the original's semantics)
-        return previous is not None and previous.status not in COMPLETE
-    return previous is None or previous.status not in COMPLETE
+        return previous is not None and status not in COMPLETE
+    return previous is None or status not in COMPLETE
+
+
+def recorded_status(job: JobStore, previous: JobResult | None) -> str | None:
+    """The status resume decides on: the record's, unless job_meta.json names an incomplete one.
+
+    The driver writes the outcome to job_meta.json just before results.json, so the two agree
+    unless someone marked the job by hand, as the original Trace-Bench let its users do (its
+    resume read job_meta.json first): a job marked ``failed`` there runs again.
+    """
+    if previous is None:
+        return None
+    try:
+        meta = job.read_meta()
+    except StoreError:
+        meta = None
+    if meta is not None and meta.status and meta.status not in COMPLETE:
+        return meta.status
+    return str(previous.status)
 
 
 def plan_jobs(jobs: list[JobSpec], run: RunStore, mode: ResumeMode) -> list[PlannedJob]:
@@ -40,7 +61,8 @@ def plan_jobs(jobs: list[JobSpec], run: RunStore, mode: ResumeMode) -> list[Plan
     for spec in jobs:
         job = run.job(spec.job_id)
         previous = job.result_or_none()
-        planned.append(PlannedJob(spec, job, previous, should_run(previous, mode)))
+        status = recorded_status(job, previous) if mode != "none" else None
+        planned.append(PlannedJob(spec, job, previous, should_run(previous, mode, status)))
         if spec.skip_reason and planned[-1].run:
             planned[-1].run = False  # recorded as skipped by the runner, never executed
             planned[-1].previous = None

@@ -21,6 +21,7 @@ from trace_bench.matrix.identity import config_hash, new_run_id
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.runner.driver import drive
 from trace_bench.runner.executors import connect_executor
+from trace_bench.runner.extend import admit
 from trace_bench.runner.interrupts import InterruptHandler
 from trace_bench.runner.manifest import snapshot_text
 from trace_bench.runner.options import OpenedRun, RunOptions, RunOutcome
@@ -53,21 +54,25 @@ def open_run(config: RunConfig, options: RunOptions) -> OpenedRun:
     """The run directory, created (or found, when resuming), locked, with its config snapshot and a
     manifest that names its config hash: from here on, ``--resume`` can complete the run."""
     runs_dir = options.runs_dir or config.runs_dir
-    digest = config_hash(config)
     if options.resume_run:
         store = RunStore(locate_run(options.resume_run, runs_dir))
     else:
         store = RunStore(Path(runs_dir) / plan_run_id(config))
     manifest = _manifest_or_none(store)
-    if manifest is not None and manifest.config_hash != digest and not manifest.validated_only:
+    admission = admit(config, manifest, _snapshot_or_none(store) if manifest is not None else None)
+    if admission is None:
+        assert manifest is not None
+        digest = config_hash(config)
+        rule = "only tasks, trainers and seeds may be added to a run"
         if options.resume_run:
             raise ConfigError("the config differs from the one the run was started with "
-                              f"(config_hash {manifest.config_hash[:12]} != {digest[:12]}); "
-                              "resume with the run's own config (omit --config) or start a new run",
+                              f"(config_hash {manifest.config_hash[:12]} != {digest[:12]}) beyond its matrix; "
+                              f"{rule}: resume with the run's own config (omit --config) or start a new run",
                               key_path="--resume")
         raise ConfigError(f"run {store.run_id} in {runs_dir} was started with a different config (config_hash "
-                          f"{manifest.config_hash[:12]} != {digest[:12]}); give it a new run_id or delete that run",
-                          key_path="run_id")
+                          f"{manifest.config_hash[:12]} != {digest[:12]}); {rule}: give it a new run_id or "
+                          "delete that run", key_path="run_id")
+    digest = admission.digest
     created = not store.exists()
     try:
         store = RunStore.create(store.root.parent, store.run_id)
@@ -80,11 +85,12 @@ def open_run(config: RunConfig, options: RunOptions) -> OpenedRun:
         if manifest is None or manifest.validated_only:
             store.write_manifest(Manifest(run_id=store.run_id, config_hash=digest, mode=config.mode,
                                           tags=config.tags, created_at=created_at, generated_at=utc_now(),
-                                          task_root=_task_root(options)))
+                                          task_root=_task_root(options), config_hashes=admission.hashes))
     except BaseException:
         lock.release()
         raise
-    return OpenedRun(store, lock, digest, created, created_at, _task_root(options))
+    return OpenedRun(store, lock, digest, created, created_at, _task_root(options), config_hashes=admission.hashes,
+                     extended=admission.extended)
 
 
 def execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHandler | None = None) -> RunOutcome:
@@ -136,6 +142,13 @@ def _expand(config: RunConfig, options: RunOptions, opened: OpenedRun) -> list[J
 def _manifest_or_none(store: RunStore) -> Manifest | None:
     try:
         return store.read_manifest()
+    except StoreError:
+        return None
+
+
+def _snapshot_or_none(store: RunStore) -> object:
+    try:
+        return store.read_snapshot()
     except StoreError:
         return None
 

@@ -104,8 +104,18 @@ class JobStore:
     def state_path(self, kind: str) -> Path:
         return self.artifacts_dir / f"{kind}_state.yaml"
 
+    def state_json_path(self, kind: str) -> Path:
+        """The same state as JSON, for the original Trace-Bench's readers (``<kind>_state.json``)."""
+        return self.artifacts_dir / f"{kind}_state.json"
+
     def exists(self) -> bool:
         return self.root.is_dir()
+
+    def make_dirs(self) -> None:
+        """``artifacts/`` and ``tb/`` (the original Trace-Bench always created ``tb/``; a
+        TensorBoard logger or tracker writes there)."""
+        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        self.tensorboard_dir.mkdir(parents=True, exist_ok=True)
 
     # --- the driver's files ---
     def write_meta(self, meta: JobMeta) -> None:
@@ -236,7 +246,8 @@ class JobStore:
         return list(read_lines(self.state_history_path, lambda _: StateHistoryLine))
 
     def write_state(self, kind: str, state: StateFile) -> None:
-        """``<kind>_state.yaml`` (replaced atomically; not fsync'd: it is rewritten as the job goes)."""
+        """``<kind>_state.yaml`` and the same record as ``<kind>_state.json`` (each replaced
+        atomically; not fsync'd: they are rewritten as the job goes; the YAML file is the one read)."""
         data = jsonio.finite(state.model_dump(mode="json"))
         version = data.pop("schema_version")
         if data.get("step") is None:
@@ -244,6 +255,7 @@ class JobStore:
         data["schema_version"] = version
         write_text(self.state_path(kind), yaml.dump(data, Dumper=_YAML_DUMPER, sort_keys=False, allow_unicode=True),
                    durable=False)
+        write_json(self.state_json_path(kind), data, durable=False)
 
     def read_state(self, kind: str) -> StateFile | None:
         try:

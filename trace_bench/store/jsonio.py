@@ -54,6 +54,12 @@ def dumps(data: Any, *, indent: int | None = 2) -> str:
         return json.dumps(finite(data), indent=indent, separators=separators, default=_plain, allow_nan=False)
 
 
+def plain(value: Any) -> Any:
+    """``value`` as plain JSON data, as a file would hold it (objects become ``"<ClassName>"``,
+    never a repr that carries a memory address)."""
+    return json.loads(dumps(value, indent=None))
+
+
 def loads(text: str | bytes) -> Any:
     """Parse JSON; ``NaN``/``Infinity`` of version-1 files are read as floats (records null them)."""
     return json.loads(text)

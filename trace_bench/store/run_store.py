@@ -144,15 +144,24 @@ class RunStore:
                           f"{', '.join(map(str, candidates))})")
 
     @classmethod
-    def find(cls, runs_dir: str | Path) -> list[RunStore]:
-        """The runs of a runs directory (or the directory itself when it is a run)."""
+    def find(cls, runs_dir: str | Path, depth: int = 1) -> list[RunStore]:
+        """The runs of a runs directory (or the directory itself when it is a run); with
+        ``depth`` > 1 also runs in subdirectories down to that depth (a run's own directories are
+        not searched), as in a tree of runs by date or project."""
         root = Path(runs_dir)
         if not root.is_dir():
             return []
         if cls.is_run(root):
             return [cls(root)]
-        return [cls(child) for child in sorted(root.iterdir())
-                if child.is_dir() and not child.name.startswith(".") and cls.is_run(child)]
+        found: list[RunStore] = []
+        for child in sorted(root.iterdir()):
+            if not child.is_dir() or child.name.startswith("."):
+                continue
+            if cls.is_run(child):
+                found.append(cls(child))
+            elif depth > 1:
+                found.extend(cls.find(child, depth - 1))
+        return found
 
     def exists(self) -> bool:
         return self.root.is_dir()

@@ -49,6 +49,8 @@ class PlanState(str, Enum):
     PENDING = "pending"
     NOT_EXECUTED = "not_executed"
     VALIDATED = "validated"
+    #: carried over from an earlier invocation of the run (resume): its record is the old one
+    REUSED = "reused"
 
     def __str__(self) -> str:
         return self.value

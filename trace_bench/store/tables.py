@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.store.atomic import write_json, write_text
-from trace_bench.store.models import CSV_COLUMNS, JobResult, Summary
+from trace_bench.store.legacy_columns import legacy_values
+from trace_bench.store.models import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobResult, Summary
 from trace_bench.store.stats import summarize
 from trace_bench.store.status import SUCCESSFUL
 
@@ -88,11 +89,13 @@ class ResultTables:
         objectives = self._objective_columns(records)
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow([*CSV_COLUMNS, *objectives])
+        writer.writerow([*CSV_COLUMNS, *objectives, *LEGACY_CSV_COLUMNS])
         for record in records:
             data = record.model_dump(mode="json")
             row = [_cell(data.get(column)) for column in CSV_COLUMNS]
             row += [_cell(record.score_dict_best.get(name[4:])) for name in objectives]
+            legacy = legacy_values(record)
+            row += [_cell(legacy[column]) for column in LEGACY_CSV_COLUMNS]
             writer.writerow(row)
         write_text(self.results_csv, buffer.getvalue())
 

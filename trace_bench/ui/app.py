@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trace_bench.ui.context import UIContext
-from trace_bench.ui.discovery import run_choices
+from trace_bench.ui.context import UIContext, preselect
 
 TITLE = "trace-bench"
 CSS = "#tb-progress-text{font-family:ui-monospace,monospace;font-size:13px;margin-top:4px}"
@@ -46,12 +45,19 @@ def build_app(runs_dir: str | Path = "runs", tasks_root: str | None = None,
         inspector_tab.select(inspected["refresh"], [inspected["run"], inspected["job"]],
                              [inspected["run"], inspected["job"]])
 
-        def on_load() -> tuple[Any, ...]:
-            fresh = run_choices(ctx.runs_dir)
-            return tuple(gr.update(choices=fresh) for _ in range(5))
+        def on_load(run_a: str | None, run_b: str | None, inspected_run: str | None,
+                    config: str | None) -> tuple[Any, ...]:
+            """Fresh run lists and configs; Compare and the inspector start on the latest runs."""
+            fresh = ctx.run_choices()
+            return (gr.update(choices=fresh), gr.update(choices=fresh),
+                    gr.update(choices=fresh, value=preselect(run_a, fresh, 0)),
+                    gr.update(choices=fresh, value=preselect(run_b, fresh, 1)),
+                    gr.update(choices=fresh, value=preselect(inspected_run, fresh, 0)),
+                    launched["rescan"](config))
 
-        app.load(on_load, None, [launched["run"], browsed["run"], compared["run_a"], compared["run_b"],
-                                 inspected["run"]])
+        app.load(on_load, [compared["run_a"], compared["run_b"], inspected["run"], launched["config"]],
+                 [launched["run"], browsed["run"], compared["run_a"], compared["run_b"], inspected["run"],
+                  launched["config"]])
     app.trace_bench_context = ctx  # type: ignore[attr-defined] - tests and notebooks reach the launcher here
     return app
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trace_bench.ui.discovery import list_runs, run_choices
 from trace_bench.ui.launcher import Launcher
 from trace_bench.ui.live import ProgressReader
 from trace_bench.ui.readers import masked
@@ -54,7 +55,15 @@ class UIContext:
             self._readers.move_to_end(key)
             return reader
 
+    def run_choices(self) -> list[tuple[str, str]]:
+        """(label, run_dir) of every run, newest first; runs this server's launches write say ``running``."""
+        return run_choices(self.runs_dir, self.launcher.running_dirs())
+
+    def list_runs(self) -> list[Any]:
+        return list_runs(self.runs_dir, self.launcher.running_dirs())
+
     def config_names(self) -> list[str]:
+        """The configs in ``configs_dir``, read afresh on every call (files added later appear)."""
         if self.configs_dir is None or not self.configs_dir.is_dir():
             return []
         return sorted(p.name for p in self.configs_dir.iterdir() if p.suffix in (".yaml", ".yml", ".json"))
@@ -96,6 +105,14 @@ def guarded(n_outputs: int, message_index: int | None) -> Callable[[Callable[...
         return wrapper
 
     return decorate
+
+
+def preselect(current: str | None, choices: list[tuple[str, str]], index: int = 0) -> str | None:
+    """A picker's value: ``current`` while it is still a choice, else the ``index``-th newest run."""
+    values = [value for _, value in choices]
+    if current in values:
+        return current
+    return values[index] if len(values) > index else None
 
 
 def choice_list(values: Any) -> list[str]:

@@ -8,6 +8,7 @@ is visible instead of silently missing.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,10 @@ from trace_bench.store.models import (
 )
 from trace_bench.store.run_store import RunStore
 from trace_bench.ui.readers import problem_of
+from trace_bench.ui.run_records import RunRecord, discover_runs, load_job_details, load_run_summary
+
+__all__ = ["RunInfo", "RunRecord", "discover_runs", "is_run_dir", "job_choices", "job_entries", "latest_statuses",
+           "list_runs", "load_job_details", "load_run_summary", "run_choices", "run_info", "run_state"]
 
 
 @dataclass
@@ -41,9 +46,11 @@ class RunInfo:
 
     @property
     def label(self) -> str:
-        counts = " ".join(f"{k}={v}" for k, v in sorted(self.counts.items())) or "no results yet"
-        return f"{self.run_id} · {self.created[:19].replace('T', ' ')} · {self.total_jobs} jobs · {counts}" \
-               f" · {self.state}"
+        counts = " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))
+        if not counts and self.state != "running":
+            counts = "no results yet"
+        parts = [self.run_id, self.created[:19].replace("T", " "), f"{self.total_jobs} jobs", counts, self.state]
+        return " · ".join(part for part in parts if part)
 
     def row(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "created": self.created[:19].replace("T", " "), "jobs": self.total_jobs,
@@ -57,7 +64,8 @@ def is_run_dir(path: Path) -> bool:
 
 
 def run_state(run_dir: Path) -> str:
-    """``finished``, ``interrupted`` or ``incomplete`` (running now, or killed) from the run's events."""
+    """``finished``, ``interrupted`` or ``incomplete`` (running now, or killed) from the run's events;
+    :func:`list_runs` says ``running`` for the incomplete runs it is told are being written."""
     state = "incomplete"
     for event in RunStore(run_dir).events():
         if isinstance(event, RunStarted):
@@ -101,15 +109,20 @@ def run_info(run_dir: Path) -> RunInfo:
     return info
 
 
-def list_runs(runs_dir: str | Path) -> list[RunInfo]:
-    """Runs newest first (by creation time, then directory name)."""
+def list_runs(runs_dir: str | Path, running: Collection[Path] = ()) -> list[RunInfo]:
+    """Runs newest first (by creation time, then directory name); an incomplete run whose directory
+    is in ``running`` (a live launch of this server writes it) has state ``running``."""
+    live = {Path(p).resolve() for p in running}
     runs = [run_info(store.root) for store in RunStore.find(runs_dir)]
+    for info in runs:
+        if info.state == "incomplete" and info.run_dir.resolve() in live:
+            info.state = "running"
     return sorted(runs, key=lambda r: (r.created, r.run_dir.name), reverse=True)
 
 
-def run_choices(runs_dir: str | Path) -> list[tuple[str, str]]:
-    """(label, run_dir) pairs for a dropdown."""
-    return [(info.label, str(info.run_dir)) for info in list_runs(runs_dir)]
+def run_choices(runs_dir: str | Path, running: Collection[Path] = ()) -> list[tuple[str, str]]:
+    """(label, run_dir) pairs for a dropdown, newest first."""
+    return [(info.label, str(info.run_dir)) for info in list_runs(runs_dir, running)]
 
 
 def job_entries(run_dir: Path) -> list[dict[str, Any]]:

@@ -34,6 +34,7 @@ import yaml
 from trace_bench.store.masking import register_secret
 from trace_bench.store.models import StoreError
 from trace_bench.store.run_store import RunStore
+from trace_bench.ui.readers import tail_lines
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
@@ -52,6 +53,7 @@ class Launch:
     run_dir: Path
     started: float = field(default_factory=time.time)
     stop_requested: bool = False
+    config_path: Path | None = None
 
     @property
     def alive(self) -> bool:
@@ -66,12 +68,15 @@ class Launch:
         return self.run_dir if RunStore.is_run(self.run_dir) else None
 
 
-def prepare_config(text: str, mode: str | None) -> tuple[str, str]:
-    """Validate the editor's YAML, apply the mode override and fix the run's id (the config's own
-    ``run_id``, else a new one); return (yaml text, api key env name)."""
+def prepare_config(text: str, mode: str | None, tasks_root: str | None = None) -> tuple[str, str]:
+    """Validate the editor's YAML as ``trace-bench run`` would before its first job (schema, then the
+    matrix: known tasks, trainers and knob values), apply the mode override and fix the run's id (the
+    config's own ``run_id``, else a new one); return (yaml text, api key env name).  A config error is
+    a one-line ``LaunchError`` naming the config "the editor", never a server path."""
     from trace_bench.config.errors import ConfigError
     from trace_bench.config.loader import parse_config
     from trace_bench.runner.run import plan_run_id
+    from trace_bench.runner.validation import validate_config
 
     try:
         data = yaml.safe_load(text) if text and text.strip() else None
@@ -83,12 +88,29 @@ def prepare_config(text: str, mode: str | None) -> tuple[str, str]:
         data["mode"] = mode
     try:
         config = parse_config(data)
+        if config.tasks and config.trainers:
+            validate_config(config, root=tasks_root)
     except ConfigError as exc:
-        raise LaunchError(f"invalid config: {exc}") from None
+        raise LaunchError(f"invalid config: {_one_line(str(exc.with_file('the editor')))}") from None
     if not config.tasks or not config.trainers:
         raise LaunchError("the config lists no tasks or no trainers")
     data["run_id"] = plan_run_id(config)  # run-local: the config hash (and so every job id) does not change
     return yaml.safe_dump(data, sort_keys=False), config.llm.api_key_env or DEFAULT_KEY_ENV
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
+def start_failure(launch: Launch) -> str:
+    """Why a launch ended before creating its run: the driver's error line, one line, with the
+    launch's own config path (a server path) replaced by "the editor"."""
+    lines = [line for line in tail_lines(launch.log_path, 40).splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("trace-bench: error:")]
+    line = (errors or lines or [f"the run did not start (exit code {launch.returncode})"])[-1]
+    if launch.config_path is not None:
+        line = line.replace(str(launch.config_path), "the editor")
+    return _one_line(line.removeprefix("trace-bench: error:").strip())
 
 
 def snapshot_key_env(run_dir: Path) -> str:
@@ -117,15 +139,17 @@ class Launcher:
 
     def start(self, config_text: str, *, mode: str | None = None, max_workers: int | None = None,
               job_timeout: float | None = None, api_key: str | None = None) -> Launch:
-        text, key_env = prepare_config(config_text, mode)
+        text, key_env = prepare_config(config_text, mode, self.tasks_root)
         launch_id = self._new_id()
         self.work_dir.mkdir(parents=True, exist_ok=True)
         config_path = self.work_dir / f"{launch_id}.yaml"
         config_path.write_text(text, encoding="utf-8")
         args = ["run", "--config", str(config_path), "--runs-dir", str(self.runs_dir)]
         run_id = str(yaml.safe_load(text)["run_id"])
-        return self._spawn(launch_id, args, max_workers, job_timeout, api_key, key_env,
-                           run_dir=self.runs_dir / run_id)
+        launch = self._spawn(launch_id, args, max_workers, job_timeout, api_key, key_env,
+                             run_dir=self.runs_dir / run_id)
+        launch.config_path = config_path
+        return launch
 
     def resume(self, run_dir: str | Path, *, max_workers: int | None = None, job_timeout: float | None = None,
                api_key: str | None = None) -> Launch:
@@ -168,6 +192,10 @@ class Launcher:
 
     def get(self, launch_id: str | None) -> Launch | None:
         return self.launches.get(launch_id) if launch_id else None
+
+    def running_dirs(self) -> set[Path]:
+        """Run directories that a live launch of this server is writing."""
+        return {launch.run_dir.resolve() for launch in list(self.launches.values()) if launch.alive}
 
     def latest(self) -> Launch | None:
         return list(self.launches.values())[-1] if self.launches else None

@@ -68,7 +68,8 @@ def curves_long(run_dir: Path, job_ids: list[str] | None = None) -> Any:
 
 def run_curve_frame(run_dir: Path, axis: str = "llm_calls", group: str = "trainer",
                     job_ids: list[str] | None = None) -> Any:
-    """Best score vs ``axis``: one series per job, or the mean over seeds per (task, trainer, params)."""
+    """Best score vs ``axis``: one series per job, or the mean over seeds per (task, trainer, params)
+    with its 95 % interval (``low``, ``high``) as in report.html."""
     import pandas as pd
 
     curves = curves_long(run_dir, job_ids)
@@ -93,4 +94,5 @@ def run_curve_frame(run_dir: Path, axis: str = "llm_calls", group: str = "traine
         return pd.DataFrame(columns=PLOT_COLUMNS)
     series = [(f"{t} · " if several_tasks else "") + f"{tr} ({p})"
               for t, tr, p in zip(means["task"], means["trainer"], means["params_label"], strict=True)]
-    return pd.DataFrame({"x": means["x"], "best_score": means["mean"], "series": series})
+    return pd.DataFrame({"x": means["x"], "best_score": means["mean"], "series": series, "low": means["low"],
+                         "high": means["high"]})

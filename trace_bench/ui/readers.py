@@ -12,6 +12,7 @@ the browser, and no secret may cross it.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,15 @@ TAIL_BYTES = reading.TAIL_BYTES
 def masked(text: Any) -> str:
     """Text as it may be shown in the browser (secret values and key shapes replaced)."""
     return mask_secrets(text if isinstance(text, str) else str(text))
+
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#|<>~!])")
+
+
+def markdown_text(text: Any) -> str:
+    """Masked text for a ``gr.Markdown``, shown literally: brackets, emphasis and HTML characters are
+    escaped, so ``[0, 0]`` or ``<b>`` in an error or a run id never becomes a link or markup."""
+    return _MARKDOWN.sub(r"\\\1", masked(text))
 
 
 def problem_of(exc: StoreError, path: Path) -> str:
@@ -86,16 +96,33 @@ def read_csv_rows(path: Path) -> tuple[list[dict[str, str]], str | None]:
     return [dict(zip(header, row, strict=True)) for row in rows], None
 
 
+_DECIMAL = re.compile(r"-?\d+\.\d*(?:[eE][-+]?\d+)?|-?\d+[eE]-\d+")
+DISPLAY_DIGITS = 4
+
+
+def display_value(value: Any) -> Any:
+    """A cell as shown: decimals (floats, or CSV text such as ``-0.08623333333333338``) rounded to
+    ``DISPLAY_DIGITS`` significant digits; other strings masked; integers and ids left as they are."""
+    if isinstance(value, float):
+        return value if value != value else float(f"{value:.{DISPLAY_DIGITS}g}")
+    if isinstance(value, str):
+        if _DECIMAL.fullmatch(value.strip()):
+            return float(f"{float(value):.{DISPLAY_DIGITS}g}")
+        return masked(value)
+    return value
+
+
 def frame_of(rows: list[dict[str, Any]], columns: list[str] | None = None) -> Any:
-    """A masked pandas frame for ``gr.Dataframe`` (strings masked, numbers kept as numbers)."""
+    """A pandas frame for ``gr.Dataframe``: strings masked, decimals rounded for display
+    (:func:`display_value`), the run's files untouched."""
     import pandas as pd
 
     frame = pd.DataFrame(rows)
     if columns is not None:
         frame = frame.reindex(columns=[c for c in columns if c in frame.columns] or columns)
     for column in frame.columns:
-        if not pd.api.types.is_numeric_dtype(frame[column]):  # object or pandas' string dtype
-            frame[column] = frame[column].map(lambda v: masked(v) if isinstance(v, str) else v)
+        if pd.api.types.is_float_dtype(frame[column]) or not pd.api.types.is_numeric_dtype(frame[column]):
+            frame[column] = frame[column].map(display_value)
     return frame
 
 

@@ -25,7 +25,9 @@ from trace_bench.store.models.events import (
 from trace_bench.store.models.job import (
     CSV_COLUMNS,
     CURVE_COLUMNS,
+    LEGACY_CSV_COLUMNS,
     OBJECTIVE_PREFIX,
+    RESOLVED_FIELDS,
     Attempts,
     CurveRow,
     Heartbeat,
@@ -51,7 +53,8 @@ from trace_bench.store.models.run import (
 )
 
 __all__ = [
-    "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "OBJECTIVE_PREFIX", "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
+    "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX", "RESOLVED_FIELDS",
+    "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
     "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "JobEnded", "JobEvent", "JobFinished", "JobMeta",
     "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "LLMCall", "Manifest", "ManifestJob", "NewerSchemaError",
     "OtherEvent", "ResolvedJob", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxSetting", "StateFile",

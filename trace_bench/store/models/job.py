@@ -10,18 +10,33 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trace_bench.store.models._base import StoreModel
+from trace_bench.store.models._base import StoreModel, Upgrade
 from trace_bench.store.status import Status
 
 SCORE_FIELDS = ("score_initial", "score_final", "score_best", "score_test")
+#: The original Trace-Bench's names of what a job resolved, kept in job_meta.json and results.json.
+RESOLVED_FIELDS = ("resolved_trainer_kwargs", "resolved_optimizer", "resolved_optimizer_kwargs", "resolved_guide",
+                   "resolved_guide_kwargs", "resolved_logger", "resolved_logger_kwargs")
+
+
+def _job_meta_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """Older metas knew only the specification: the resolved fields are what it named."""
+    return {"raw_params": dict(data.get("params") or {}),
+            "resolved_trainer_kwargs": dict(data.get("trainer_kwargs") or {}),
+            "resolved_optimizer": data.get("optimizer") or "OptoPrime",
+            "resolved_optimizer_kwargs": dict(data.get("optimizer_kwargs") or {}),
+            "resolved_logger": data.get("logger"), **data}
 
 
 class JobMeta(StoreModel):
-    """The job's full specification, written by the driver before each attempt (version 2 adds
-    ``sandbox``; older files read as the default, ``strong``; version 3 adds ``node_id``, set by
-    the driver when the job ends on a Ray cluster)."""
+    """The job's full specification, written by the driver before each attempt and again, with its
+    ``status`` and the settings the job resolved, when it ended (version 2 adds ``sandbox``; older
+    files read as the default, ``strong``; version 3 adds ``status``, ``raw_params`` and the
+    original Trace-Bench's ``resolved_*`` fields, filled from the specification in older files, and ``node_id``, set by the driver when the
+    job ends on a Ray cluster)."""
 
     SCHEMA_VERSION: ClassVar[int] = 3
+    UPGRADES: ClassVar[dict[int, Upgrade]] = {2: _job_meta_v2_to_v3}
     FILE: ClassVar[str] = "job_meta.json"
 
     run_id: str
@@ -47,6 +62,17 @@ class JobMeta(StoreModel):
     skip_reason: str | None = None
     sandbox: Literal["strong", "weak"] = Field(
         default="strong", description="weak: LLM-written code may run without bubblewrap where it is missing")
+    status: str | None = Field(default=None, description="the job's status once it ended (null before); "
+                               "`--resume` re-runs a job whose status here is not complete (version 3)")
+    raw_params: dict[str, Any] = Field(default_factory=dict, description="the variant as written (version 3)")
+    resolved_trainer_kwargs: dict[str, Any] = Field(default_factory=dict)
+    resolved_optimizer: str | None = Field(default=None, description="the optimizer the job really used")
+    resolved_optimizer_kwargs: dict[str, Any] = Field(default_factory=dict, description="the task's optimizer "
+                                                      "kwargs updated with the config's")
+    resolved_guide: str | None = Field(default=None, description="class of the task's guide")
+    resolved_guide_kwargs: dict[str, Any] = Field(default_factory=dict)
+    resolved_logger: str | None = None
+    resolved_logger_kwargs: dict[str, Any] = Field(default_factory=dict)
     node_id: str | None = Field(default=None, description="the Ray node that ran the last attempt (Ray executor)")
 
 
@@ -70,10 +96,11 @@ class JobResult(StoreModel):
     """A job's record.  Version 2: never a bare ``NaN``; non-finite scores are null and named in
     ``non_finite`` (version-1 files that hold ``NaN`` are upgraded the same way on read).
     Version 3 adds ``sandbox`` (older files: empty, not recorded) and ``best_state_failed`` (false in
-    older files)."""
+    older files).  Version 4 adds the original Trace-Bench's ``eval_kwargs``, ``resolved_*``,
+    ``llm_provider`` and ``llm_base_url`` (empty in older files)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
-    SCHEMA_VERSION: ClassVar[int] = 3
+    SCHEMA_VERSION: ClassVar[int] = 4
     FILE: ClassVar[str] = "results.json"
 
     run_id: str
@@ -118,6 +145,17 @@ class JobResult(StoreModel):
                                   "infinite and is stored as null (version 2)")
     sandbox: str = Field(default="", description="the isolation LLM-written code ran under in this job: "
                          "bwrap, weak (both, comma-separated, if it changed), or empty when none ran (version 3)")
+    eval_kwargs: dict[str, Any] = Field(default_factory=dict, description="the task's eval kwargs (version 4)")
+    resolved_trainer_kwargs: dict[str, Any] = Field(default_factory=dict, description="every default filled in")
+    resolved_optimizer: str | None = Field(default=None, description="the optimizer the job really used")
+    resolved_optimizer_kwargs: dict[str, Any] = Field(default_factory=dict, description="the task's optimizer "
+                                                      "kwargs updated with the config's")
+    resolved_guide: str | None = Field(default=None, description="class of the task's guide")
+    resolved_guide_kwargs: dict[str, Any] = Field(default_factory=dict)
+    resolved_logger: str | None = None
+    resolved_logger_kwargs: dict[str, Any] = Field(default_factory=dict)
+    llm_provider: str = Field(default="", description="`llm.provider` of the config, `stub` in stub mode")
+    llm_base_url: str = Field(default="", description="`llm.base_url` of the config")
 
     @model_validator(mode="after")
     def _null_non_finite(self) -> JobResult:
@@ -142,6 +180,14 @@ CSV_COLUMNS = (
     "status", "error", "score_initial", "score_final", "score_best", "score_test", "selection_split",
     "n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens", "completion_tokens", "total_tokens",
     "tokens_estimated", "cost_usd", "time_seconds", "started_at", "finished_at",
+)
+#: The original Trace-Bench's results.csv columns that ours lack, in its order; written after ours and
+#: after the ``obj_<metric>`` columns (see ``trace_bench.store.legacy_columns``).
+LEGACY_CSV_COLUMNS = (
+    "task_id", "trainer_id", "score_val_initial", "score_val_final", "score_val", "resolved_optimizer",
+    "resolved_guide", "resolved_logger", "resolved_trainer_kwargs", "resolved_optimizer_kwargs",
+    "resolved_guide_kwargs", "resolved_logger_kwargs", "eval_kwargs", "feedback", "llm_provider", "llm_base_url",
+    "token_scope", "initial_state_path", "best_state_path", "final_state_path", "state_history_path", "tb_logdir",
 )
 
 

@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_bench.store.models._base import StoreModel
+from trace_bench.store.models._base import StoreModel, Upgrade
 from trace_bench.store.status import PlanState, Status
 
 
@@ -21,7 +21,10 @@ class ResolvedJob(BaseModel):
 
 
 class ManifestJob(BaseModel):
-    """One cell of the matrix, in matrix order, with its latest state."""
+    """One cell of the matrix, in matrix order, with its latest state (``reused``: its record
+    was carried over from an earlier invocation; the record keeps its own status).  The flat
+    ``resolved_*`` fields are the original Trace-Bench's names, equal to the job's job_meta.json
+    once the job ended (manifest version 2)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -39,11 +42,36 @@ class ManifestJob(BaseModel):
     llm_identity: dict[str, Any] = Field(default_factory=dict)
     status: Status | PlanState = PlanState.PENDING
     skip_reason: str | None = None
+    resolved_trainer_kwargs: dict[str, Any] = Field(default_factory=dict)
+    resolved_optimizer: str | None = None
+    resolved_optimizer_kwargs: dict[str, Any] = Field(default_factory=dict)
+    resolved_guide: str | None = None
+    resolved_guide_kwargs: dict[str, Any] = Field(default_factory=dict)
+    resolved_logger: str | None = None
+    resolved_logger_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+
+def _manifest_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version-1 entries held the resolved settings under ``resolved`` only."""
+    jobs = []
+    for entry in data.get("jobs") or []:
+        if isinstance(entry, dict) and isinstance(entry.get("resolved"), dict):
+            resolved = entry["resolved"]
+            entry = {"resolved_trainer_kwargs": resolved.get("trainer_kwargs") or {},
+                     "resolved_optimizer": resolved.get("optimizer"),
+                     "resolved_optimizer_kwargs": resolved.get("optimizer_kwargs") or {},
+                     "resolved_logger": resolved.get("logger"), **entry}
+        jobs.append(entry)
+    return {**data, "jobs": jobs}
 
 
 class Manifest(StoreModel):
-    """The expanded matrix.  Written when a run starts (every job ``pending``) and when it ends."""
+    """The expanded matrix.  Written when a run starts (every job ``pending``) and when it ends.
+    Version 2 adds the entries' flat ``resolved_*`` fields, the ``reused`` state and
+    ``config_hashes`` (a run extended by a larger config: see ``trace_bench.runner.extend``)."""
 
+    SCHEMA_VERSION: ClassVar[int] = 2
+    UPGRADES: ClassVar[dict[int, Upgrade]] = {1: _manifest_v1_to_v2}
     FILE: ClassVar[str] = "manifest.json"
 
     run_id: str
@@ -55,6 +83,8 @@ class Manifest(StoreModel):
     task_root: str | None = None
     generated_at: str | None = Field(default=None, description="when this version was written (not by validate)")
     validated_only: bool = Field(default=False, description="written by `validate --strict`, never run")
+    config_hashes: list[str] = Field(default_factory=list, description="the hash of every config the run was "
+                                     "started or extended with, in order; `config_hash` covers them all")
     jobs: list[ManifestJob] = Field(default_factory=list)
 
 

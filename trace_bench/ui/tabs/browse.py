@@ -9,9 +9,9 @@ from typing import Any
 from trace_bench.store.run_store import RunStore
 from trace_bench.ui.chart import line_chart
 from trace_bench.ui.context import ALL, UIContext, choice_list, guarded
-from trace_bench.ui.discovery import list_runs, run_choices, run_info
+from trace_bench.ui.discovery import run_info
 from trace_bench.ui.plots import AXES, run_curve_frame
-from trace_bench.ui.readers import frame_of, masked, read_csv_rows, read_json, read_text
+from trace_bench.ui.readers import frame_of, markdown_text, masked, read_csv_rows, read_json, read_text
 
 RESULT_COLUMNS = ["job_id", "task", "trainer", "params_label", "seed", "status", "score_initial", "score_best",
                   "score_final", "score_test", "n_steps", "llm_calls", "total_tokens", "cost_usd", "time_seconds",
@@ -30,10 +30,10 @@ def curve_chart(frame: Any, axis: str, group: str) -> str:
 def summary_markdown(run_dir: Path) -> str:
     info = run_info(run_dir)
     summary, problem = read_json(RunStore(run_dir).summary_path)
-    lines = [f"### {masked(info.run_id)}", f"state **{info.state}** · created {info.created[:19]} · "
+    lines = [f"### {markdown_text(info.run_id)}", f"state **{info.state}** · created {info.created[:19]} · "
              f"{info.total_jobs} jobs"]
     if info.problem:
-        lines.append(f"**Problem:** {masked(info.problem)}")
+        lines.append(f"**Problem:** {markdown_text(info.problem)}")
     if isinstance(summary, dict):
         tokens = summary.get("token_totals") or {}
         counts = ", ".join(f"{k}: {v}" for k, v in sorted((summary.get("counts") or {}).items()))
@@ -42,7 +42,7 @@ def summary_markdown(run_dir: Path) -> str:
                      f"(prompt {tokens.get('prompt', 0):,}, completion {tokens.get('completion', 0):,}) · "
                      f"USD {float(summary.get('cost_usd') or 0):.4f} · job time {summary.get('job_seconds', 0):.1f} s")
     else:
-        lines.append(f"summary.json: {masked(problem or 'not an object')}")
+        lines.append(f"summary.json: {markdown_text(problem or 'not an object')}")
     return "\n\n".join(masked(line) for line in lines)
 
 
@@ -59,8 +59,8 @@ def build(ctx: UIContext) -> dict[str, Any]:
 
     with gr.Row():
         refresh = gr.Button("Refresh", scale=1, elem_id="tb-browse-refresh")
-        run = gr.Dropdown(run_choices(ctx.runs_dir), value=None, label="Run", scale=6, elem_id="tb-browse-run")
-    runs_table = gr.Dataframe(frame_of([r.row() for r in list_runs(ctx.runs_dir)], RUN_COLUMNS),
+        run = gr.Dropdown(ctx.run_choices(), value=None, label="Run", scale=6, elem_id="tb-browse-run")
+    runs_table = gr.Dataframe(frame_of([r.row() for r in ctx.list_runs()], RUN_COLUMNS),
                               label="Runs (newest first)", interactive=False, max_height=240, elem_id="tb-runs-table")
     summary = gr.Markdown("Pick a run.", elem_id="tb-summary")
     with gr.Accordion("Config snapshot and environment", open=False):
@@ -102,7 +102,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
         board, board_problem = read_csv_rows(store.leaderboard_path)
         text = summary_markdown(path)
         if problem:
-            text += f"\n\nresults.csv: {masked(problem)}"
+            text += f"\n\nresults.csv: {markdown_text(problem)}"
         return (text, read_text(store.snapshot_path), read_text(store.env_path),
                 gr.update(choices=choice_list(r.get("task") for r in rows), value=ALL),
                 gr.update(choices=choice_list(r.get("trainer") for r in rows), value=ALL),
@@ -131,7 +131,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
         try:
             path = write_report([run_dir])
         except RunDirError as exc:
-            return f"**Cannot build the report:** {masked(str(exc))}", None, "", gr.skip()
+            return f"**Cannot build the report:** {markdown_text(str(exc))}", None, "", gr.skip()
         page = read_text(path, limit=None)
         frame = (f'<iframe title="report.html" style="width:100%;height:640px;border:1px solid #ddd" '
                  f'srcdoc="{html.escape(page, quote=True)}"></iframe>')
@@ -139,7 +139,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
 
     @guarded(3, None)
     def on_refresh(run_dir: str | None) -> tuple[Any, ...]:
-        infos = list_runs(ctx.runs_dir)
+        infos = ctx.list_runs()
         choices = [(i.label, str(i.run_dir)) for i in infos]
         keep = run_dir if run_dir in {c[1] for c in choices} else (choices[0][1] if choices else None)
         return gr.update(choices=choices, value=keep), frame_of([i.row() for i in infos], RUN_COLUMNS), gr.skip()

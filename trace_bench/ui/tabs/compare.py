@@ -6,9 +6,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from trace_bench.ui.context import UIContext, guarded
-from trace_bench.ui.discovery import run_choices
-from trace_bench.ui.readers import frame_of, masked
+from trace_bench.ui.context import UIContext, guarded, preselect
+from trace_bench.ui.readers import frame_of, markdown_text, masked
 
 COLUMNS = ["task", "trainer", "params_label", "seeds", "mean_a", "mean_b", "mean_a_minus_b", "ci_low", "ci_high",
            "p_value", "p_holm", "significant", "wins", "ties", "losses"]
@@ -34,13 +33,13 @@ def compare_table(run_a: str, run_b: str) -> tuple[str, list[dict[str, Any]], st
     try:
         result = compare_runs(run_a, run_b)
     except (CompareError, RunDirError) as exc:
-        return f"**Not comparable:** {masked(str(exc))}", [], ""
+        return f"**Not comparable:** {markdown_text(str(exc))}", [], ""
     rows = [{k: _number(v) for k, v in row.items()} for row in result.rows]
     axis = f"; the runs differ in **{result.differing_axes[0]}**" if result.differing_axes else \
         "; the runs have the same matrix"
     significant = sum(1 for r in rows if r.get("significant"))
     alpha = getattr(result, "alpha", 0.05)
-    notes = " ".join(masked(str(n)) for n in getattr(result, "notes", []) or [])
+    notes = " ".join(markdown_text(str(n)) for n in getattr(result, "notes", []) or [])
     message = (f"A = `{masked(result.run_a)}`, B = `{masked(result.run_b)}`{axis}. {len(rows)} arm(s) paired over "
                f"shared seeds, {significant} significant after Holm correction (alpha {alpha:g}). "
                f"mean_a_minus_b > 0 means A scored higher. {notes}").strip()
@@ -51,10 +50,11 @@ def build(ctx: UIContext) -> dict[str, Any]:
     import gradio as gr
     import pandas as pd
 
-    choices = run_choices(ctx.runs_dir)
+    choices = ctx.run_choices()
     with gr.Row():
-        run_a = gr.Dropdown(choices, value=None, label="Run A", elem_id="tb-compare-a")
-        run_b = gr.Dropdown(choices, value=None, label="Run B", elem_id="tb-compare-b")
+        run_a = gr.Dropdown(choices, value=preselect(None, choices, 0), label="Run A (newest first)",
+                            elem_id="tb-compare-a")
+        run_b = gr.Dropdown(choices, value=preselect(None, choices, 1), label="Run B", elem_id="tb-compare-b")
     with gr.Row():
         compare = gr.Button("Compare", variant="primary", elem_id="tb-compare-btn")
         refresh = gr.Button("Refresh runs", elem_id="tb-compare-refresh")
@@ -62,7 +62,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
                           elem_id="tb-compare-message")
     table = gr.Dataframe(pd.DataFrame(columns=COLUMNS), label="Paired differences (A - B) per arm",
                          interactive=False, elem_id="tb-compare-table")
-    text = gr.Code("", language="markdown", interactive=False, label="As printed by trace-bench compare",
+    text = gr.Code("", language=None, interactive=False, label="As printed by trace-bench compare",
                    elem_id="tb-compare-text")
 
     @guarded(3, 0)
@@ -71,8 +71,9 @@ def build(ctx: UIContext) -> dict[str, Any]:
         return note, frame_of(rows, COLUMNS) if rows else pd.DataFrame(columns=COLUMNS), printed
 
     def on_refresh(a: str | None, b: str | None) -> tuple[Any, ...]:
-        fresh = run_choices(ctx.runs_dir)
-        return gr.update(choices=fresh, value=a), gr.update(choices=fresh, value=b)
+        fresh = ctx.run_choices()
+        return (gr.update(choices=fresh, value=preselect(a, fresh, 0)),
+                gr.update(choices=fresh, value=preselect(b, fresh, 1)))
 
     compare.click(on_compare, [run_a, run_b], [message, table, text])
     refresh.click(on_refresh, [run_a, run_b], [run_a, run_b])

@@ -11,10 +11,18 @@ from typing import Any
 
 from trace_bench.store.run_store import RunStore
 from trace_bench.ui.chart import line_chart
-from trace_bench.ui.context import UIContext, guarded
-from trace_bench.ui.discovery import job_choices, job_entries, run_choices
+from trace_bench.ui.context import UIContext, guarded, preselect
+from trace_bench.ui.discovery import job_choices, job_entries
 from trace_bench.ui.plots import AXES, job_curve_frame
-from trace_bench.ui.readers import file_stamp, json_text, masked, read_json, read_text, tail_lines
+from trace_bench.ui.readers import (
+    file_stamp,
+    json_text,
+    markdown_text,
+    masked,
+    read_json,
+    read_text,
+    tail_lines,
+)
 
 TICK_S = 1.5
 STATES = ("initial", "best", "final")
@@ -43,7 +51,7 @@ def job_header(run_dir: Path, job_id: str) -> str:
                  f"test {fmt('score_test')}) · steps {fmt('n_steps')} · LLM calls {fmt('llm_calls')} · "
                  f"tokens {fmt('total_tokens')} · USD {fmt('cost_usd')} · {fmt('time_seconds')} s")
         if results.get("error"):
-            line += f"\n\n**Error:** {str(results['error'])[:500]}"
+            line += f"\n\n**Error:** {markdown_text(str(results['error'])[:500])}"
     elif not job.exists():
         line += "\n\n(the job has not started yet)"
     return masked(line)
@@ -63,7 +71,8 @@ def build(ctx: UIContext) -> dict[str, Any]:
     import gradio as gr
 
     with gr.Row():
-        run = gr.Dropdown(run_choices(ctx.runs_dir), value=None, label="Run", scale=4, elem_id="tb-inspect-run")
+        run = gr.Dropdown(ctx.run_choices(), value=None, label="Run (the newest is picked on load)", scale=4,
+                          elem_id="tb-inspect-run")
         job = gr.Dropdown([], value=None, label="Job", scale=4, elem_id="tb-inspect-job")
         follow = gr.Checkbox(True, label="Follow live", scale=1, elem_id="tb-follow")
         refresh = gr.Button("Refresh", scale=1, elem_id="tb-inspect-refresh")
@@ -116,8 +125,11 @@ def build(ctx: UIContext) -> dict[str, Any]:
         return (*job_view(Path(run_dir), job_id, axis_value), current)
 
     def on_refresh(run_dir: str | None, job_id: str | None) -> tuple[Any, ...]:
-        return (gr.update(choices=run_choices(ctx.runs_dir), value=run_dir),
-                gr.update(choices=job_choices(run_dir), value=job_id))
+        fresh = ctx.run_choices()
+        picked = preselect(run_dir, fresh, 0)
+        if picked != run_dir:  # the run changes: its change event picks the job
+            return gr.update(choices=fresh, value=picked), gr.skip()
+        return gr.update(choices=fresh, value=run_dir), gr.update(choices=job_choices(run_dir), value=job_id)
 
     run.change(on_run, run, [job, stamp])
     job.change(on_job, [run, job, axis], [*view, stamp])

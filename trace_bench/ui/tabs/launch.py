@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.ui.context import UIContext, guarded
-from trace_bench.ui.discovery import run_choices
-from trace_bench.ui.launcher import Launch, LaunchError
+from trace_bench.ui.launcher import Launch, LaunchError, start_failure
 from trace_bench.ui.live import progress_html
-from trace_bench.ui.readers import tail_lines
+from trace_bench.ui.readers import markdown_text, tail_lines
 
 MODES = ["config", "stub", "real"]
 TICK_S = 1.0
@@ -35,7 +34,10 @@ def build(ctx: UIContext) -> dict[str, Any]:
     default = "smoke.yaml" if "smoke.yaml" in names else (names[0] if names else None)
     with gr.Row():
         with gr.Column(scale=3):
-            config_name = gr.Dropdown(names, value=default, label="Config (from configs/)", elem_id="tb-config")
+            with gr.Row():
+                config_name = gr.Dropdown(names, value=default, label="Config (from configs/)", scale=5,
+                                          elem_id="tb-config")
+                rescan = gr.Button("Rescan configs/", scale=1, elem_id="tb-config-rescan")
             editor = gr.Code(ctx.config_text(default), language="yaml", interactive=True, lines=14, max_lines=30,
                              label="Config YAML (edit freely; Start uses this text)", elem_id="tb-editor")
         with gr.Column(scale=2):
@@ -51,17 +53,17 @@ def build(ctx: UIContext) -> dict[str, Any]:
                                  elem_id="tb-api-key")
             with gr.Row():
                 start = gr.Button("Start", variant="primary", elem_id="tb-start")
-                stop = gr.Button("Stop", variant="stop", elem_id="tb-stop")
+                stop = gr.Button("Stop", variant="stop", interactive=False, elem_id="tb-stop")
                 resume = gr.Button("Resume", elem_id="tb-resume")
             message = gr.Markdown("", elem_id="tb-launch-message")
     with gr.Row():
-        run = gr.Dropdown(run_choices(ctx.runs_dir), value=None, label="Run shown below (Stop/Resume act on it)",
+        run = gr.Dropdown(ctx.run_choices(), value=None, label="Run shown below (Stop/Resume act on it)",
                           elem_id="tb-follow-run", scale=5)
         refresh = gr.Button("Refresh runs", scale=1, elem_id="tb-launch-refresh")
     progress = gr.HTML(progress_html(None), elem_id="tb-progress-box")
     log = gr.Code("", language="shell", lines=8, max_lines=14, interactive=False, label="Driver output (tail)",
                   elem_id="tb-driver-log")
-    state = gr.State({"launch": None, "pending": False})
+    state = gr.State({"launch": None, "pending": False, "stoppable": False})
     timer = gr.Timer(TICK_S)
 
     def load_config(name: str | None) -> str:
@@ -75,10 +77,10 @@ def build(ctx: UIContext) -> dict[str, Any]:
                                         max_workers=int(_positive(max_workers) or 0) or None,
                                         job_timeout=_positive(job_timeout), api_key=key or None)
         except LaunchError as exc:
-            return f"**Not started:** {exc}", "", current, gr.skip()
+            return f"**Not started:** {markdown_text(str(exc))}", "", current, gr.skip()
         note = "with the API key you typed" if key and key.strip() else "with the server's environment"
         return (f"Started launch `{launch.launch_id}` {note}.", "",
-                {"launch": launch.launch_id, "pending": True}, progress_html(None, "starting…"))
+                {**current, "launch": launch.launch_id, "pending": True}, progress_html(None, "starting…"))
 
     @guarded(4, 0)
     def on_resume(run_dir: str | None, max_workers: Any, job_timeout: Any, key: str,
@@ -89,58 +91,80 @@ def build(ctx: UIContext) -> dict[str, Any]:
             launch = ctx.launcher.resume(run_dir, max_workers=int(_positive(max_workers) or 0) or None,
                                          job_timeout=_positive(job_timeout), api_key=key or None)
         except LaunchError as exc:
-            return f"**Not resumed:** {exc}", "", current, gr.skip()
+            return f"**Not resumed:** {markdown_text(str(exc))}", "", current, gr.skip()
         return (f"Resuming `{Path(run_dir).name}` (launch `{launch.launch_id}`).", "",
-                {"launch": launch.launch_id, "pending": False}, gr.skip())
+                {**current, "launch": launch.launch_id, "pending": False}, gr.skip())
 
     @guarded(1, 0)
     def on_stop(run_dir: str | None, current: dict[str, Any]) -> str:
-        launch = ctx.launcher.for_run(run_dir) if run_dir else None
-        own = ctx.launcher.get(current.get("launch"))
-        if launch is None and own is not None and own.alive:
-            launch = own
+        launch = stoppable_launch(ctx, run_dir, current)
         if launch is None:
             return "No run started from this UI is running" + (f" for `{Path(run_dir).name}`." if run_dir else ".")
         ctx.launcher.stop(launch)
         return (f"Stop requested for `{(launch.run_dir or Path('?')).name}`: running jobs are killed and recorded "
                 "as interrupted; Resume continues the run.")
 
-    @guarded(4, None)
+    @guarded(6, None)
     def on_tick(current: dict[str, Any], run_dir: str | None) -> tuple[Any, ...]:
+        progress, log, run_update, current, message = _follow(current, run_dir)
+        stoppable = stoppable_launch(ctx, run_dir, current) is not None
+        stop_update: Any = gr.skip()
+        if stoppable != current.get("stoppable"):
+            current = {**current, "stoppable": stoppable}
+            stop_update = gr.update(interactive=stoppable)
+        return progress, log, run_update, current, message, stop_update
+
+    def _follow(current: dict[str, Any], run_dir: str | None) -> tuple[Any, ...]:
         launch = ctx.launcher.get(current.get("launch"))
         run_update: Any = gr.skip()
         if launch is not None and current.get("pending"):
             resolved = launch.resolve_run_dir()
             if resolved is not None:
                 run_dir = str(resolved)
-                run_update = gr.update(choices=run_choices(ctx.runs_dir), value=run_dir)
+                run_update = gr.update(choices=ctx.run_choices(), value=run_dir)
                 current = {**current, "pending": False}
             elif not launch.alive:
                 current = {**current, "pending": False}
-                note = f"the run did not start (exit code {launch.returncode}); see the driver output"
-                return progress_html(None, note), _log(launch), run_update, current
+                reason = start_failure(launch)
+                return (progress_html(None, "the run did not start"), _log(launch), run_update, current,
+                        f"**Not started:** {markdown_text(reason)}")
             else:
-                return progress_html(None, "starting…"), _log(launch), run_update, current
+                return progress_html(None, "starting…"), _log(launch), run_update, current, gr.skip()
         if not run_dir:
-            return progress_html(None), _log(launch), run_update, current
+            return progress_html(None), _log(launch), run_update, current, gr.skip()
         shown = ctx.launcher.for_run(run_dir, alive_only=False)
         note = ctx.launcher.describe(shown) if shown is not None else "not started from this UI"
         progress = ctx.progress(run_dir).read()
         if (progress.state, note) != tuple(current.get("shown") or ()):  # relabel the run when its state changes
             current = {**current, "shown": [progress.state, note]}
-            run_update = gr.update(choices=run_choices(ctx.runs_dir), value=run_dir)
-        return progress_html(progress, note), _log(shown), run_update, current
+            run_update = gr.update(choices=ctx.run_choices(), value=run_dir)
+        return progress_html(progress, note), _log(shown), run_update, current, gr.skip()
 
     def on_refresh(run_dir: str | None) -> Any:
-        return gr.update(choices=run_choices(ctx.runs_dir), value=run_dir)
+        return gr.update(choices=ctx.run_choices(), value=run_dir)
+
+    def on_rescan(name: str | None) -> Any:
+        names = ctx.config_names()
+        return gr.update(choices=names, value=name if name in names else None)
 
     config_name.change(load_config, config_name, editor)
     start.click(on_start, [editor, mode, workers, timeout, api_key, state], [message, api_key, state, progress])
     resume.click(on_resume, [run, workers, timeout, api_key, state], [message, api_key, state, progress])
     stop.click(on_stop, [run, state], [message])
-    timer.tick(on_tick, [state, run], [progress, log, run, state], show_progress="hidden")
+    timer.tick(on_tick, [state, run], [progress, log, run, state, message, stop], show_progress="hidden")
     refresh.click(on_refresh, run, run)
-    return {"run": run, "refresh": on_refresh}
+    rescan.click(on_rescan, config_name, config_name)
+    return {"run": run, "refresh": on_refresh, "config": config_name, "rescan": on_rescan}
+
+
+def stoppable_launch(ctx: UIContext, run_dir: str | None, current: dict[str, Any]) -> Launch | None:
+    """The live launch that Stop would act on: the shown run's, else this page's own; None when
+    nothing started from this UI is running (Stop is then disabled)."""
+    launch = ctx.launcher.for_run(run_dir) if run_dir else None
+    own = ctx.launcher.get(current.get("launch"))
+    if launch is None and own is not None and own.alive:
+        launch = own
+    return launch
 
 
 def _log(launch: Launch | None) -> str:

@@ -1,0 +1,38 @@
+"""The original Trace-Bench's ``resolved_*`` fields of a job, as far as its specification knows them.
+
+job_meta.json, results.json, the manifest and results.csv carry them under the original's names.
+The driver fills them from the :class:`JobSpec`; the job process replaces the optimizer's name and
+kwargs (the task's optimizer kwargs updated with the config's) and adds the guide's class once the
+task's problem is built (``trace_bench.runner.training.resolved_settings``).  Our resolution has no
+guide or logger kwargs: those stay empty.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trace_bench.matrix.expand import JobSpec
+from trace_bench.store import jsonio
+from trace_bench.store.models import RESOLVED_FIELDS
+
+DEFAULT_OPTIMIZER = "OptoPrime"
+
+
+def resolved_from_spec(spec: JobSpec) -> dict[str, Any]:
+    """``eval_kwargs``, the ``resolved_*`` fields and the LLM endpoint of a job (JSON-ready)."""
+    return {"eval_kwargs": jsonio.plain(spec.eval_kwargs), "resolved_trainer_kwargs": jsonio.plain(spec.trainer_kwargs),
+            "resolved_optimizer": spec.optimizer or DEFAULT_OPTIMIZER,
+            "resolved_optimizer_kwargs": jsonio.plain(spec.optimizer_kwargs), "resolved_guide": None,
+            "resolved_guide_kwargs": {}, "resolved_logger": spec.logger, "resolved_logger_kwargs": {},
+            "llm_provider": str(spec.llm.get("provider") or ("stub" if spec.mode == "stub" else "")),
+            "llm_base_url": str(spec.llm.get("base_url") or "")}
+
+
+def resolved_fields(spec: JobSpec) -> dict[str, Any]:
+    """Only the ``resolved_*`` fields (what job_meta.json and a manifest entry carry)."""
+    return {name: value for name, value in resolved_from_spec(spec).items() if name in RESOLVED_FIELDS}
+
+
+def resolved_of(record: Any) -> dict[str, Any]:
+    """The ``resolved_*`` fields of a job record (``JobResult``)."""
+    return {name: getattr(record, name) for name in RESOLVED_FIELDS}
