@@ -70,6 +70,17 @@ def test_t_quantiles_match_scipy() -> None:
     assert abs(t_quantile(0.95, 7) - float(stats.t.ppf(0.95, 7))) < 1e-9
 
 
+def test_a_large_run_summarizes_without_importing_scipy() -> None:
+    """Importing scipy costs the driver seconds; past the table, Hill's approximation is used."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from trace_bench.store.stats import summarize; summarize([float(i) for i in range(5000)]);"
+            "print('scipy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
 def test_summarize_hand_computed() -> None:
     n, mean, std, low, high = summarize([1.0, 2.0, 3.0])
     assert (n, mean, std) == (3, 2.0, 1.0)

@@ -49,6 +49,7 @@ class Finished:
     wall_s: float
     files: dict[str, bytes] | None = None
     error: str | None = None
+    node_id: str | None = None  # the cluster node that ran it (Ray)
 
     @property
     def lost(self) -> bool:

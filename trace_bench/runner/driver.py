@@ -77,7 +77,12 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
         console.line(f"warning: {task}: {reason}; its jobs are recorded as skipped")
     try:
         loop = _Loop(config, run_id, tables, console, events, interrupts, job_timeout, fresh=resume == "none")
-        interrupted = loop.run(make_executor(config, options.executor, options.ray_address), to_run)
+        executor = make_executor(config, options.executor, options.ray_address)
+        try:
+            interrupted = loop.run(executor, to_run)
+        finally:
+            if hasattr(executor, "shutdown"):
+                executor.shutdown()
         not_run = [item.spec.job_id for item in plan if item.spec.job_id not in tables.records]
         tables.write()
         statuses = {r.job_id: str(r.status) for r in tables.records.values()}
@@ -154,7 +159,8 @@ class _Loop:
         record = record_for(item.spec, item.job, finished, run_id=self.run_id, attempt=item.attempt,
                             carried=item.carried, timeout=self.job_timeout, memory_mb=self.config.job_memory_mb,
                             interrupted=self.interrupts.stop_scheduling)
-        item.job.write_meta(ended_meta(job_meta(item.spec, self.run_id, item.attempt), record))
+        meta = ended_meta(job_meta(item.spec, self.run_id, item.attempt), record)
+        item.job.write_meta(meta.model_copy(update={"node_id": finished.node_id}) if finished.node_id else meta)
         item.job.write_result(record)  # after the meta: a crash between the two leaves no record, so the job re-runs
         self.tables.add(record)
         self.tables.maybe_write()

@@ -10,6 +10,23 @@ from trace_bench.runner.job import job_body
 from trace_bench.runner.warm import PRELOAD
 
 
+def connect_executor(config: RunConfig, kind: str | None = None, ray_address: str | None = None) -> None:
+    """Reach the Ray cluster before the run starts: an unreachable one is a config error (exit 2)
+    naming its address, not a failure to write the run."""
+    if (kind or config.executor) != "ray":
+        return
+    try:
+        from trace_bench.execution.ray_executor import RayConnectionError, init_ray
+    except ImportError as exc:  # pragma: no cover - ray is an optional extra
+        raise ConfigError(f"executor ray needs the ray extra (pip install 'trace-bench[ray]'): {exc}") from None
+    try:
+        init_ray(ray_address or config.ray.address)
+    except ImportError as exc:
+        raise ConfigError(f"executor ray needs the ray extra (pip install 'trace-bench[ray]'): {exc}") from None
+    except RayConnectionError as exc:
+        raise ConfigError(str(exc), key_path="--ray-address" if ray_address else "ray.address") from None
+
+
 def make_executor(config: RunConfig, kind: str | None = None, ray_address: str | None = None) -> Any:
     """A ``LocalExecutor`` (default) or a ``RayExecutor``, both running :func:`job_body`."""
     if (kind or config.executor) == "ray":
@@ -19,7 +36,7 @@ def make_executor(config: RunConfig, kind: str | None = None, ray_address: str |
         try:
             return RayExecutor(config.max_workers, job_body, address=ray_address or ray_cfg.address,
                                num_cpus=ray_cfg.num_cpus, num_gpus=ray_cfg.num_gpus, memory_mb=ray_cfg.memory_mb,
-                               max_retries=config.max_retries)
+                               max_retries=config.max_retries, preload=PRELOAD)
         except ImportError as exc:  # pragma: no cover - ray is an optional extra
             raise ConfigError(f"executor ray needs the ray extra (pip install 'trace-bench[ray]'): {exc}") from None
     from trace_bench.execution.local import LocalExecutor

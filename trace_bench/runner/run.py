@@ -22,6 +22,7 @@ from trace_bench.matrix.expand import JobSpec, expand_matrix
 from trace_bench.matrix.identity import config_hash, new_run_id
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.runner.driver import drive
+from trace_bench.runner.executors import connect_executor
 from trace_bench.runner.extend import admit
 from trace_bench.runner.interrupts import InterruptHandler
 from trace_bench.runner.manifest import snapshot_text
@@ -114,6 +115,7 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
         if stored and Path(stored).is_dir():
             options.root = stored
     check_credentials(config)  # before any file or job: a missing key is a config error, not N failed jobs
+    connect_executor(config, options.executor, options.ray_address)
     opened = open_run(config, options)
     store = opened.store
     try:

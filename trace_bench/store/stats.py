@@ -61,9 +61,13 @@ def t_quantile_fallback(p: float, df: int) -> float:
 def t_quantile(p: float, df: int) -> float:
     """Student-t quantile.  The common case (95 % interval, up to 31 seeds) comes from the table
     (scipy's values to 6 decimals): importing scipy costs the driver ~1.7 s on a 2-core machine,
-    more than a whole 50-job stub run spends writing its tables."""
+    more than a whole 50-job stub run spends writing its tables.  Past 30 degrees of freedom Hill's
+    approximation agrees with scipy to 1e-8 (``tests/analysis/test_stats.py``), so large runs never
+    import scipy either."""
     if p == 0.975 and 1 <= df <= len(_T975):
         return _T975[df - 1]
+    if df > len(_T975):
+        return _t_quantile_hill(p, df)
     try:
         from scipy.stats import t  # type: ignore[import-untyped]
 

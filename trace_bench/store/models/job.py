@@ -32,7 +32,8 @@ class JobMeta(StoreModel):
     """The job's full specification, written by the driver before each attempt and again, with its
     ``status`` and the settings the job resolved, when it ended (version 2 adds ``sandbox``; older
     files read as the default, ``strong``; version 3 adds ``status``, ``raw_params`` and the
-    original Trace-Bench's ``resolved_*`` fields, filled from the specification in older files)."""
+    original Trace-Bench's ``resolved_*`` fields, filled from the specification in older files, and ``node_id``, set by the driver when the
+    job ends on a Ray cluster)."""
 
     SCHEMA_VERSION: ClassVar[int] = 3
     UPGRADES: ClassVar[dict[int, Upgrade]] = {2: _job_meta_v2_to_v3}
@@ -72,6 +73,7 @@ class JobMeta(StoreModel):
     resolved_guide_kwargs: dict[str, Any] = Field(default_factory=dict)
     resolved_logger: str | None = None
     resolved_logger_kwargs: dict[str, Any] = Field(default_factory=dict)
+    node_id: str | None = Field(default=None, description="the Ray node that ran the last attempt (Ray executor)")
 
 
 class RoleUsage(BaseModel):

@@ -1,0 +1,72 @@
+"""Jobs spread over a multi-node Ray cluster (three nodes on loopback) with the local pool's results,
+and an unreachable cluster is a one-line error before anything is written."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import only_run_dir, run_cli
+
+pytest.importorskip("ray")
+
+CONFIG = """
+tasks: [internal:numeric_param]
+trainers:
+  - id: PrioritySearch
+    ps_steps: 1
+  - NoOpTrainer
+seeds: [1, 2, 3, 4]
+max_workers: 2
+"""
+
+
+def _rows(run: Path) -> dict[str, tuple[str, ...]]:
+    with open(run / "results.csv", encoding="utf-8") as handle:
+        return {r["job_id"]: (r["status"], r["score_initial"], r["score_best"], r["score_final"], r["llm_calls"])
+                for r in csv.DictReader(handle)}
+
+
+@pytest.fixture
+def cluster() -> Iterator[Any]:
+    from ray.cluster_utils import Cluster
+
+    # the head offers no CPU, so every job lands on one of the two worker nodes
+    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    try:
+        for _ in range(2):
+            made.add_node(num_cpus=1)
+        made.wait_for_nodes()
+        yield made
+    finally:
+        made.shutdown()
+
+
+@pytest.mark.slow
+def test_jobs_spread_over_two_worker_nodes_with_local_results(tmp_path: Path, cluster: Any) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(CONFIG)
+    run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "local"), "--quiet", check=True)
+    run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "ray"), "--executor", "ray",
+            "--ray-address", cluster.address, "--quiet", check=True, timeout=600)
+    local_run, ray_run = only_run_dir(tmp_path / "local"), only_run_dir(tmp_path / "ray")
+    assert _rows(local_run) == _rows(ray_run) and len(_rows(ray_run)) == 8
+    nodes = {json.loads((job / "job_meta.json").read_text())["node_id"] for job in (ray_run / "jobs").iterdir()}
+    assert None not in nodes and len(nodes) == 2, nodes
+    assert all(json.loads((job / "job_meta.json").read_text())["node_id"] is None
+               for job in (local_run / "jobs").iterdir()), "a local job names no node"
+
+
+def test_unreachable_cluster_is_a_one_line_error_before_the_run(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(CONFIG)
+    proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), "--executor", "ray",
+                   "--ray-address", "127.0.0.1:1", timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert "cannot connect to the Ray cluster at 127.0.0.1:1" in proc.stderr and "Free space" not in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "runs").exists()
