@@ -56,12 +56,11 @@ def cmd_list_tasks(args: Namespace) -> int:
 
 def cmd_list_trainers(args: Namespace) -> int:
     from trace_bench.cli.output import render
-    from trace_bench.registry.trainers import list_trainers
+    from trace_bench.registry.trainer_catalog import list_trainer_rows
 
-    rows = [{"trainer_id": info.id, "status": "available" if info.available else "unavailable",
-             "reason": info.reason or "", "source": info.source,
-             "description": getattr(info.cls, "description", "") if info.cls else ""}
-            for info in list_trainers(include_unavailable=args.all)]
+    rows = [{"trainer_id": row.id, "status": "available" if row.available else "unavailable",
+             "reason": row.reason or "", "source": row.source, "description": row.description}
+            for row in list_trainer_rows(include_unavailable=args.all)]
     _print(render(rows, ["trainer_id", "status", "source", "reason"], args.format, ["trainer_id", "status", "reason"]))
     return 0
 
