@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from argparse import Namespace
 from pathlib import Path
 from typing import Any
@@ -30,11 +31,18 @@ def _strict_task_check(jobs: list[JobSpec]) -> list[tuple[str, str, str]]:
         if key in seen or job.skip_reason:
             continue
         seen.add(key)
+        previous_mode = os.environ.get("TRACE_BENCH_MODE")
+        os.environ["TRACE_BENCH_MODE"] = job.mode  # as in the job body: a task may check only in real mode
         try:
             problem = load_problem(job)
         except JobFailure as exc:
             results.append((job.task, "SKIP" if exc.status == "skipped" else "FAIL", str(exc)))
             continue
+        finally:
+            if previous_mode is None:
+                os.environ.pop("TRACE_BENCH_MODE", None)
+            else:
+                os.environ["TRACE_BENCH_MODE"] = previous_mode
         count = len(trainable_parameters(problem.param))
         if count == 0:
             verdict = "EXPECTED" if job.task == "internal:non_trainable" else "FAIL"
