@@ -11,7 +11,7 @@ export HF_DATASETS_OFFLINE := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export RAY_USAGE_STATS_ENABLED := 0
 
-.PHONY: install install-all demo test lint perf system-deps clean
+.PHONY: install install-all demo test lint perf system-deps clean doc-outputs
 
 $(UV):
 	$(PYTHON) -m pip install --quiet --user uv || $(PYTHON) -m pip install --quiet uv
@@ -34,6 +34,10 @@ system-deps:
 test: install-all system-deps
 	.venv/bin/ruff check .
 	.venv/bin/python -m pytest
+
+# Regenerate the outputs shown in README.md and docs/ from the code (checked by tests/docs).
+doc-outputs:
+	.venv/bin/python scripts/update-doc-outputs.py
 
 perf: install-all
 	for script in perf/*.py; do echo "== $$script"; .venv/bin/python $$script || exit 1; done

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +88,55 @@ def test_every_command_turns_telemetry_and_price_map_downloads_off(monkeypatch: 
     assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
     assert os.environ["GRADIO_ANALYTICS_ENABLED"] == "False"
     assert os.environ["RAY_USAGE_STATS_ENABLED"] == "1"
+
+
+def test_static_trainer_table_says_what_the_classes_say() -> None:
+    """list-trainers reads a static table; resolution imports the classes: they must agree."""
+    from trace_bench.registry.trainer_catalog import BUILTIN_TRAINERS, list_trainer_rows
+    from trace_bench.registry.trainers import _load, list_trainers
+
+    for meta in BUILTIN_TRAINERS:
+        cls = _load(meta.target)
+        assert (cls.id, cls.description, cls.source, tuple(cls.requires), cls.extra) == (
+            meta.id, meta.description, meta.source, meta.requires, meta.extra), meta.id
+    static = [(r.id, r.source, r.reason, r.description) for r in list_trainer_rows(include_unavailable=True)]
+    loaded = [(i.id, i.source, i.reason, i.cls.description) for i in list_trainers(include_unavailable=True)]
+    assert static == loaded
+
+
+def test_list_trainers_imports_no_trainer_module() -> None:
+    code = ("import sys\n"
+            "from trace_bench.cli.main import main\n"
+            "assert main(['list-trainers', '--all', '--format', 'json']) == 0\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'opto', 'litellm', 'dspy')\n"
+            "               or m.startswith('trace_bench.trainers.') and m.count('.') > 2)\n"
+            "print('HEAVY', heavy, file=sys.stderr)\n"
+            "assert not heavy, heavy\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert {"PrioritySearch", "StreamingPrioritySearch", "DSPyTrainer"} <= {row["trainer_id"] for row in rows}
+    assert all(row["description"] for row in rows)
+
+
+def test_plugin_trainers_are_listed_and_a_broken_one_is_unavailable(tmp_path: Path) -> None:
+    (tmp_path / "my_trainer.py").write_text(
+        "from trace_bench.trainers.base import Trainer\n\n"
+        "class Mine(Trainer):\n"
+        "    id = 'MyTrainer'\n"
+        "    description = 'A plugin trainer.'\n\n"
+        "    def train(self) -> None:\n"
+        "        pass\n", encoding="utf-8")
+    dist = tmp_path / "my_trainer-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: my-trainer\nVersion: 0.1\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(
+        "[trace_bench.trainers]\nMyTrainer = my_trainer:Mine\nBroken = no_such_module_here:Nope\n", encoding="utf-8")
+    env = {"PYTHONPATH": str(tmp_path)}
+    rows = json.loads(run_cli("list-trainers", "--all", "--format", "json", env=env, check=True).stdout)
+    by_id = {row["trainer_id"]: row for row in rows}
+    assert by_id["MyTrainer"]["source"] == "plugin" and by_id["MyTrainer"]["status"] == "available"
+    assert by_id["MyTrainer"]["description"] == "A plugin trainer."
+    assert by_id["Broken"]["status"] == "unavailable" and "import failed" in by_id["Broken"]["reason"]
+    available = run_cli("list-trainers", env=env, check=True).stdout
+    assert "MyTrainer" in available and "Broken" not in available

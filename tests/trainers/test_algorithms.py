@@ -128,12 +128,23 @@ def test_priority_search_calls_per_iteration(tmp_path: Path) -> None:
     assert outcome.result.llm_calls == 3 * 1 * 2
 
 
-def test_streaming_has_no_validation_pass(tmp_path: Path) -> None:
+def test_streaming_has_no_validation_pass_and_its_last_step_only_scores(tmp_path: Path) -> None:
     outcome = run_trainer("StreamingPrioritySearch", tmp_path,
-                          params={"ps_steps": 1, "ps_candidates": 4, "ps_proposals": 1})
-    (step,) = _events(outcome)
-    assert step["n_evals"] == 4  # only the explorers' training rollouts; proposals wait for the next batch
-    assert outcome.result.llm_calls == 3  # K = 4 x 0.5 = 2, raised to 3 to refill an empty memory
+                          params={"ps_steps": 2, "ps_candidates": 4, "ps_proposals": 1})
+    first, last = _events(outcome)
+    assert first["n_evals"] == 4  # only the explorers' training rollouts; proposals wait for the next batch
+    assert first["llm_calls"] == 3  # K = 4 x 0.5 = 2, raised to 3 to refill an empty memory
+    assert last["info"]["explorers"] == 4 and last["n_evals"] == 8  # the best and the 3 new, scored now
+    assert last["info"]["proposals"] == 0 and outcome.result.llm_calls == 3  # none that nothing could score
+
+
+def test_streaming_defaults_search_and_improve(tmp_path: Path) -> None:
+    """With no knobs, on a one-example task whose stub proposals improve it, the search runs past
+    the step that makes proposals and keeps a better state than the initial one."""
+    outcome = run_trainer("StreamingPrioritySearch", tmp_path, params={})
+    result = outcome.result
+    assert result.status == "ok" and result.n_steps > 1
+    assert result.llm_calls > 0 and result.score_best > result.score_initial
 
 
 def test_minibatch_ensure_improvement_never_accepts_a_worse_state(tmp_path: Path) -> None:

@@ -69,12 +69,11 @@ def cmd_list_trainers(args: Namespace) -> int:
 
         _print(render(list_optimizers(), ["optimizer", "source", "aliases"], args.format, ["optimizer", "source"]))
         return 0
-    from trace_bench.registry.trainers import list_trainers
+    from trace_bench.registry.trainer_catalog import list_trainer_rows
 
-    rows = [{"trainer_id": info.id, "status": "available" if info.available else "unavailable",
-             "reason": info.reason or "", "source": info.source,
-             "description": getattr(info.cls, "description", "") if info.cls else ""}
-            for info in list_trainers(include_unavailable=args.all)]
+    rows = [{"trainer_id": row.id, "status": "available" if row.available else "unavailable",
+             "reason": row.reason or "", "source": row.source, "description": row.description}
+            for row in list_trainer_rows(include_unavailable=args.all)]
     _print(render(rows, ["trainer_id", "status", "source", "reason"], args.format, ["trainer_id", "status", "reason"]))
     return 0
 
@@ -93,16 +92,12 @@ def _config_error(exc: ConfigError, path: str | None) -> int:
 
 
 def cmd_validate(args: Namespace) -> int:
-    import os
-
     from trace_bench.cli.validate import validate
     from trace_bench.llm.credentials import check_credentials
 
     try:
         config = _load(args.config)
         check_credentials(config)
-        if args.strict:  # task code reads the mode as it would in a job (e.g. a real-mode-only requirement)
-            os.environ["TRACE_BENCH_MODE"] = config.mode
         return validate(config, args)
     except ConfigError as exc:
         return _config_error(exc, args.config)

@@ -9,7 +9,9 @@ is left untouched.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import sys
 import types
 from typing import Any
@@ -89,7 +91,8 @@ def install() -> None:
         for module in (guide, objectives, loggers):
             sys.modules[module.__name__] = module
             setattr(package, module.__name__.rsplit(".", 1)[1], module)
-    import opto.utils.llm as llm_module
+    with contextlib.redirect_stdout(io.StringIO()):  # opto prints its LLM backend on import; keep it out of user output
+        import opto.utils.llm as llm_module
 
     if not hasattr(llm_module, "DummyLLM"):
         llm_module.DummyLLM = DummyLLM  # type: ignore[attr-defined]

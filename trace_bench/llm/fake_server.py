@@ -1,9 +1,16 @@
 """A fake OpenAI-compatible server for tests and for demos of real mode without a key.
 
 ``POST /v1/chat/completions`` answers with the stub policy (or a script of canned replies) and
-exact, deterministic ``usage``; ``GET /v1/models`` lists one model; ``GET /stats`` reports what it
-served (requests per status, tokens returned, in-flight maximum).  Fault injection: latency, 500s,
-malformed bodies, 429 with Retry-After every N requests, and hanging requests.
+exact, deterministic ``usage``: as one JSON body, or with ``stream: true`` as server-sent events in
+the OpenAI chunk format (word-sized content deltas, a final chunk per choice with its
+``finish_reason``, a usage chunk when ``stream_options.include_usage`` is set, then ``[DONE]``).
+``GET /v1/models`` lists one model; ``GET /stats`` reports what it served.  Fault injection:
+latency, 500s, malformed bodies, 429 with Retry-After every N requests, hanging requests.
+
+``/stats`` counts every request in ``requests`` on arrival (any method and route, ``/stats``
+included) and every answer in ``by_status`` just before it is sent, so a client holding an answer
+sees it counted, and once nothing is in flight ``requests == sum(by_status.values())``.
+``max_in_flight`` counts chat completions only.
 """
 
 from __future__ import annotations
@@ -12,16 +19,32 @@ import argparse
 import itertools
 import json
 import random
+import re
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from trace_bench.llm.stub import StubPolicy
 from trace_bench.llm.tokens import estimate_prompt_tokens, estimate_text_tokens
+
+_WORDS = re.compile(r"\s*\S+|\s+")
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up (a killed job, a finished stream) is normal here, not an error to print."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 class FakeLLMServer:
@@ -39,7 +62,7 @@ class FakeLLMServer:
         self._counter = 0
         self._stats: dict[str, Any] = {"requests": 0, "by_status": {}, "prompt_tokens": 0, "completion_tokens": 0,
                                        "total_tokens": 0, "in_flight": 0, "max_in_flight": 0, "ok": 0}
-        self._server = ThreadingHTTPServer((host, port), self._handler())
+        self._server = _QuietServer((host, port), self._handler())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -61,16 +84,34 @@ class FakeLLMServer:
         self._server.shutdown()
         self._server.server_close()
 
+    def serve_forever(self) -> None:
+        """Serve in the calling thread until interrupted (the ``trace-bench fake-llm`` command)."""
+        try:
+            self._server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self._server.server_close()
+
     def __enter__(self) -> FakeLLMServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
-    # -- request handling ------------------------------------------------------------------
+    # -- bookkeeping -----------------------------------------------------------------------
+    def _arrived(self) -> None:
+        with self._lock:
+            self._stats["requests"] += 1
+
     def _count(self, status: int) -> None:
         with self._lock:
             self._stats["by_status"][str(status)] = self._stats["by_status"].get(str(status), 0) + 1
+
+    def _in_flight(self, delta: int) -> None:
+        with self._lock:
+            self._stats["in_flight"] += delta
+            self._stats["max_in_flight"] = max(self._stats["max_in_flight"], self._stats["in_flight"])
 
     def _decide(self) -> str:
         with self._lock:
@@ -89,6 +130,7 @@ class FakeLLMServer:
             return "malformed"
         return "ok"
 
+    # -- answers ---------------------------------------------------------------------------
     def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body.get("messages") or []
         n = int(body.get("n") or 1)
@@ -115,78 +157,134 @@ class FakeLLMServer:
                           "total_tokens": prompt + completion}}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
+        return _make_handler(self)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
 
-            def setup(self) -> None:
-                super().setup()
-                # headers and body go out in separate writes: without TCP_NODELAY, Nagle plus delayed
-                # ACKs add ~40 ms to every keep-alive request
-                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+def stream_events(payload: dict[str, Any], include_usage: bool) -> Iterator[bytes]:
+    """A completion as OpenAI ``chat.completion.chunk`` server-sent events, ending with ``[DONE]``."""
+    head = {"id": payload["id"], "object": "chat.completion.chunk", "created": payload["created"],
+            "model": payload["model"]}
+    extra: dict[str, Any] = {"usage": None} if include_usage else {}
 
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                pass
+    def event(choices: list[dict[str, Any]], **fields: Any) -> bytes:
+        return f"data: {json.dumps({**head, 'choices': choices, **extra, **fields})}\n\n".encode()
 
-            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
+    for choice in payload["choices"]:
+        index, text = choice["index"], choice["message"]["content"]
+        yield event([{"index": index, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+        for piece in _WORDS.findall(text):
+            yield event([{"index": index, "delta": {"content": piece}, "finish_reason": None}])
+        yield event([{"index": index, "delta": {}, "finish_reason": choice["finish_reason"]}])
+    if include_usage:
+        yield event([], usage=payload["usage"])
+    yield b"data: [DONE]\n\n"
+
+
+def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            # headers and body go out in separate writes: without TCP_NODELAY, Nagle plus delayed
+            # ACKs add ~40 ms to every keep-alive request
+            self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None,
+                  counted: bool = False) -> None:
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            if not counted:
                 server._count(status)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self._settle()  # before the last bytes: a client that saw its answer then reads settled stats
+            self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802
-                if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
-                elif self.path.rstrip("/").endswith("/stats"):
-                    self._send(200, server.stats())
-                else:
-                    self._send(404, {"error": {"message": "not found"}})
+        def _settle(self) -> None:
+            if getattr(self, "in_flight", False):
+                self.in_flight = False
+                server._in_flight(-1)
 
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length)
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(404, {"error": {"message": "not found"}})
-                    return
-                if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
-                    self._send(401, {"error": {"message": "invalid api key", "type": "authentication_error"}})
-                    return
-                with server._lock:
-                    server._stats["requests"] += 1
-                    server._stats["in_flight"] += 1
-                    server._stats["max_in_flight"] = max(server._stats["max_in_flight"], server._stats["in_flight"])
-                try:
-                    try:
-                        body = json.loads(raw or b"{}")
-                    except ValueError:
-                        self._send(400, {"error": {"message": "body is not JSON"}})
-                        return
-                    if server.latency:
-                        time.sleep(server.latency)
-                    outcome = server._decide()
-                    if outcome == "rate_limit":
-                        self._send(429, {"error": {"message": "rate limited", "type": "rate_limit_error"}},
-                                   {"Retry-After": "0.05"})
-                    elif outcome == "hang":
-                        time.sleep(server.hang_s)
-                        self._send(504, {"error": {"message": "gateway timeout"}})
-                    elif outcome == "error":
-                        self._send(500, {"error": {"message": "internal error", "type": "server_error"}})
-                    elif outcome == "malformed":
-                        self._send(200, b'{"id": "broken", "choices": [')
-                    else:
-                        self._send(200, server._completion(body))
-                finally:
-                    with server._lock:
-                        server._stats["in_flight"] -= 1
+        def _stream(self, events: Iterator[bytes]) -> None:
+            """Each event is its own HTTP chunk, flushed at once, so clients see chunks as they come."""
+            server._count(200)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for data in events:
+                if data == b"data: [DONE]\n\n":
+                    self._settle()
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+            self._settle()
+            self.wfile.write(b"0\r\n\r\n")
 
-        return Handler
+        def do_GET(self) -> None:  # noqa: N802
+            server._arrived()
+            path = self.path.split("?", 1)[0].rstrip("/")
+            if path.endswith("/models"):
+                self._send(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
+            elif path.endswith("/stats"):
+                server._count(200)  # the snapshot includes this answer
+                self._send(200, server.stats(), counted=True)
+            else:
+                self._send(404, {"error": {"message": "not found"}})
+
+        def do_POST(self) -> None:  # noqa: N802
+            server._arrived()
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if not self.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
+                self._send(404, {"error": {"message": "not found"}})
+                return
+            if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
+                self._send(401, {"error": {"message": "invalid api key", "type": "authentication_error"}})
+                return
+            server._in_flight(+1)
+            self.in_flight = True
+            try:
+                self._chat(raw)
+            finally:
+                self._settle()
+
+        def _chat(self, raw: bytes) -> None:
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                self._send(400, {"error": {"message": "body is not JSON"}})
+                return
+            if server.latency:
+                time.sleep(server.latency)
+            outcome = server._decide()
+            stream = bool(body.get("stream"))
+            if outcome == "rate_limit":
+                self._send(429, {"error": {"message": "rate limited", "type": "rate_limit_error"}},
+                           {"Retry-After": "0.05"})
+            elif outcome == "hang":
+                time.sleep(server.hang_s)
+                self._send(504, {"error": {"message": "gateway timeout"}})
+            elif outcome == "error":
+                self._send(500, {"error": {"message": "internal error", "type": "server_error"}})
+            elif outcome == "malformed" and stream:
+                self._stream(iter([b'data: {"id": "broken", "choices": [\n\n', b"data: [DONE]\n\n"]))
+            elif outcome == "malformed":
+                self._send(200, b'{"id": "broken", "choices": [')
+            elif stream:
+                options = body.get("stream_options") or {}
+                self._stream(stream_events(server._completion(body), bool(options.get("include_usage"))))
+            else:
+                self._send(200, server._completion(body))
+
+    return Handler
 
 
 def fake_llm_main(argv: Sequence[str] | None = None) -> int:
@@ -207,10 +305,5 @@ def fake_llm_main(argv: Sequence[str] | None = None) -> int:
                            malformed_rate=args.malformed_rate, rate_limit_every=args.rate_limit_every,
                            timeout_rate=args.timeout_rate, script=script, seed=args.seed, api_key=args.api_key)
     print(server.url, flush=True)
-    try:
-        server._server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server._server.server_close()
+    server.serve_forever()
     return 0

@@ -2,7 +2,8 @@
 
 Trainer modules import ``opto`` and their libraries lazily, so importing a trainer class to
 read its knobs is cheap.  ``list-trainers`` lists only concrete trainers registered here, never
-base classes or templates.
+base classes or templates, from the static table of :mod:`trace_bench.registry.trainer_catalog`
+(it imports no trainer class).
 """
 
 from __future__ import annotations
@@ -15,31 +16,12 @@ from typing import Any
 
 from trace_bench.availability import missing_packages
 from trace_bench.config.errors import ConfigError, did_you_mean
+from trace_bench.registry.trainer_catalog import BUILTIN_TRAINERS, ENTRY_POINT_GROUP
 
-ENTRY_POINT_GROUP = "trace_bench.trainers"
-
-# id -> "module:Class".  Order is the listing order inside a source.
-BUILTIN: dict[str, str] = {
-    "NoOpTrainer": "trace_bench.trainers.noop:NoOpTrainer",
-    "PrioritySearch": "trace_bench.trainers.opto_search.priority_search:PrioritySearch",
-}
-
-# Optional modules: registered when the module exists in this checkout (added by later work).
-OPTIONAL_BUILTIN: dict[str, str] = {
-    "StreamingPrioritySearch": "trace_bench.trainers.opto_search.streaming:StreamingPrioritySearch",
-    "GEPA-Base": "trace_bench.trainers.opto_search.gepa:GEPABase",
-    "GEPA-UCB": "trace_bench.trainers.opto_search.gepa:GEPAUCB",
-    "GEPA-Beam": "trace_bench.trainers.opto_search.gepa:GEPABeam",
-    "BeamsearchAlgorithm": "trace_bench.trainers.opto_search.beam:BeamsearchAlgorithm",
-    "BeamsearchHistoryAlgorithm": "trace_bench.trainers.opto_search.beam:BeamsearchHistoryAlgorithm",
-    "UCBSearchAlgorithm": "trace_bench.trainers.opto_search.ucb:UCBSearchAlgorithm",
-    "MinibatchAlgorithm": "trace_bench.trainers.opto_search.minibatch:MinibatchAlgorithm",
-    "BasicSearchAlgorithm": "trace_bench.trainers.opto_search.minibatch:BasicSearchAlgorithm",
-    "DSPyTrainer": "trace_bench.trainers.external.dspy_trainer:DSPyTrainer",
-    "TextGradTrainer": "trace_bench.trainers.external.textgrad_trainer:TextGradTrainer",
-    "OpenEvolveTrainer": "trace_bench.trainers.external.openevolve_trainer:OpenEvolveTrainer",
-    "GEPATrainer": "trace_bench.trainers.external.gepa_trainer:GEPATrainer",
-}
+# id -> "module:Class", from the static table that ``list-trainers`` reads.  Order is the listing
+# order inside a source.  OPTIONAL_BUILTIN: registered when the module exists in this checkout.
+BUILTIN: dict[str, str] = {meta.id: meta.target for meta in BUILTIN_TRAINERS if not meta.optional}
+OPTIONAL_BUILTIN: dict[str, str] = {meta.id: meta.target for meta in BUILTIN_TRAINERS if meta.optional}
 
 
 @dataclass(frozen=True)

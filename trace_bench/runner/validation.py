@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,11 +89,18 @@ def check_tasks(jobs: list[JobSpec]) -> list[TaskCheck]:
         if key in seen or job.skip_reason:
             continue
         seen.add(key)
+        previous_mode = os.environ.get("TRACE_BENCH_MODE")
+        os.environ["TRACE_BENCH_MODE"] = job.mode  # as in the job body: a task may check only in real mode
         try:
             problem = load_problem(job)
         except JobFailure as exc:
             checks.append(TaskCheck(job.task, "SKIP" if exc.status == "skipped" else "FAIL", str(exc)))
             continue
+        finally:
+            if previous_mode is None:
+                os.environ.pop("TRACE_BENCH_MODE", None)
+            else:
+                os.environ["TRACE_BENCH_MODE"] = previous_mode
         count = len(trainable_parameters(problem.param))
         if count == 0:
             verdict = "EXPECTED" if job.task in EXPECTED_WITHOUT_PARAMETERS else "FAIL"

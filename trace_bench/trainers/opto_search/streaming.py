@@ -6,6 +6,12 @@ the number of LLM calls in check, only K of the (explorer, sub-batch) pairs are 
 each iteration, drawn by softmax over the explorers' priorities without replacement.  Each
 exploration rollout is added to its candidate exactly once (the original adds it up to three
 times, which inflates ``n`` and narrows UCB widths).
+
+Because a proposal is scored one iteration after it is made, the last iteration only scores: it
+asks for no proposals, which could never be evaluated (the original spends LLM calls on them).
+With ``num_steps`` unset, the epochs give the proposal iterations and one scoring iteration is
+added, so the defaults search even on a one-example dataset (two iterations, not one that could
+never improve).
 """
 
 from __future__ import annotations
@@ -38,6 +44,15 @@ class StreamingPrioritySearch(PrioritySearch):
     knob_aliases = PS_ALIASES
 
     params: StreamingPrioritySearchParams
+    last_step: int = 0
+
+    def planned_steps(self, dataset_size: int) -> int:
+        """``num_steps`` when set; else the epochs' iterations plus one that scores their proposals."""
+        steps = super().planned_steps(dataset_size)
+        if self.params.num_steps is None and steps > 0:
+            steps += 1
+        self.last_step = steps
+        return steps
 
     def proposal_budget(self, n_pairs: int, n_explorers: int) -> int:
         """K: about num_candidates x exploration_ratio / num_proposals, at least 1; raised when memory
@@ -51,6 +66,8 @@ class StreamingPrioritySearch(PrioritySearch):
         return min(k, n_pairs)
 
     def select_pairs(self, pairs: list[Pair]) -> list[Pair]:
+        if self.last_step and self.iteration >= self.last_step:
+            return []  # no later iteration would score these proposals
         explorers = {id(explorer) for explorer, _ in pairs}
         k = self.proposal_budget(len(pairs), len(explorers))
         weights = [self.priority(explorer) for explorer, _ in pairs]

@@ -1,0 +1,108 @@
+"""The fake OpenAI-compatible server: streaming as the openai SDK consumes it, /stats bookkeeping,
+the package-level import, and the ``trace-bench fake-llm`` command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from typing import Any
+
+import pytest
+
+from trace_bench.llm.fake_server import FakeLLMServer
+
+openai = pytest.importorskip("openai")
+
+MESSAGES = [{"role": "user", "content": "Say something."}]
+REPLY = "The answer is  forty-two,\nsaid the server."
+
+
+def _client(url: str) -> Any:
+    return openai.OpenAI(base_url=url, api_key="unused", max_retries=0)
+
+
+def _get(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url) as response:  # noqa: S310 - loopback only
+        return json.loads(response.read())
+
+
+def test_the_openai_sdk_receives_streamed_chunks_with_usage_last() -> None:
+    with FakeLLMServer(script=[REPLY]) as server:
+        chunks = list(_client(server.url).chat.completions.create(
+            model="fake-model", messages=MESSAGES, stream=True, stream_options={"include_usage": True}))
+        plain = _client(server.url).chat.completions.create(model="fake-model", messages=MESSAGES)
+    content = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
+    assert len(content) > 3, "the text arrives in several deltas"
+    assert "".join(content) == REPLY == plain.choices[0].message.content
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+    assert all(c.usage is None for c in chunks[:-1])
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+    usage = chunks[-1].usage
+    assert (usage.prompt_tokens, usage.completion_tokens) == (plain.usage.prompt_tokens, plain.usage.completion_tokens)
+    assert usage.total_tokens == plain.usage.total_tokens > 0
+
+
+def test_streamed_stub_replies_carry_exact_usage_and_n_choices() -> None:
+    with FakeLLMServer(seed=4) as streamed, FakeLLMServer(seed=4) as plain:
+        chunks = list(_client(streamed.url).chat.completions.create(
+            model="fake-model", messages=MESSAGES, n=2, stream=True, stream_options={"include_usage": True}))
+        reference = _client(plain.url).chat.completions.create(model="fake-model", messages=MESSAGES, n=2)
+    texts = {0: "", 1: ""}
+    for chunk in chunks:
+        for choice in chunk.choices:
+            texts[choice.index] += choice.delta.content or ""
+    assert [texts[0], texts[1]] == [c.message.content for c in reference.choices]
+    assert chunks[-1].usage.completion_tokens == reference.usage.completion_tokens
+    assert streamed.stats()["completion_tokens"] == plain.stats()["completion_tokens"]
+
+
+def test_without_include_usage_no_chunk_carries_usage() -> None:
+    with FakeLLMServer(script=[REPLY]) as server:
+        chunks = list(_client(server.url).chat.completions.create(model="fake-model", messages=MESSAGES,
+                                                                  stream=True))
+    assert chunks and all(c.choices for c in chunks) and all(c.usage is None for c in chunks)
+
+
+def test_stats_count_every_request_consistently_with_by_status() -> None:
+    with FakeLLMServer(api_key="k") as server:
+        assert _get(server.url + "/models")["data"][0]["id"] == "fake-model"
+        client = openai.OpenAI(base_url=server.url, api_key="k", max_retries=0)
+        client.chat.completions.create(model="fake-model", messages=MESSAGES)
+        with pytest.raises(openai.AuthenticationError):
+            openai.OpenAI(base_url=server.url, api_key="wrong", max_retries=0).chat.completions.create(
+                model="fake-model", messages=MESSAGES)
+        stats = _get(server.url + "/stats")
+        after = server.stats()
+    assert stats["requests"] == 4 == sum(stats["by_status"].values())
+    assert stats["by_status"] == {"200": 3, "401": 1}
+    assert stats["ok"] == 1 and stats["max_in_flight"] == 1
+    assert after["requests"] == sum(after["by_status"].values()) == 4
+
+
+def test_package_import_is_lazy_and_works() -> None:
+    code = ("import sys, trace_bench.llm\n"
+            "assert 'trace_bench.llm.fake_server' not in sys.modules and 'http.server' not in sys.modules\n"
+            "from trace_bench.llm import FakeLLMServer\n"
+            "from trace_bench.llm.fake_server import FakeLLMServer as Direct\n"
+            "assert FakeLLMServer is Direct\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_command_serves_streams_to_the_sdk() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "trace_bench", "fake-llm", "--port", "0", "--seed", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()  # the URL is the first line, printed once it listens
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1"), url
+        chunks = list(_client(url).chat.completions.create(model="fake-model", messages=MESSAGES, stream=True))
+        assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        stats = _get(url + "/stats")
+        assert stats["requests"] == 2 and stats["by_status"] == {"200": 2}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
