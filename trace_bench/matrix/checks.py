@@ -24,6 +24,10 @@ def check_optimizer(name: str, where: str) -> str:
     try:
         return canonical_optimizer(name)
     except ValueError:
+        from trace_bench.trainers.opto_native.discovery import native_optimizers
+
+        if str(name).startswith("opto:") and not native_optimizers():
+            return str(name)  # opto's optimizers could not be read statically: the job resolves the name
         raise ConfigError(f"unknown optimizer '{name}'", key_path=where,
                           hint=did_you_mean(str(name), OPTIMIZERS) or f"choose one of {', '.join(OPTIMIZERS)}") from None
 
