@@ -30,8 +30,10 @@ def test_precedence_labels_and_shared_knobs() -> None:
     rows = [(j.trainer, j.params_label, j.optimizer, j.optimizer_kwargs.get("memory_size"),
              j.trainer_kwargs.get("num_steps"), j.trainer_kwargs.get("num_candidates")) for j in jobs]
     assert rows == [
-        ("PrioritySearch", "ps_steps=2", "TextGrad", 2, 2, 3),   # beside `id` beats run-wide settings
-        ("PrioritySearch", 'optimizer_kwargs={"memory_size": 3},ps_steps=4', "TextGrad", 3, 4, 3),  # variant wins
+        # beside `id` beats run-wide settings; an entry's optimizer labels its arm
+        ("PrioritySearch", "optimizer=TextGrad,ps_steps=2", "TextGrad", 2, 2, 3),
+        ("PrioritySearch", 'optimizer=TextGrad,optimizer_kwargs={"memory_size": 3},ps_steps=4', "TextGrad", 3, 4,
+         3),  # the variant wins
         ("PrioritySearch", "ps_steps=5", "OPRO", 1, 5, 3),       # knobs beside `id` label the arm
         ("NoOpTrainer", "default", "OPRO", 1, 1, None),          # run-wide ps_* knobs are ignored by NoOp
     ]

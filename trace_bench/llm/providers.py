@@ -14,6 +14,7 @@ import re
 import threading
 from typing import Any
 
+from trace_bench.config.model_names import configured_model, custom_backend
 from trace_bench.llm.budget import Budget
 from trace_bench.llm.errors import MalformedResponseError
 from trace_bench.llm.limiter import limited
@@ -30,15 +31,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch Lit
 _COMPLETION_TOKEN_MODELS = re.compile(r"(^|/)(gpt-5|o1|o3|o4)")
 
 
-def _custom_backend() -> bool:
-    """``TRACE_DEFAULT_LLM_BACKEND=CustomLLM``: opto's env-configured OpenAI-compatible endpoint."""
-    return os.environ.get("TRACE_DEFAULT_LLM_BACKEND", "").lower() == "customllm"
+_custom_backend = custom_backend
 
 
 def resolve_model(model: str | None, provider: str | None, base_url: str | None) -> str:
-    custom = os.environ.get("TRACE_CUSTOMLLM_MODEL") if _custom_backend() else None
-    name = model or custom or os.environ.get("TRACE_LITELLM_MODEL") or os.environ.get("DEFAULT_LITELLM_MODEL") \
-        or "gpt-4o"
+    name = configured_model(model)
     if provider == "openrouter" and not name.startswith("openrouter/"):
         return f"openrouter/{name}"
     if base_url and "/" not in name:

@@ -145,6 +145,7 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
     llm = config.llm.model_dump(mode="json")
     budget = config.budget.model_dump(mode="json")
     task_cells: list[tuple[str, dict[str, Any], str | None]] = []
+    task_where: dict[str, str] = {}
     seen: set[str] = set()
     for t_index, entry in enumerate(config.tasks):
         for task_id in catalog.expand(entry.id):
@@ -164,28 +165,41 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
                 # An unavailable task does not void the config (the original skipped it too): its
                 # jobs are recorded ``skipped`` with the reason and run on a resume once available.
                 task_cells.append((spec.id, eval_kwargs, f"task unavailable: {reason}" if reason else None))
+                task_where[key] = f"tasks[{t_index}]"
     resolved_trainers = []
     for r_index, entry in enumerate(trainers):
         for v_index, variant in enumerate(entry.variants()):
             where = f"trainers[{r_index}]" + (f".params_variants[{v_index}]" if entry.params_variants else "")
             shown = {**{k: v for k, v in entry.knobs.items()}, **variant}  # what distinguishes this arm
-            resolved_trainers.append((shown, *resolve_variant(entry, variant, config.trainer_kwargs, where)))
+            if entry.optimizer is not None and "optimizer" not in shown:
+                shown = {"optimizer": entry.optimizer, **shown}  # two entries differing only here are two arms
+            resolved_trainers.append((where, shown, *resolve_variant(entry, variant, config.trainer_kwargs, where)))
     jobs: list[JobSpec] = []
+    origin: dict[str, str] = {}
+    eval_variants: dict[str, int] = {}
+    for task_id, _, _ in task_cells:
+        eval_variants[task_id] = eval_variants.get(task_id, 0) + 1
     for task_id, eval_kwargs, skip_reason in task_cells:
         suite = task_id.split(":", 1)[0]
-        for variant, trainer_id, kwargs, optimizer, optimizer_kwargs, logger in resolved_trainers:
+        cell_where = task_where[f"{task_id}|{json.dumps(eval_kwargs, sort_keys=True, default=str)}"]
+        for where, variant, trainer_id, kwargs, optimizer, optimizer_kwargs, logger in resolved_trainers:
+            label = params_label(variant)
+            if eval_variants[task_id] > 1:  # one task under several eval_kwargs: each is its own arm
+                label = f"{label};eval:{params_label(eval_kwargs)}"
             for seed in config.seeds:
                 jid = job_id(task=task_id, eval_kwargs=eval_kwargs, trainer=trainer_id, trainer_kwargs=kwargs,
                              optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, llm=identity)
+                if jid in origin:
+                    raise ConfigError(f"{where} with {cell_where} is the same arm as {origin[jid]} (same task, "
+                                      "eval_kwargs, trainer, knobs, optimizer and models): results would be pooled",
+                                      key_path=where, hint="remove one entry, or make them differ")
+                origin[jid] = f"{where} with {cell_where}"
                 jobs.append(JobSpec(
                     job_id=jid, index=len(jobs), task=task_id, suite=suite, eval_kwargs=eval_kwargs,
-                    trainer=trainer_id, params=variant, params_label=params_label(variant), trainer_kwargs=kwargs,
+                    trainer=trainer_id, params=variant, params_label=label, trainer_kwargs=kwargs,
                     optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, mode=config.mode, llm=llm,
                     llm_identity=identity, budget=budget, logger=override or logger,
                     task_root=str(catalog.root) if catalog.root else None, skip_reason=skip_reason,
                     sandbox=config.sandbox,
                 ))
-    ids = [j.job_id for j in jobs]
-    if len(set(ids)) != len(ids):
-        raise ConfigError("the matrix has duplicate cells (same task, trainer, params and seed twice)")
     return jobs

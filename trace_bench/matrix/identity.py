@@ -9,6 +9,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
+from trace_bench.config.model_names import configured_model
 from trace_bench.config.models import RUN_LOCAL_FIELDS, RunConfig
 
 
@@ -32,10 +33,11 @@ def llm_identity(config: RunConfig) -> dict[str, Any]:
     if config.mode == "stub":
         return {"mode": "stub"}
     llm = config.llm
+    # the models a job will really call, also when they come from the original's environment variables
+    # (CustomLLM included): the same rule the providers use
+    model = configured_model(llm.model)
     roles = {role: {"model": rc.model, "provider": rc.provider, "temperature": rc.temperature}
-             for role, rc in sorted(llm.roles.items())}
-    # the model a job will really use, also when it comes from the original's environment variables
-    model = llm.model or os.environ.get("TRACE_LITELLM_MODEL") or os.environ.get("DEFAULT_LITELLM_MODEL") or "gpt-4o"
+             for role, rc in sorted(llm.roles.items())}  # a role without a model calls ``model``
     return {"mode": "real", "provider": llm.provider, "model": model, "temperature": llm.temperature,
             "roles": roles}
 
