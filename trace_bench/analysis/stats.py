@@ -20,8 +20,8 @@ import pandas as pd
 from scipy import stats
 
 from trace_bench.analysis.load import ARM
+from trace_bench.store.ranking import TIE_TOLERANCE, competition_ranks
 
-TIE_TOLERANCE = 1e-9
 BOOTSTRAP_RESAMPLES = 2000
 
 
@@ -86,7 +86,7 @@ def arm_stats(jobs: pd.DataFrame, column: str = "score_best", confidence: float 
     groups = jobs.groupby(ARM, sort=True)
     scored = jobs[jobs["scored"]].groupby(ARM, sort=True)
     frame = pd.DataFrame({"suite": groups["suite"].first() if "suite" in jobs else "",
-                          "count": scored[column].count(), "failed": groups["scored"].size() - scored.size(),
+                          "count": scored[column].count(), "failed": (~jobs["scored"]).groupby([jobs[c] for c in ARM]).sum(),
                           "budget_exhausted": (jobs["scored"] & (jobs["status"] == "budget_exhausted"))
                           .groupby([jobs[c] for c in ARM]).sum(),
                           "mean": scored[column].mean(), "std": scored[column].std(ddof=1)})
@@ -116,8 +116,10 @@ def leaderboard(jobs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     if arms.empty:
         return pd.DataFrame(columns=["task", "rank", "trainer", "params_label", "count", "failed", "mean", "std",
                                      "ci_low", "ci_high"])
-    rounded = (arms["mean"] / TIE_TOLERANCE).round() * TIE_TOLERANCE
-    arms["rank"] = rounded.groupby(arms["task"]).rank(method="min", ascending=False).astype("Int64")
+    arms["rank"] = pd.array([None] * len(arms), dtype="Int64")
+    for _, index in arms.groupby("task").groups.items():
+        means = [None if pd.isna(v) else float(v) for v in arms.loc[index, "mean"]]
+        arms.loc[index, "rank"] = pd.array(competition_ranks(means), dtype="Int64")
     first = ["task", "rank", "trainer", "params_label", "count", "failed", "mean", "std", "ci_low", "ci_high"]
     arms = arms[first + [c for c in arms.columns if c not in first]]
     return arms.sort_values(["task", "rank", "trainer", "params_label"], na_position="last").reset_index(drop=True)

@@ -20,6 +20,7 @@ from typing import Any
 from trace_bench.store.atomic import write_json, write_text
 from trace_bench.store.legacy_columns import legacy_values
 from trace_bench.store.models import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobResult, Summary
+from trace_bench.store.ranking import competition_ranks
 from trace_bench.store.stats import summarize
 from trace_bench.store.status import SUCCESSFUL
 
@@ -144,17 +145,11 @@ class ResultTables:
             by_task[row["task"]].append(row)
         ranked: list[dict[str, Any]] = []
         for task in sorted(by_task):
-            entries = sorted(by_task[task], key=lambda r: (r["mean_best"] is None, -(r["mean_best"] or 0.0),
-                                                          r["trainer"], r["params_label"]))
-            previous, rank = None, 0
-            for position, row in enumerate(entries, start=1):
-                if row["mean_best"] is None:
-                    row["rank"] = None
-                else:
-                    if row["mean_best"] != previous:
-                        rank, previous = position, row["mean_best"]
-                    row["rank"] = rank
-                ranked.append(row)
+            entries = by_task[task]
+            for row, rank in zip(entries, competition_ranks([r["mean_best"] for r in entries]), strict=True):
+                row["rank"] = rank
+            ranked += sorted(entries, key=lambda r: (r["rank"] is None, r["rank"] or 0, r["trainer"],
+                                                     r["params_label"]))
         return ranked
 
     def _write_leaderboard(self, records: list[JobResult]) -> None:
