@@ -25,8 +25,10 @@ install: $(UV)
 install-all: $(UV)
 	$(UV) sync --frozen --all-extras
 
-demo: install
-	.venv/bin/trace-bench run --config configs/smoke.yaml --runs-dir runs
+# The demo also needs the analysis extra (report.html, the paper table).
+demo: $(UV)
+	$(UV) sync --frozen --no-dev --inexact --extra analysis
+	PATH="$(CURDIR)/.venv/bin:$$PATH" bash scripts/demo.sh runs
 
 system-deps:
 	@bash scripts/install-system-deps.sh

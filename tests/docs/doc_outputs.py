@@ -160,7 +160,7 @@ def run_page(page_path: Path, scratch: Path) -> tuple[list[str], list[tuple[Bloc
     """Run every marked block of a page in ``scratch``; the page's lines and each run block's commands."""
     page = page_path.read_text(encoding="utf-8").splitlines()
     (scratch / "tmp").mkdir(parents=True, exist_ok=True)
-    for name, target in ((".venv", Path(sys.prefix)), ("configs", REPO / "configs")):
+    for name, target in ((".venv", Path(sys.prefix)), ("configs", REPO / "configs"), ("scripts", REPO / "scripts")):
         if not (scratch / name).exists():
             (scratch / name).symlink_to(target, target_is_directory=True)
     env = environment(scratch)

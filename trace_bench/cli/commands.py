@@ -189,6 +189,13 @@ def _print_outcome(outcome: Any) -> None:
     _print_leaderboard(paths)
 
 
+def _short(value: Any) -> str:
+    try:
+        return f"{float(value):.4g}" if value not in (None, "") else "-"
+    except (TypeError, ValueError):
+        return str(value)
+
+
 def _print_leaderboard(run: Any, limit: int = 20) -> None:
     from trace_bench.store.models import StoreError
 
@@ -200,16 +207,13 @@ def _print_leaderboard(run: Any, limit: int = 20) -> None:
     path = run.leaderboard_path
     if not rows:
         return
-    print("Leaderboard (mean best score over seeds, per task):")
+    print("Leaderboard (mean best score over seeds with its 95% CI, per task):")
     width = max(len(r["task"]) for r in rows[:limit])
     for row in rows[:limit]:
-        mean = row.get("mean_best") or "-"
-        try:
-            mean = f"{float(mean):.4g}"
-        except ValueError:
-            pass
+        low, high = _short(row.get("ci95_low")), _short(row.get("ci95_high"))
+        interval = f" [{low}, {high}]" if low != "-" and high != "-" else ""
         print(f"  {row['task']:<{width}}  #{row.get('rank') or '-':<2} {row['trainer']} ({row['params_label']})"
-              f"  best={mean}  n={row['count']}  failed={row['failed']}")
+              f"  best={_short(row.get('mean_best'))}{interval}  n={row['count']}  failed={row['failed']}")
     if len(rows) > limit:
         print(f"  ... {len(rows) - limit} more rows in {path}")
 
