@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import only_run_dir, run_cli
+from tests.llm.servers import HoldingServer
 from trace_bench.llm.fake_server import FakeLLMServer
 
 KEY = "sk-planted" + "Q9w8E7r6T5y4U3i2O1p0"
@@ -121,8 +122,11 @@ def test_each_optimizer_steps_through_the_metered_client(optimizer: str) -> None
         assert session.totals.prompt_tokens == server.stats()["prompt_tokens"]
 
 
-def test_max_concurrency_holds_across_job_processes(tmp_path: Path) -> None:
-    with FakeLLMServer(latency=0.2) as server:
+def test_max_concurrency_is_reached_and_respected_across_job_processes(tmp_path: Path) -> None:
+    """Four job processes share a bound of two requests in flight: the server holds its first two
+    requests until both are in (the bound is reached); the latency of every request keeps the
+    four jobs pressing on the limiter, so a bound that did not hold would show more than two."""
+    with HoldingServer(bound=2, latency=0.2) as server:
         config = tmp_path / "c.yaml"
         config.write_text(f"""
 mode: real
@@ -142,4 +146,5 @@ llm:
         run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet", check=True, timeout=300)
         stats = server.stats()
     assert stats["requests"] > 8
-    assert stats["max_in_flight"] <= 2
+    assert not server.barrier_broken, "two requests were never in flight together"
+    assert stats["max_in_flight"] == 2
