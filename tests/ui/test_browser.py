@@ -1,9 +1,11 @@
 """The UI in a real browser: Debian's headless Chromium driven by playwright (never a downloaded one).
 
-One server (``trace-bench ui`` in a subprocess, with a planted API key in its environment) and one
-page serve the whole module; tests run in file order and build on each other's runs.  Screenshots
-of every tab land in ``test-artifacts/ui/`` (``TRACE_BENCH_PUBLISH_SCREENSHOTS=1`` also copies
-them to ``docs/images/ui-<tab>.png``).
+One server (``trace-bench ui`` in a subprocess, with a planted API key in its environment) serves
+the module; the runs the tests read are planted by the CLI before it starts.  Every test opens its
+own page and depends on no other test, so they pass alone and in any order.  Waits are conditions
+(an element, a value, a file), never pauses.  Screenshots of every tab land in
+``test-artifacts/ui/`` (``TRACE_BENCH_PUBLISH_SCREENSHOTS=1`` also copies them to
+``docs/images/ui-<tab>.png``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
+from tests.waiting import PATIENCE_S, wait_until
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -53,6 +55,7 @@ trainers:
   - NoOpTrainer
 """
 STOP_JOBS = 48
+SMOKE_RUN = "smoke-run"
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is not installed "
@@ -65,29 +68,27 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_http(url: str, process: subprocess.Popen[Any], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"the UI server exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.3)
-    raise AssertionError(f"the UI server did not answer on {url} within {timeout:.0f}s")
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=10):
+            return True
+    except OSError:
+        return False
 
 
 def _plant_runs(runs: Path, env: dict[str, str]) -> list[subprocess.Popen[Any]]:
-    """Two comparable runs (B with a tighter LLM-call budget) made by the CLI, plus a broken run dir."""
+    """Two comparable runs (B with a tighter LLM-call budget) and the smoke run, made by the CLI,
+    plus a broken run dir."""
     broken = runs / "broken-run" / "meta"
     broken.mkdir(parents=True)
     (broken / "manifest.json").write_text('{"run_id": "broken-run", "jobs": [', encoding="utf-8")
     (broken.parent / "summary.json").write_text('{"counts": {"ok": 1', encoding="utf-8")
+    configs = {"compare-a": COMPARE_CONFIG, "compare-b": COMPARE_CONFIG + "budget: {llm_calls: 4}\n",
+               SMOKE_RUN: (REPO / "configs" / "smoke.yaml").read_text(encoding="utf-8")}
     processes = []
-    for name, extra in (("compare-a", ""), ("compare-b", "budget: {llm_calls: 4}\n")):
+    for name, text in configs.items():
         config = runs.parent / f"{name}.yaml"
-        config.write_text(COMPARE_CONFIG + f"run_id: {name}\n" + extra, encoding="utf-8")
+        config.write_text(text + f"\nrun_id: {name}\n", encoding="utf-8")
         processes.append(subprocess.Popen([sys.executable, "-m", "trace_bench", "run", "--config", str(config),
                                            "--runs-dir", str(runs), "--quiet"], env=env, cwd=REPO,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
@@ -106,9 +107,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
                                 "--port", str(port)], env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     try:
-        _wait_http(url, process)
+        wait_until(lambda: _answers(url), what=f"the UI server to answer on {url}", process=process)
         for other in planted:
-            assert other.wait(120) == 0
+            assert other.wait(PATIENCE_S) == 0
         yield {"url": url, "runs": runs, "port": port}
     finally:
         process.terminate()
@@ -120,35 +121,52 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
 
 
 @pytest.fixture(scope="module")
-def shared() -> dict[str, Any]:
-    """Runs made by earlier tests of this module (they run in file order)."""
-    return {}
-
-
-@pytest.fixture(scope="module")
-def page(server: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(CHROMIUM), headless=True,
             args=ARGS, viewport={"width": 1360, "height": 1000})
-        context.set_default_timeout(30_000)
-        tab = context.new_page()
-        tab.goto(server["url"])
-        tab.wait_for_selector("#tb-start")
-        yield tab
+        context.set_default_timeout(PATIENCE_S * 1000 / 4)
+        yield context
         context.close()
 
 
+@pytest.fixture
+def page(browser: Any, server: dict[str, Any]) -> Iterator[Any]:
+    """A fresh page per test: no test sees what another typed, chose or launched."""
+    tab = browser.new_page()
+    tab.goto(server["url"])
+    tab.wait_for_selector("#tb-start")
+    yield tab
+    tab.close()
+
+
 def _choose(page: Any, elem_id: str, text: str) -> None:
-    page.locator(f"#{elem_id} input").click()
-    page.get_by_role("option", name=re.compile(re.escape(text))).first.click()
+    """Pick the option containing ``text`` and wait until the dropdown shows it.  A run list that a
+    tab refreshes while the dropdown is open may close it; then the pick is simply made again."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    box = page.locator(f"#{elem_id} input")
+
+    def chosen() -> bool:
+        try:
+            box.click(timeout=10_000)
+            page.get_by_role("option", name=re.compile(re.escape(text))).first.click(timeout=10_000)
+            page.wait_for_function("([id, text]) => document.querySelector(`#${id} input`).value.includes(text)",
+                                   arg=[elem_id, text], timeout=10_000)
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            return False
+        return True
+
+    wait_until(chosen, what=f"{text!r} chosen in #{elem_id}")
 
 
 def _open_tab(page: Any, name: str) -> None:
     page.get_by_role("tab", name=name).click()
-    page.wait_for_timeout(700)  # the tab's select event refreshes its run lists
+    page.get_by_role("tab", name=name, selected=True).wait_for()
 
 
 def _wait_for_lines(page: Any, elem_id: str) -> None:
@@ -187,22 +205,21 @@ def _all_json_valid(run_dir: Path) -> None:
             json.loads(line)
 
 
-def test_launch_smoke_run_reaches_100_percent(page: Any, server: dict[str, Any], shared: dict[str, Any]) -> None:
+def test_launch_smoke_run_reaches_100_percent(page: Any, server: dict[str, Any]) -> None:
     before = _run_dirs(server["runs"])
     page.locator("#tb-api-key input").fill(TYPED)
     page.click("#tb-start")
-    page.wait_for_selector('#tb-progress[data-percent="100"][data-state="finished"]', timeout=90_000)
+    page.wait_for_selector('#tb-progress[data-percent="100"][data-state="finished"]', timeout=PATIENCE_S * 1000)
     assert page.locator("#tb-api-key input").input_value() == ""  # cleared once the run started
     (run_dir,) = _run_dirs(server["runs"]) - before
-    shared["smoke"] = run_dir
     assert json.loads((run_dir / "summary.json").read_text())["counts"] == {"ok": 1}
     assert "1/1 jobs" in _progress(page)["text"]
     _shot(page, "launch-finished", publish=False)
 
 
-def test_inspector_shows_the_job_curve(page: Any, shared: dict[str, Any]) -> None:
+def test_inspector_shows_the_job_curve(page: Any) -> None:
     _open_tab(page, "Job inspector")
-    _choose(page, "tb-inspect-run", shared["smoke"].name)
+    _choose(page, "tb-inspect-run", SMOKE_RUN)
     page.wait_for_selector("#tb-job-header h3")
     _wait_for_lines(page, "tb-job-curve")
     assert "internal:numeric_param" in page.inner_text("#tb-job-header")
@@ -219,7 +236,7 @@ def test_browse_shows_results_report_and_broken_runs(page: Any, server: dict[str
     page.wait_for_function("() => document.querySelector('#tb-results').innerText.includes('internal:multi_param')")
     _wait_for_lines(page, "tb-browse-curves")
     page.click("#tb-report")
-    page.wait_for_selector("#tb-report-view iframe", timeout=60_000)
+    page.wait_for_selector("#tb-report-view iframe", timeout=PATIENCE_S * 1000)
     assert (server["runs"] / "compare-a" / "report.html").exists()
     _shot(page, "browse")
 
@@ -249,10 +266,10 @@ def test_stop_leaves_a_resumable_run_and_resume_finishes_it(page: Any, server: d
     page.click("#tb-start")
     page.wait_for_function("() => { const e = document.querySelector('#tb-progress');"
                            f" return e.dataset.total === '{STOP_JOBS}' && Number(e.dataset.done) >= 3; }}",
-                           timeout=90_000)
+                           timeout=PATIENCE_S * 1000)
     _shot(page, "launch")  # the published Launch screenshot shows a run in progress
     page.click("#tb-stop")
-    page.wait_for_selector('#tb-progress[data-state="interrupted"]', timeout=60_000)
+    page.wait_for_selector('#tb-progress[data-state="interrupted"]', timeout=PATIENCE_S * 1000)
     (run_dir,) = _run_dirs(server["runs"]) - before
     page.wait_for_function("() => document.querySelector('#tb-progress').innerText.includes('stopped')")
     _all_json_valid(run_dir)
@@ -265,7 +282,7 @@ def test_stop_leaves_a_resumable_run_and_resume_finishes_it(page: Any, server: d
 
     page.locator("#tb-workers input").fill("2")
     page.click("#tb-resume")
-    page.wait_for_selector('#tb-progress[data-percent="100"][data-state="finished"]', timeout=120_000)
+    page.wait_for_selector('#tb-progress[data-percent="100"][data-state="finished"]', timeout=PATIENCE_S * 1000)
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     starts = [e for e in events if e["type"] == "run_started"]
     assert len(starts) == 2 and starts[1]["to_run"] == STOP_JOBS - statuses.count("ok")
