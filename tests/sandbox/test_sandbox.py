@@ -55,9 +55,10 @@ def test_sleeping_code_is_killed_by_wall_clock() -> None:
 
 
 def test_cpu_limit_gives_timeout() -> None:
-    result = run("while True:\n    pass", wall_s=10.0, cpu_s=1.0)
+    # the wall-clock limit is far away: the message shows which limit ended the loop, on any load
+    result = run("while True:\n    pass", wall_s=120.0, cpu_s=1.0)
     assert result.status == "timeout"
-    assert result.wall_s < 4.0
+    assert "CPU time limit of 1s exceeded" in result.message, result
 
 
 def test_ten_gigabyte_allocation_is_oom() -> None:
