@@ -21,10 +21,12 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 USER_TASKS = FIXTURES / "user_tasks"
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 180, cwd: Path | None = None,
+def run_cli(*args: str, env: dict[str, str | None] | None = None, timeout: float = 600, cwd: Path | None = None,
             check: bool = False) -> subprocess.CompletedProcess[str]:
-    """Run ``trace-bench`` as a user would (a fresh process)."""
-    full_env = {**os.environ, **(env or {})}
+    """Run ``trace-bench`` as a user would (a fresh process); ``env`` adds variables, or removes
+    those given as None.  ``timeout`` only catches a hung command: it is no guess of its duration."""
+    merged = {**os.environ, **(env or {})}
+    full_env = {name: value for name, value in merged.items() if value is not None}
     proc = subprocess.run([sys.executable, "-m", "trace_bench", *args], capture_output=True, text=True,
                           timeout=timeout, env=full_env, cwd=cwd or REPO)
     if check and proc.returncode != 0:

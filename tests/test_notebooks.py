@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
+from tests.waiting import PATIENCE_S
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 KERNEL = "trace-bench-tests"
-LIMIT_S = 60
 
 
 @pytest.fixture(scope="module")
@@ -54,11 +53,9 @@ def test_notebook_runs_offline(path: Path, kernel_path: Path, tmp_path: Path,
     monkeypatch.setenv("TRACE_BENCH_RUNS", str(tmp_path / "runs"))
     monkeypatch.setenv("MPLBACKEND", "Agg")
     book = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(book, timeout=LIMIT_S * 2, kernel_name=KERNEL, allow_errors=False,
+    # per-cell limit: catches a hung cell; how fast notebooks run is perf/'s business, not a test's
+    client = nbclient.NotebookClient(book, timeout=PATIENCE_S, kernel_name=KERNEL, allow_errors=False,
                                      resources={"metadata": {"path": str(path.parent)}})
-    started = time.monotonic()
     client.execute()
-    elapsed = time.monotonic() - started
-    assert elapsed < LIMIT_S * 1.5, f"{path.name} took {elapsed:.0f}s (budget {LIMIT_S}s)"
     errors = [o for c in book.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors

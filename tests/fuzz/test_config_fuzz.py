@@ -31,16 +31,24 @@ CATALOG = TaskCatalog.create()
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(configs)
 def test_random_structures_give_config_or_config_error(data: dict) -> None:
+    """Anything else than a ConfigError fails the test; a ConfigError must say what is wrong, and
+    where: the file (the CLI adds it to matrix errors, which know only the key path)."""
     try:
         config = parse_config(data, file="fuzz.yaml")
     except ConfigError as exc:
-        message = str(exc)
-        assert message.startswith("fuzz.yaml: ") and len(message) > len("fuzz.yaml: ") and "\n" not in message
+        _assert_clear(exc)
+        assert exc.file == "fuzz.yaml" and str(exc).startswith("fuzz.yaml: "), str(exc)
         return
     try:
         expand_matrix(config, CATALOG)
-    except ConfigError as exc:  # the matrix names the key; the CLI adds the file
-        assert exc.reason.strip() and "\n" not in str(exc), str(exc)
+    except ConfigError as exc:
+        _assert_clear(exc)
+        assert str(exc.with_file("fuzz.yaml")).startswith("fuzz.yaml: "), str(exc)
+
+
+def _assert_clear(exc: ConfigError) -> None:
+    assert exc.reason.strip(), f"a config error without a reason: {exc!r}"
+    assert "Traceback" not in str(exc) and "\n" not in exc.reason.strip(), str(exc)
 
 
 @settings(max_examples=100, deadline=None)

@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import only_run_dir, run_cli
+from tests.llm.servers import HoldingServer
 from trace_bench.llm.fake_server import FakeLLMServer
 
 KEY = "sk-planted" + "Q9w8E7r6T5y4U3i2O1p0"
 
 
-def _config(path: Path, url: str, extra: str = "", seeds: str = "[1, 2]") -> Path:
+def _config(path: Path, url: str, extra: str = "", seeds: str = "[1, 2]", timeout_s: float = 120) -> Path:
+    """``timeout_s``: per request; a short one on a loaded machine would cut off answers the server
+    has already counted, and the exact-accounting checks would compare different things."""
     path.write_text(f"""
 mode: real
 tasks: [internal:numeric_param, internal:multi_param]
@@ -29,7 +32,7 @@ llm:
   model: fake-model
   api_key_env: FAKE_LLM_KEY
   max_retries: 6
-  timeout_s: 2
+  timeout_s: {timeout_s}
 {extra}
 """)
     return path
@@ -44,7 +47,7 @@ def test_tokens_and_calls_equal_what_the_server_returned(tmp_path: Path) -> None
     with FakeLLMServer(api_key=KEY) as server:
         config = _config(tmp_path / "c.yaml", server.url)
         proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet",
-                       env={"FAKE_LLM_KEY": KEY, "OPENAI_API_KEY": KEY}, timeout=300)
+                       env={"FAKE_LLM_KEY": KEY, "OPENAI_API_KEY": KEY})
         stats = server.stats()
     assert proc.returncode == 0, proc.stderr
     run = only_run_dir(tmp_path / "r")
@@ -59,11 +62,11 @@ def test_tokens_and_calls_equal_what_the_server_returned(tmp_path: Path) -> None
 
 
 def test_faults_are_retried_or_fail_cleanly(tmp_path: Path) -> None:
-    with FakeLLMServer(error_rate=0.15, malformed_rate=0.1, rate_limit_every=4, timeout_rate=0.05, hang_s=5,
+    with FakeLLMServer(error_rate=0.15, malformed_rate=0.1, rate_limit_every=4, timeout_rate=0.05, hang_s=60,
                        seed=3) as server:
-        config = _config(tmp_path / "c.yaml", server.url)
+        config = _config(tmp_path / "c.yaml", server.url, timeout_s=2)  # hung requests end by the client's timeout
         proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet",
-                       env={"FAKE_LLM_KEY": KEY}, timeout=600)
+                       env={"FAKE_LLM_KEY": KEY})
         stats = server.stats()
     assert "Traceback" not in proc.stderr
     run = only_run_dir(tmp_path / "r")
@@ -85,10 +88,10 @@ def test_record_then_replay_offline(tmp_path: Path) -> None:
         url = server.url
         recorded = _config(tmp_path / "rec.yaml", url, f"  cache: read_write\n  cache_path: {cache}")
         run_cli("run", "--config", str(recorded), "--runs-dir", str(tmp_path / "a"), "--quiet",
-                env={"FAKE_LLM_KEY": KEY}, check=True, timeout=300)
+                env={"FAKE_LLM_KEY": KEY}, check=True)
     replay = _config(tmp_path / "rep.yaml", url, f"  cache: replay\n  cache_path: {cache}")
     run_cli("run", "--config", str(replay), "--runs-dir", str(tmp_path / "b"), "--quiet",
-            env={"FAKE_LLM_KEY": KEY}, check=True, timeout=300)
+            env={"FAKE_LLM_KEY": KEY}, check=True)
     a, b = _rows(only_run_dir(tmp_path / "a")), _rows(only_run_dir(tmp_path / "b"))
     keys = ("job_id", "status", "score_initial", "score_best", "score_final")
     assert [{k: r[k] for k in keys} for r in a] == [{k: r[k] for k in keys} for r in b]
@@ -100,8 +103,7 @@ def test_record_then_replay_offline(tmp_path: Path) -> None:
             assert int(row["cache_hits"]) == int(row["llm_calls"]) > 0
     # a replay that needs an answer nobody recorded fails loudly
     other = _config(tmp_path / "miss.yaml", url, f"  cache: replay\n  cache_path: {cache}", seeds="[99]")
-    run_cli("run", "--config", str(other), "--runs-dir", str(tmp_path / "c"), "--quiet", env={"FAKE_LLM_KEY": KEY},
-            timeout=300)
+    run_cli("run", "--config", str(other), "--runs-dir", str(tmp_path / "c"), "--quiet", env={"FAKE_LLM_KEY": KEY})
     missed = [r for r in _rows(only_run_dir(tmp_path / "c")) if r["trainer"] == "PrioritySearch"]
     assert missed and all(r["status"] == "failed" and "replay cache miss" in r["error"] for r in missed)
 
@@ -126,8 +128,11 @@ def test_each_optimizer_steps_through_the_metered_client(optimizer: str) -> None
         assert session.totals.prompt_tokens == server.stats()["prompt_tokens"]
 
 
-def test_max_concurrency_holds_across_job_processes(tmp_path: Path) -> None:
-    with FakeLLMServer(latency=0.2) as server:
+def test_max_concurrency_is_reached_and_respected_across_job_processes(tmp_path: Path) -> None:
+    """Four job processes share a bound of two requests in flight: the server holds its first two
+    requests until both are in (the bound is reached); the latency of every request keeps the
+    four jobs pressing on the limiter, so a bound that did not hold would show more than two."""
+    with HoldingServer(bound=2, latency=0.2) as server:
         config = tmp_path / "c.yaml"
         config.write_text(f"""
 mode: real
@@ -144,7 +149,8 @@ llm:
   model: fake-model
   max_concurrency: 2
 """)
-        run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet", check=True, timeout=300)
+        run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet", check=True)
         stats = server.stats()
     assert stats["requests"] > 8
-    assert stats["max_in_flight"] <= 2
+    assert not server.barrier_broken, "two requests were never in flight together"
+    assert stats["max_in_flight"] == 2

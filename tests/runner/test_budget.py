@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.conftest import only_run_dir, run_cli
+from tests.conftest import USER_TASKS, only_run_dir, run_cli
+from trace_bench.llm.fake_server import FakeLLMServer
 
 
 def _rows(run: Path) -> list[dict[str, str]]:
@@ -65,3 +67,62 @@ def test_budget_spent_survives_resume(tmp_path: Path) -> None:
     assert int(row["llm_calls"]) <= 2, "only the remaining budget is spent"
     final = json.loads((job / "results.json").read_text())
     assert final["budget_spent"]["llm_calls"] <= 6
+
+
+def _assert_stopped_by(run: Path, resource: str) -> list[dict]:
+    """Every job ended budget_exhausted by ``resource``, with its spend and best-so-far state kept."""
+    records = []
+    for row in _rows(run):
+        job = run / "jobs" / row["job_id"]
+        record = json.loads((job / "results.json").read_text())
+        assert record["status"] == "budget_exhausted", record["error"]
+        events = [json.loads(line) for line in (job / "events.jsonl").read_text().splitlines()]
+        [stop] = [e for e in events if e["type"] == "budget_exhausted"]
+        assert stop["resource"] == resource and stop["spent"] >= stop["limit"]
+        best = yaml.safe_load((job / "artifacts" / "best_state.yaml").read_text())
+        assert best["score"] == record["score_best"] >= record["score_initial"], "the best-so-far state is kept"
+        curve = (job / "artifacts" / "curve.csv").read_text().splitlines()
+        assert len(curve) >= 2 and int(row["n_steps"]) == len(curve) - 2 < 1000
+        records.append({**record, "events": events})
+    return records
+
+
+def test_usd_budget_end_to_end(tmp_path: Path) -> None:
+    """Real mode against the fake server, priced at $1000 per million tokens: a $2 budget lasts a
+    few calls; the spend recorded is the sum of the training-phase calls' costs."""
+    with FakeLLMServer() as server:
+        config = tmp_path / "c.yaml"
+        config.write_text(f"""
+mode: real
+tasks: [internal:numeric_param]
+trainers:
+  - id: PrioritySearch
+    ps_steps: 1000
+seeds: [1, 2]
+max_workers: 2
+budget: {{usd: 2.0}}
+llm:
+  base_url: {server.url}
+  model: fake-model
+  prices: {{fake-model: {{input_per_mtok: 1000, output_per_mtok: 1000}}}}
+""")
+        proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    for record in _assert_stopped_by(only_run_dir(tmp_path / "r"), "usd"):
+        costs = [e["cost_usd"] for e in record["events"] if e["type"] == "llm_call" and e["phase"] == "train"]
+        train_cost = sum(costs)
+        assert record["budget_spent"]["usd"] == pytest.approx(train_cost) and train_cost >= 2.0
+        assert train_cost - costs[-1] < 2.0, "no call starts once the budget is spent"
+        assert record["cost_usd"] >= train_cost > 0, "results carry every call's cost, measurements included"
+
+
+def test_wall_clock_budget_end_to_end(tmp_path: Path) -> None:
+    """A guide that sleeps 0.3 s per call and 1000 steps: only the 3 s wall budget can end the job."""
+    config = tmp_path / "c.yaml"
+    config.write_text("tasks:\n  - id: slow_numeric\n    eval_kwargs: {delay: 0.3}\n"
+                      "trainers:\n  - id: PrioritySearch\n    ps_steps: 1000\nbudget: {wall_s: 3}\n")
+    proc = run_cli("run", "--config", str(config), "--root", str(USER_TASKS), "--runs-dir", str(tmp_path / "r"),
+                   "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    [record] = _assert_stopped_by(only_run_dir(tmp_path / "r"), "wall_s")
+    assert record["budget_spent"]["wall_s"] >= 3

@@ -8,14 +8,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO, USER_TASKS, only_run_dir, run_cli
+from tests.waiting import count_events, job_pids, kill_group, wait_gone, wait_until
 
 CONFIG = """
+run_id: resume-run
 tasks:
   - id: slow_numeric
     eval_kwargs: {delay: 0.08}
@@ -37,34 +38,46 @@ def _all_json_valid(run: Path) -> None:
         json.loads(path.read_text())
 
 
-@pytest.mark.parametrize("kill_after", [0.3, 2.5, 5.0])
-def test_sigkill_then_resume_completes_each_job_once(tmp_path: Path, kill_after: float) -> None:
+KILL_POINTS = {
+    # as soon as the run directory holds its lock: nothing slow may happen before it is resumable
+    "locked": lambda run: (run / ".lock").exists(),
+    "manifest_written": lambda run: (run / "meta" / "manifest.json").exists(),
+    "first_job_started": lambda run: count_events(run / "events.jsonl", "job_started") >= 1,
+    "three_jobs_finished": lambda run: count_events(run / "events.jsonl", "job_finished") >= 3,
+}
+
+
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_sigkill_then_resume_completes_each_job_once(tmp_path: Path, point: str) -> None:
     config = tmp_path / "c.yaml"
     config.write_text(CONFIG)
     runs = tmp_path / "runs"
+    run = runs / "resume-run"
     proc = subprocess.Popen(
         [sys.executable, "-m", "trace_bench", "run", "--config", str(config), "--root", str(USER_TASKS),
          "--runs-dir", str(runs), "--quiet"],
         cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
-    time.sleep(kill_after)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    time.sleep(0.5)  # job processes die with their template
-    runs.mkdir(exist_ok=True)
-    if not any(runs.iterdir()):  # killed before the run dir existed: nothing to resume
-        return
-    run = only_run_dir(runs)
-    before = {r["job_id"]: r["status"] for r in _rows(run)} if (run / "results.csv").exists() else {}
-    resumed = run_cli("run", "--resume", str(run), "--root", str(USER_TASKS), "--quiet")
+    try:
+        wait_until(lambda: KILL_POINTS[point](run), what=f"kill point {point}", process=proc)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        kill_group(proc)
+    wait_gone(job_pids(run, unfinished_only=True), what="job processes of the killed driver")
+    before = {r["job_id"]: r for r in _rows(run)} if (run / "results.csv").exists() else {}
+    # Between taking the lock and writing meta/ the directory is not yet a run --resume can find;
+    # running the same command again (same run_id) continues it at every instant.
+    again = ["--config", str(config)] if point == "locked" else ["--resume", str(run)]
+    resumed = run_cli("run", *again, "--runs-dir", str(runs), "--root", str(USER_TASKS), "--quiet")
     assert resumed.returncode == 0, resumed.stderr
     rows = _rows(run)
     ids = [r["job_id"] for r in rows]
     assert len(ids) == 6 and len(set(ids)) == 6
     assert all(r["status"] == "ok" for r in rows)
-    for job_id, status in before.items():
-        if status == "ok":
-            assert job_id in ids
+    for job_id, row in before.items():
+        if row["status"] == "ok":  # a finished job is kept, not run again
+            assert next(r for r in rows if r["job_id"] == job_id)["finished_at"] == row["finished_at"]
     _all_json_valid(run)
     summary = json.loads((run / "summary.json").read_text())
     assert summary["counts"] == {"ok": 6} and summary["finished_jobs"] == 6

@@ -1,7 +1,7 @@
 """KernelBench: the evaluation-server protocol against a fake server, scores, availability, jobs.
 
 The fake server (127.0.0.1, random port) reads markers in the candidate: FAKE_COMPILE_ERROR,
-FAKE_WRONG, FAKE_HANG (sleeps past the client timeout), FAKE_MALFORMED (not JSON); otherwise the
+FAKE_WRONG, FAKE_HANG (never answers while the test runs), FAKE_MALFORMED (not JSON); otherwise the
 candidate is correct, 1.25x faster when it overrides ``forward``.  It checks the bearer token.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.trainers.external_jobs import assert_ok_with_curve, expand, run_jobs
+from tests.waiting import PATIENCE_S
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.tasks.kernelbench import catalog
 from trace_bench.tasks.kernelbench.evaluation import EvalServerError, KernelResult, RemoteEvaluator
@@ -29,6 +29,7 @@ TOKEN = "kb-test-token"
 class FakeEvalServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.released = threading.Event()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -56,7 +57,7 @@ class FakeEvalServer:
                 owner.requests.append(body)
                 src = body["custom_src"]
                 if "FAKE_HANG" in src:
-                    time.sleep(3)
+                    owner.released.wait()
                 if "FAKE_MALFORMED" in src:
                     self._send(200, b"<html>oops")
                     return
@@ -79,6 +80,7 @@ class FakeEvalServer:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def stop(self) -> None:
+        self.released.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -97,7 +99,7 @@ def _info(problem: str = "level0/relu") -> dict[str, str]:
 
 
 def test_protocol_outcomes(fake_server: FakeEvalServer) -> None:
-    guide = KernelGuide(RemoteEvaluator(fake_server.url, token=TOKEN, timeout_s=1.0, slack_s=0.5), seed=3)
+    guide = KernelGuide(RemoteEvaluator(fake_server.url, token=TOKEN, timeout_s=PATIENCE_S), seed=3)
     base = catalog.initial_candidate(_info()["ref_arch_src"])
     assert guide.get_feedback("q", base, _info())[0] == 1.0
     fast = base + "    def forward(self, x):\n        return super().forward(x)\n"
@@ -109,9 +111,10 @@ def test_protocol_outcomes(fake_server: FakeEvalServer) -> None:
     assert score == 0.0 and "incorrect" in feedback and "0.5" in feedback
     request = fake_server.requests[0]
     assert set(request) == {"problem_id", "ref_arch_src", "custom_src", "timeout", "seed"} and request["seed"] == 3
-    for marker, message in (("FAKE_MALFORMED", "invalid JSON"), ("FAKE_HANG", "timed out")):
+    impatient = KernelGuide(RemoteEvaluator(fake_server.url, token=TOKEN, timeout_s=1.0, slack_s=0.5), seed=3)
+    for judge, marker, message in ((guide, "FAKE_MALFORMED", "invalid JSON"), (impatient, "FAKE_HANG", "timed out")):
         with pytest.raises(EvalServerError, match=message) as caught:
-            guide.get_feedback("q", base + f"# {marker}", _info())
+            judge.get_feedback("q", base + f"# {marker}", _info())
         assert caught.value.job_status == "infra_error"
     n = len(fake_server.requests)
     guide.get_feedback("q", base, _info())

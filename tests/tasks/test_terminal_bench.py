@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.trainers.external_jobs import expand, run_jobs
+from tests.waiting import PATIENCE_S
 from trace_bench.config.errors import ConfigError
 from trace_bench.tasks.terminal_bench import HARBOR_MISSING
 from trace_bench.tasks.terminal_bench.errors import InfraError
@@ -33,7 +34,7 @@ def arg(name):
 scenario = os.environ.get("FAKE_HARBOR_SCENARIO", "success")
 print("harbor fake starting; secret", os.environ.get("FAKE_HARBOR_SECRET", ""))
 if scenario == "timeout":
-    time.sleep(30)
+    time.sleep(3600)  # hangs: only harbor_cli_timeout_seconds ends it
 if scenario == "crash":
     print("docker: Cannot connect to the Docker daemon", file=sys.stderr)
     sys.exit(2)
@@ -76,7 +77,9 @@ def fake_harbor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _guide(tmp_path: Path, scenario: str, **extra: object) -> TerminalBenchGuide:
-    kwargs = {"harbor_model": "openai/gpt-test", "harbor_env": "docker", "harbor_cli_timeout_seconds": 5,
+    # the fake harbor may start slowly on a loaded machine: only the hanging scenario may time out
+    timeout = 5 if scenario == "timeout" else int(PATIENCE_S)
+    kwargs = {"harbor_model": "openai/gpt-test", "harbor_env": "docker", "harbor_cli_timeout_seconds": timeout,
               "harbor_extra_env": {"FAKE_HARBOR_SCENARIO": scenario, "FAKE_HARBOR_SECRET": SECRET}, **extra}
     guide = TerminalBenchGuide("regex-log", kwargs)
     guide.set_trace_bench_context(mode="real", job_id="job42", artifacts_dir=str(tmp_path / "job" / "artifacts"))

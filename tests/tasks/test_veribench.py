@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.trainers.external_jobs import assert_ok_with_curve, expand, run_jobs
+from tests.waiting import PATIENCE_S
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.tasks.veribench import data
 from trace_bench.tasks.veribench.lean import parse_diagnostics
@@ -27,7 +28,7 @@ import sys, time
 path = sys.argv[-1]
 text = open(path).read()
 if "FAKE_TIMEOUT" in text:
-    time.sleep(30)
+    time.sleep(3600)  # hangs: only the guide's timeout ends it
 if "FAKE_GARBAGE" in text:
     print("segmentation fault (core dumped) ???")
     sys.exit(139)
@@ -82,7 +83,7 @@ def test_parse_real_format_diagnostics() -> None:
 
 
 def test_scores_and_feedback_from_lean(fake_lean: Path, dataset: Path) -> None:
-    guide = LeanGuide(timeout_s=1.0, memory_mb=None)
+    guide = LeanGuide(timeout_s=PATIENCE_S, memory_mb=None)  # the fake lean may start slowly on a loaded machine
     good = "def add (a b : Nat) : Nat := a + b\n"
     assert guide.get_feedback("q", good, {}) == (1.0, "Compiles (0 theorem(s)).")
     score, feedback = guide.get_feedback("q", "def add (a b : Nat) : Nat :=\n  undefined_name a b\n", {})
@@ -93,7 +94,7 @@ def test_scores_and_feedback_from_lean(fake_lean: Path, dataset: Path) -> None:
     score, feedback = guide.get_feedback("q", good, tests)
     assert score == pytest.approx(0.875) and "1/2 pass" in feedback
     assert guide.get_score_dict("q", good, tests) == {"compiled": 1.0, "no_sorry": 1.0, "tests": 0.5}
-    score, feedback = guide.get_feedback("q", "def x : Nat := 0 -- FAKE_TIMEOUT\n", {})
+    score, feedback = LeanGuide(timeout_s=1.0, memory_mb=None).get_feedback("q", "def x : Nat := 0 -- FAKE_TIMEOUT\n", {})
     assert score == 0.0 and "timed out" in feedback
     score, feedback = guide.get_feedback("q", "def x : Nat := 0 -- FAKE_GARBAGE\n", {})
     assert score == 0.0 and "exited with code 139" in feedback and "segmentation" in feedback

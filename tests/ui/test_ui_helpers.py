@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO, run_cli
+from tests.waiting import PATIENCE_S, wait_until
 from trace_bench.store.models import JobResult
 from trace_bench.ui.discovery import job_choices, latest_statuses, list_runs, run_info
 from trace_bench.ui.launcher import Launcher, LaunchError, prepare_config
@@ -136,20 +136,16 @@ def test_launcher_passes_the_key_only_to_the_child_and_stop_leaves_a_resumable_r
     monkeypatch.chdir(REPO)
     launcher = Launcher(tmp_path / "runs")
     launch = launcher.start(STOPPABLE, max_workers=1, api_key=SECRET)
-    deadline = time.monotonic() + 60
     assert launch.run_dir.parent == (tmp_path / "runs").resolve()  # named up front, not parsed from output
-    while time.monotonic() < deadline and (launch.resolve_run_dir() is None
-                                           or len(list(launch.run_dir.glob("jobs/*/results.json"))) < 2):
-        assert launch.alive, launch.log_path.read_text()
-        time.sleep(0.1)
+    wait_until(lambda: launch.resolve_run_dir() is not None
+               and len(list(launch.run_dir.glob("jobs/*/results.json"))) >= 2,
+               what="two finished jobs of the launched run", process=launch.process)
     assert launcher.for_run(launch.run_dir) is launch
     launcher.stop(launch)
-    launch.process.wait(30)
+    launch.process.wait(PATIENCE_S)
     assert launcher.describe(launch).startswith("stopped")
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and _group_exists(launch.process.pid):
-        time.sleep(0.2)
-    assert not _group_exists(launch.process.pid)  # the whole process group is gone (zombies reaped)
+    # the whole process group is gone (zombies reaped)
+    wait_until(lambda: not _group_exists(launch.process.pid), what="the launch's process group to exit")
     progress = ProgressReader(launch.run_dir).read()
     assert progress.state == "interrupted" and 2 <= progress.done < 32
     env = json.loads((launch.run_dir / "meta" / "env.json").read_text())

@@ -1,0 +1,100 @@
+"""Fake OpenAI-compatible servers that remember what they were asked (built on the shipped one).
+
+``RecordingServer`` keeps the ``model`` of every completed request, so a test can check which
+model each role reached.  ``HoldingServer`` holds its first requests until ``bound`` of them are in
+flight together: a concurrency bound is then shown to be *reached*, not merely not exceeded.
+``network_guard`` makes every process of a CLI run refuse and log traffic that leaves loopback.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from tests.waiting import PATIENCE_S
+from trace_bench.llm.fake_server import FakeLLMServer
+
+
+class RecordingServer(FakeLLMServer):
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.models: list[str] = []
+
+    def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self.models.append(str(body.get("model")))
+        return super()._completion(body)
+
+
+class HoldingServer(FakeLLMServer):
+    """The first ``bound`` requests wait for each other (a barrier); a concurrency that never
+    reaches ``bound`` leaves them waiting until ``PATIENCE_S`` and the barrier breaks."""
+
+    def __init__(self, bound: int, **options: Any) -> None:
+        super().__init__(**options)
+        self.bound = bound
+        self._barrier = threading.Barrier(bound)
+        self._holding_seen = 0
+        self.barrier_broken = False
+
+    def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            held = self._holding_seen < self.bound
+            self._holding_seen += 1
+        if held:
+            try:
+                self._barrier.wait(timeout=PATIENCE_S)
+            except threading.BrokenBarrierError:
+                self.barrier_broken = True
+        return super()._completion(body)
+
+
+_GUARD = '''
+"""Installed by a test through PYTHONPATH: refuse and log every connection that leaves loopback."""
+import os
+import socket
+
+_LOG = os.environ.get("TRACE_BENCH_TEST_NETWORK_LOG")
+_LOOPBACK = ("127.", "::1", "localhost")
+
+
+def _refuse(what):
+    with open(_LOG, "a", encoding="utf-8") as handle:
+        handle.write(f"{os.getpid()} {what}\\n")
+    raise OSError(f"network access outside loopback refused by the test: {what}")
+
+
+def _host(address):
+    return str(address[0]) if isinstance(address, tuple) and address else str(address)
+
+
+if _LOG:
+    _connect, _getaddrinfo = socket.socket.connect, socket.getaddrinfo
+
+    def connect(self, address):
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not _host(address).startswith(_LOOPBACK):
+            _refuse(f"connect {address}")
+        return _connect(self, address)
+
+    def getaddrinfo(host, *args, **kwargs):
+        if host is not None and not str(host).startswith(_LOOPBACK):
+            _refuse(f"resolve {host}")
+        return _getaddrinfo(host, *args, **kwargs)
+
+    socket.socket.connect = connect
+    socket.getaddrinfo = getaddrinfo
+'''
+
+
+def network_guard(directory: Path) -> tuple[dict[str, str], Path]:
+    """Environment for a CLI run in which every process refuses (and logs to the returned file) any
+    connection or name lookup outside loopback; an empty log proves no traffic went elsewhere."""
+    site = directory / "netguard"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "sitecustomize.py").write_text(_GUARD, encoding="utf-8")
+    log = directory / "network.log"
+    log.write_text("", encoding="utf-8")
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path, "TRACE_BENCH_TEST_NETWORK_LOG": str(log)}, log
