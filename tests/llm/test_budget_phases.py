@@ -202,7 +202,8 @@ def test_threaded_budget_against_the_fake_server(tmp_path: Path, monkeypatch: py
     assert result.status == "budget_exhausted", (result.error, result.traceback)
     measured = [e for e in events(job) if e["type"] == "llm_call" and e.get("phase") == "measure"]
     assert len(_train_calls(job)) == 5 and served == 5 + len(measured)
-    assert result.llm_calls == served
+    # the job's cost columns are the trainer's calls; the harness's measurements are apart
+    assert result.llm_calls == 5 and result.measure_llm_calls == len(measured) > 0
 
 
 def test_gepa_library_calls_stay_within_the_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -165,7 +165,9 @@ def test_a_killed_job_leaves_its_progress_for_the_driver(tmp_path: Path) -> None
                    mode="stub")
     record = salvage_record(spec, job, run_id="r", status="timeout", error="killed", wall_s=1.0, attempt=1)
     assert (record.score_initial, record.score_final, record.score_best, record.n_steps) == (-3.0, -2.0, -1.0, 2)
-    assert record.llm_calls == 3 and record.total_tokens == 15 and record.cache_hits == 1
+    # the job's spend is the trainer's (what the budget counts); measurement calls are apart
+    assert record.llm_calls == 2 and record.total_tokens == 12 and record.cache_hits == 1
+    assert (record.measure_llm_calls, record.measure_tokens) == (1, 3)
     # a cache answer is charged its recorded usage, like the session's budget charges it
     assert record.budget_spent == {"llm_calls": 2, "tokens": 12, "usd": 0.75}
 
@@ -180,7 +182,7 @@ def test_curve_objective_columns_round_trip(tmp_path: Path) -> None:
     curve.row(CurveRow(step=0, score=1.0, best_score=1.0, objectives={"cost": 2.5, "quality": 0.5}))
     curve.row(CurveRow(step=1, score=2.0, best_score=2.0, objectives={"cost": float("nan"), "quality": 0.75}))
     curve.close()
-    assert job.curve_path.read_text().splitlines()[0].endswith(",best_score,obj_cost,obj_quality")
+    assert job.curve_path.read_text().splitlines()[0].endswith(",best_score,measure_llm_calls,measure_tokens,measure_usd,obj_cost,obj_quality")
     rows = job.read_curve()
     assert [row.objectives for row in rows] == [{"cost": 2.5, "quality": 0.5}, {"quality": 0.75}]
     header, cells = job.curve_cells()

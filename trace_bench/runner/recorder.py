@@ -142,7 +142,7 @@ class JobRecorder:
     def on_step(self, report: Any) -> None:
         """The ``on_step`` callback of ``TrainerContext`` (a ``StepReport``)."""
         improved = self.best.offer(report.score, report.state, report.score_dict, step=report.step)
-        totals = self.session.totals
+        totals, _ = _phases(self.session)
         if self.console:
             print(f"[Step {report.step}] score: {report.score} best: {self.best.score} "
                   f"llm_calls: {totals.llm_calls}", flush=True)
@@ -183,8 +183,17 @@ class JobRecorder:
     def _curve_row(self, step: int, score: float | None, n_evals: int, score_dict: dict[str, float]) -> None:
         if self._curve is None:
             return
-        totals = self.session.totals
+        train, measure = _phases(self.session)
         self._curve.row(CurveRow(step=step, wall_s=round(time.monotonic() - self._t0, 6), n_evals=n_evals,
-                                 llm_calls=totals.llm_calls, tokens=totals.total_tokens,
-                                 usd=round(totals.cost_usd, 10), score=score, best_score=self.best.score,
+                                 llm_calls=train.llm_calls, tokens=train.total_tokens,
+                                 usd=round(train.cost_usd, 10), score=score, best_score=self.best.score,
+                                 measure_llm_calls=measure.llm_calls, measure_tokens=measure.total_tokens,
+                                 measure_usd=round(measure.cost_usd, 10),
                                  objectives={name: score_dict[name] for name in objective_names(score_dict)}))
+
+
+def _phases(session: Any) -> tuple[Any, Any]:
+    """The session's (train, measure) usage: the curve's cost axes are the trainer's spend, the
+    quantity a budget counts; the harness's measurements are recorded beside it."""
+    by_phase = session.totals.by_phase
+    return by_phase["train"], by_phase["measure"]

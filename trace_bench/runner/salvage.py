@@ -34,7 +34,8 @@ def spent_in_training(job: JobStore) -> dict[str, float]:
 
 def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, error: str, wall_s: float,
                    attempt: int, carried: dict[str, float] | None = None) -> JobResult:
-    """A record built from what the job wrote: scores from its curve, usage from its events."""
+    """A record built from what the job wrote: scores from its curve, usage from its events (the
+    trainer's calls as the job's spend, the harness's measurement calls apart, as a finished job)."""
     record = new_result(spec, run_id, attempt, status=Status(status))
     record.error = error
     record.time_seconds = round(wall_s, 6)
@@ -48,8 +49,14 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
         record.n_steps = rows[-1].step
     calls = prompt = completion = total = hits = 0
     cost = 0.0
+    measure_calls = measure_tokens = 0
+    measure_cost = 0.0
     for event in job.events():
-        if isinstance(event, LLMCall) and not event.error:
+        if isinstance(event, LLMCall) and not event.error and not event.counts_against_budget:
+            measure_calls += 1
+            measure_tokens += event.total_tokens
+            measure_cost += event.cost_usd
+        elif isinstance(event, LLMCall) and not event.error:
             hits += int(event.cached)
             calls += 1
             prompt += event.prompt_tokens
@@ -61,6 +68,8 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     record.cache_hits = hits
     record.llm_calls, record.prompt_tokens, record.completion_tokens, record.total_tokens = calls, prompt, completion, total
     record.cost_usd = round(cost, 10)
+    record.measure_llm_calls, record.measure_tokens = measure_calls, measure_tokens
+    record.measure_cost_usd = round(measure_cost, 10)
     spent = spent_in_training(job)
     carried = carried or {}
     record.budget_spent = {k: spent.get(k, 0) + carried.get(k, 0) for k in ("llm_calls", "tokens", "usd")}

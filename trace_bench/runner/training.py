@@ -93,20 +93,28 @@ def finalise(result: JobResult, setup: JobSetup, recorder: JobRecorder, outcome:
     result.n_steps = recorder.steps
     result.n_evals = outcome.n_evals
     if setup.problem.test_dataset:
-        result.score_test = setup.measurer.test(best_state)
+        result.score_test_last = setup.measurer.test(final)
+        result.score_test_best = setup.measurer.test(best_state)
+        result.score_test = result.score_test_best
     apply_state(setup.parameters, best_state)
 
 
 def fill_usage(result: JobResult, session: Any) -> None:
-    """The job's LLM usage (every role, measurements included) and what its budget counted."""
+    """The job's LLM usage: the trainer's calls (the ``train`` phase, what the budget counts) as the
+    job's cost, the harness's measurement calls apart, every role and phase in ``usage_by_role``
+    (errors and retries of both phases), and what its budget counted."""
     totals = session.totals
-    result.llm_calls = totals.llm_calls
-    result.cache_hits = totals.cache_hits
-    result.prompt_tokens = totals.prompt_tokens
-    result.completion_tokens = totals.completion_tokens
-    result.total_tokens = totals.total_tokens
+    train, measure = totals.by_phase["train"], totals.by_phase["measure"]
+    result.llm_calls = train.llm_calls
+    result.cache_hits = train.cache_hits
+    result.prompt_tokens = train.prompt_tokens
+    result.completion_tokens = train.completion_tokens
+    result.total_tokens = train.total_tokens
     result.tokens_estimated = totals.estimated
-    result.cost_usd = round(totals.cost_usd, 10)
+    result.cost_usd = round(train.cost_usd, 10)
+    result.measure_llm_calls = measure.llm_calls
+    result.measure_tokens = measure.total_tokens
+    result.measure_cost_usd = round(measure.cost_usd, 10)
     result.llm_errors = totals.errors
     result.llm_retries = totals.retries
     result.usage_by_role = {role: vars(usage) for role, usage in totals.by_role.items()}

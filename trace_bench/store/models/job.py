@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from trace_bench.store.models._base import StoreModel, Upgrade
 from trace_bench.store.status import Status
 
-SCORE_FIELDS = ("score_initial", "score_final", "score_best", "score_test")
+SCORE_FIELDS = ("score_initial", "score_final", "score_best", "score_test", "score_test_last", "score_test_best")
 #: The original Trace-Bench's names of what a job resolved, kept in job_meta.json and results.json.
 RESOLVED_FIELDS = ("resolved_trainer_kwargs", "resolved_optimizer", "resolved_optimizer_kwargs", "resolved_guide",
                    "resolved_guide_kwargs", "resolved_logger", "resolved_logger_kwargs")
@@ -92,15 +92,25 @@ class RoleUsage(BaseModel):
     estimated: bool = False
 
 
+def _test_best_from_test(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 -> 4: ``score_test`` was already the test score of the best state."""
+    return {**data, "score_test_best": data.get("score_test")}
+
+
 class JobResult(StoreModel):
     """A job's record.  Version 2: never a bare ``NaN``; non-finite scores are null and named in
     ``non_finite`` (version-1 files that hold ``NaN`` are upgraded the same way on read).
     Version 3 adds ``sandbox`` (older files: empty, not recorded) and ``best_state_failed`` (false in
-    older files).  Version 4 adds the original Trace-Bench's ``eval_kwargs``, ``resolved_*``,
-    ``llm_provider`` and ``llm_base_url`` (empty in older files)."""
+    older files).  Version 4 splits spend by phase: ``llm_calls``, tokens and ``cost_usd`` count the
+    trainer's calls only (what a budget counts), ``measure_*`` the harness's own scoring calls; and it
+    adds ``score_test_last``/``score_test_best``.  A version-3 file's spend included both phases: it
+    reads with ``measure_*`` null (not recorded apart) and ``score_test_best`` = its ``score_test``.
+    Version 4 also adds the original Trace-Bench's ``eval_kwargs``, ``resolved_*``, ``llm_provider`` and
+    ``llm_base_url`` (empty in older files)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
     SCHEMA_VERSION: ClassVar[int] = 4
+    UPGRADES: ClassVar[dict[int, Upgrade]] = {3: _test_best_from_test}
     FILE: ClassVar[str] = "results.json"
 
     run_id: str
@@ -119,7 +129,12 @@ class JobResult(StoreModel):
     score_initial: float | None = None
     score_final: float | None = None
     score_best: float | None = None
-    score_test: float | None = None
+    score_test: float | None = Field(default=None, description="held-out test score of the best state (the "
+                                     "same value as ``score_test_best``, kept under its original name)")
+    score_test_last: float | None = Field(default=None, description="held-out test score of the last iterate "
+                                          "(the state after training); null without a test split (version 4)")
+    score_test_best: float | None = Field(default=None, description="held-out test score of the best state "
+                                          "(selected on the selection split); null without a test split (version 4)")
     selection_split: str = "train"
     n_steps: int = 0
     n_evals: int = 0
@@ -130,6 +145,11 @@ class JobResult(StoreModel):
     total_tokens: int = 0
     tokens_estimated: bool = False
     cost_usd: float = 0.0
+    measure_llm_calls: int | None = Field(default=None, description="the harness's measurement calls (scoring "
+                                          "states on the selection and test splits); null in files before version 4, "
+                                          "whose ``llm_calls`` included them")
+    measure_tokens: int | None = Field(default=None, description="total tokens of the measurement calls (version 4)")
+    measure_cost_usd: float | None = Field(default=None, description="USD of the measurement calls (version 4)")
     llm_errors: int = 0
     llm_retries: int = 0
     time_seconds: float = 0.0
@@ -177,9 +197,10 @@ class JobResult(StoreModel):
 #: results.csv columns, in order (objective columns ``obj_<metric>`` follow).
 CSV_COLUMNS = (
     "run_id", "job_id", "task", "suite", "trainer", "params", "params_label", "seed", "mode", "llm_model",
-    "status", "error", "score_initial", "score_final", "score_best", "score_test", "selection_split",
-    "n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens", "completion_tokens", "total_tokens",
-    "tokens_estimated", "cost_usd", "time_seconds", "started_at", "finished_at",
+    "status", "error", "score_initial", "score_final", "score_best", "score_test", "score_test_last",
+    "score_test_best", "selection_split", "n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens",
+    "completion_tokens", "total_tokens", "tokens_estimated", "cost_usd", "measure_llm_calls", "measure_tokens",
+    "measure_cost_usd", "time_seconds", "started_at", "finished_at",
 )
 #: The original Trace-Bench's results.csv columns that ours lack, in its order; written after ours and
 #: after the ``obj_<metric>`` columns (see ``trace_bench.store.legacy_columns``).
@@ -235,9 +256,11 @@ class Heartbeat(StoreModel):
 class CurveRow(StoreModel):
     """One row of ``artifacts/curve.csv``.  The CSV has no version column: its header is its
     contract (``CURVE_COLUMNS``, then ``obj_<metric>`` per objective of a multi-objective task),
-    and a row read back is always the current version.  Version 2 adds ``objectives``."""
+    and a row read back is always the current version.  Version 2 adds ``objectives``; version 3
+    makes ``llm_calls``/``tokens``/``usd`` the trainer's spend (the budget's quantity; before, they
+    included the harness's measurements) and adds the ``measure_*`` columns (empty in older files)."""
 
-    SCHEMA_VERSION: ClassVar[int] = 2
+    SCHEMA_VERSION: ClassVar[int] = 3
     FILE: ClassVar[str] = "curve.csv"
 
     step: int
@@ -248,12 +271,16 @@ class CurveRow(StoreModel):
     usd: float | None = None
     score: float | None = None
     best_score: float | None = None
+    measure_llm_calls: int | None = None
+    measure_tokens: int | None = None
+    measure_usd: float | None = None
     objectives: dict[str, float | None] = Field(
         default_factory=dict, description="per-objective means of the reported state on the selection split, as the "
         "guide returned them (the ``obj_<metric>`` columns; empty on a single-objective task)")
 
 
-CURVE_COLUMNS = ("step", "wall_s", "n_evals", "llm_calls", "tokens", "usd", "score", "best_score")
+CURVE_COLUMNS = ("step", "wall_s", "n_evals", "llm_calls", "tokens", "usd", "score", "best_score",
+                 "measure_llm_calls", "measure_tokens", "measure_usd")
 #: prefix of the curve.csv column of one objective (``obj_<metric>``)
 OBJECTIVE_PREFIX = "obj_"
 
