@@ -6,7 +6,6 @@ under 200 MB and a per-test timeout bounds the work (an alias bomb used to hang 
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 from collections.abc import Callable
@@ -60,23 +59,36 @@ CASES: list[tuple[str, Callable[[Path], str], list[str]]] = [
 ]
 
 
+# The kernel keeps a process's peak RSS across exec, so a CLI forked straight from a large pytest
+# process would report pytest's size. This small launcher forks the CLI itself (a fresh peak), waits
+# for it with os.wait4 and prints its exit code and peak RSS.
+_LAUNCHER = """
+import os, resource, sys
+limit = int(sys.argv[1])
+pid = os.fork()
+if pid == 0:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    os.execv(sys.executable, [sys.executable, "-m", "trace_bench", *sys.argv[2:]])
+_, status, usage = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss, file=open(os.environ["TB_MEASURE_OUT"], "w"))
+"""
+
+
 def _run_measured(args: list[str], cwd: Path, out: Path) -> tuple[int, str, float]:
     """(exit code, stderr, peak RSS in MB of the CLI process) from its own rusage (os.wait4)."""
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (SAFETY_AS_BYTES, SAFETY_AS_BYTES))
-
+    measured = out / "measured"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TB_MEASURE_OUT": str(measured)}
     with open(out / "stdout", "wb") as stdout, open(out / "stderr", "wb") as stderr:
-        process = subprocess.Popen([sys.executable, "-m", "trace_bench", *args], cwd=cwd, stdout=stdout,
-                                   stderr=stderr, preexec_fn=limit, env={**os.environ, "PYTHONPATH": str(REPO)})
+        process = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(SAFETY_AS_BYTES), *args], cwd=cwd,
+                                   stdout=stdout, stderr=stderr, env=env, start_new_session=True)
         try:
-            _, status, usage = os.wait4(process.pid, 0)
+            process.wait()
         except BaseException:  # the per-test timeout fired: leave no runaway process behind
-            process.kill()
+            os.killpg(process.pid, 9)
             process.wait()
             raise
-        process.returncode = os.waitstatus_to_exitcode(status)
-    return process.returncode, (out / "stderr").read_text(errors="replace"), usage.ru_maxrss / 1024
+    code, maxrss_kb = measured.read_text().split()
+    return int(code), (out / "stderr").read_text(errors="replace"), int(maxrss_kb) / 1024
 
 
 def _files_under(root: Path) -> set[Path]:
@@ -108,6 +120,6 @@ def test_hostile_config_is_refused_cheaply_and_writes_nothing(tmp_path: Path, co
     for fragment in expected:
         assert fragment in lines[0], (fragment, lines[0])
     assert rss_mb < MAX_RSS_MB, f"peak RSS {rss_mb:.0f} MB"
-    written = _files_under(tmp_path) - before - {out / "stdout", out / "stderr"}
+    written = _files_under(tmp_path) - before - {out / "stdout", out / "stderr", out / "measured"}
     assert not written, sorted(written)
     assert not Path("/absolute_run").exists() and not (tmp_path / "escaped_run").exists()

@@ -147,8 +147,11 @@ def _choose(page: Any, elem_id: str, text: str) -> None:
 
 
 def _open_tab(page: Any, name: str) -> None:
+    """Switch tabs and wait until the tab is the selected one; the pickers used next wait for their
+    options themselves (Playwright's auto-waiting), so no pause is needed for the lists to refresh."""
     page.get_by_role("tab", name=name).click()
-    page.wait_for_timeout(700)  # the tab's select event refreshes its run lists
+    page.wait_for_function("name => [...document.querySelectorAll('[role=tab]')].some(t => "
+                           "t.textContent.trim() === name && t.getAttribute('aria-selected') === 'true')", arg=name)
 
 
 def _wait_for_lines(page: Any, elem_id: str) -> None:
