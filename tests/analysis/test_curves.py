@@ -39,9 +39,10 @@ def test_score_at_equal_budget_and_auc_by_hand() -> None:
     assert cut.to_dict() == {1: 0.5, 2: 0.6}
     assert score_at(_curves(), "llm_calls", -1)["scored"].sum() == 0
     x, y = np.array([0.0, 2.0, 4.0, 6.0]), np.array([0.0, 0.5, 0.5, 1.0])
-    assert area_under_curve(x, y, 8.0) == pytest.approx((0 * 2 + 0.5 * 2 + 0.5 * 2 + 1.0 * 2) / 8)
+    # one call is the unit: call k is credited with the best score held once k calls were spent
+    assert area_under_curve(x, y, 8.0) == pytest.approx((0 * 1 + 0.5 * 4 + 1.0 * 3) / 8)
     auc = job_auc(_curves(), "llm_calls").set_index("seed")
-    assert auc.loc[2, "auc"] == pytest.approx((0.2 * 3 + 0.6 * 3) / 6) and auc.loc[2, "budget"] == 6
+    assert auc.loc[2, "auc"] == pytest.approx((0.2 * 2 + 0.6 * 4) / 6) and auc.loc[2, "budget"] == 6
     assert arm_stats(auc, column="auc").iloc[0]["count"] == 2
 
 
@@ -66,3 +67,33 @@ def test_generalization_gap() -> None:
                          "score_test": [0.7, 0.7, np.nan]})
     gap = generalization_gap(jobs).iloc[0]
     assert gap["count"] == 2 and gap["gap_mean"] == pytest.approx(0.15) and gap["selection_split"] == "validation"
+
+
+def _improving_at_budget() -> pd.DataFrame:
+    """A stub-like matrix under ``llm_calls: 5``: arm ``late`` improves on its fifth (last) call, arm
+    ``flat`` never improves; both spend the whole budget, so the common budget B is 5."""
+    rows = []
+    for trainer, final in (("late", 0.9), ("flat", 0.1)):
+        for seed in (1, 2, 3):
+            for step, (calls, score) in enumerate([(0, 0.1), (3, 0.1), (5, final)]):
+                rows.append({"run_id": "r", "job_id": f"{trainer}{seed}", "task": "t", "trainer": trainer,
+                             "params_label": "default", "seed": seed, "status": "ok", "step": step,
+                             "llm_calls": calls, "score": score, "best_score": max(0.1, score)})
+    return pd.DataFrame(rows)
+
+
+def test_auc_credits_an_improvement_reached_exactly_at_the_budget() -> None:
+    auc = job_auc(_improving_at_budget(), "llm_calls").set_index("job_id")
+    assert (auc["budget"] == 5).all()
+    for seed in (1, 2, 3):
+        assert auc.loc[f"late{seed}", "auc"] > 0.1 > auc.loc[f"flat{seed}", "auc"] - 1e-12
+    # each call is credited with the best score held once it was spent: 4 calls at 0.1, the 5th at 0.9
+    assert auc.loc["late1", "auc"] == pytest.approx((4 * 0.1 + 0.9) / 5)
+    assert score_at(_improving_at_budget(), "llm_calls", 5).set_index("job_id").loc["late1", "score_at"] == 0.9
+
+
+def test_auc_on_a_continuous_axis_credits_the_last_slice() -> None:
+    x, y = np.array([0.0, 0.02]), np.array([0.0, 1.0])
+    assert area_under_curve(x, y, 0.02, unit=0.0002) == pytest.approx(0.01)
+    frame = _improving_at_budget().assign(usd=lambda f: f["llm_calls"] * 0.001)
+    assert (job_auc(frame, "usd").set_index("job_id").loc[["late1", "late2"], "auc"] > 0.1).all()

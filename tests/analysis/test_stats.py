@@ -92,3 +92,33 @@ def test_win_matrix_counts_significant_tasks_after_holm() -> None:
     matrix = win_matrix(jobs, tests=tests).set_index(["arm", "versus"])
     assert matrix.loc[("A", "B"), ["wins", "ties", "losses"]].tolist() == [2, 1, 0]
     assert matrix.loc[("B", "A"), ["wins", "ties", "losses"]].tolist() == [0, 1, 2]
+
+
+def test_holm_in_the_win_matrix_covers_every_comparison() -> None:
+    """Three arms on two tasks make six paired tests; Holm counts all six, not the two tasks of a pair."""
+    rows = []
+    for task in ("t1", "t2"):
+        for seed in range(1, 9):
+            rows += [(task, "A", seed, seed + 1.0 + seed / 100, "ok"), (task, "B", seed, float(seed), "ok"),
+                     (task, "C", seed, float(seed), "ok")]
+    tests = pairwise_tests(_jobs(rows))
+    assert len(tests) == 6
+    planted = tests[tests["arm_a"] == "A"]
+    assert planted["p_value"].tolist() == pytest.approx([2 / 256] * 4)
+    assert planted["p_holm"].tolist() == pytest.approx([6 * 2 / 256] * 4)
+    assert tests.loc[tests["arm_a"] == "B", "p_holm"].tolist() == pytest.approx([1.0, 1.0])
+
+
+def test_leaderboard_ranks_on_held_out_scores_when_a_task_has_them() -> None:
+    """t1 has a test split: the arm that overfits the selection split ranks below the one that
+    generalises; t2 has none and is ranked on the selection split, named as such."""
+    jobs = _jobs([("t1", "A", 1, 0.9, "ok"), ("t1", "A", 2, 0.95, "ok"), ("t1", "B", 1, 0.6, "ok"),
+                  ("t1", "B", 2, 0.7, "ok"), ("t2", "A", 1, 0.2, "ok"), ("t2", "B", 1, 0.5, "ok")])
+    jobs["score_test_best"] = [0.3, 0.4, 0.6, 0.65, None, None]
+    board = leaderboard(jobs).set_index(["task", "trainer"])
+    assert board.loc[("t1", "B"), "rank"] == 1 and board.loc[("t1", "A"), "rank"] == 2
+    assert board.loc[("t1", "B"), "mean"] == pytest.approx(0.625)
+    assert set(board.loc["t1", "metric"]) == {"test_best"} and set(board.loc["t2", "metric"]) == {"best"}
+    assert board.loc[("t2", "B"), "rank"] == 1
+    selection = leaderboard(jobs, metric="best").set_index(["task", "trainer"])
+    assert selection.loc[("t1", "A"), "rank"] == 1

@@ -2,6 +2,8 @@
 
 A job's curve is a step function: after spending ``x`` its best-so-far score is the value of its last
 curve point at or below ``x``, carried forward after the job ends (a finished job keeps its best).
+Spend is the trainer's (curve.csv's ``llm_calls``/``tokens``/``usd``, what a budget counts); the
+harness's measurement calls are not on these axes.
 Before its first point (the initial state, normally at zero spend) a job has no value.  Comparing
 arms at equal spend (``score_at``) or over a whole budget (``job_auc``) is fairer than comparing
 final scores of trainers that spend very differently.
@@ -111,13 +113,28 @@ def arm_curves(curves: pd.DataFrame, axis: str = "llm_calls", points: int = 60,
     return pd.DataFrame(columns)
 
 
-def area_under_curve(x: np.ndarray, y: np.ndarray, budget: float) -> float:
-    """Mean best-so-far score over spend [0, budget]: the area under the step function divided by the
-    budget, so it is on the score's own scale (1.0 = the best score from the first unit of spend).
-    The first point's value counts from zero spend (the initial state costs the trainer nothing)."""
+#: axes counted in whole units (one call, one token, one step); other axes are continuous
+COUNT_AXES = ("llm_calls", "tokens", "step")
+#: on a continuous axis (USD, seconds) the budget is cut into this many equal slices
+CONTINUOUS_SLICES = 100
+
+
+def axis_unit(axis: str, budget: float) -> float:
+    """The unit of spend that AUC credits as a whole: one for a count axis, 1/100 of the budget
+    for USD and wall time."""
+    return 1.0 if axis in COUNT_AXES else budget / CONTINUOUS_SLICES
+
+
+def area_under_curve(x: np.ndarray, y: np.ndarray, budget: float, unit: float = 1.0) -> float:
+    """Mean best-so-far score over the budget, on the score's own scale (1.0 = the best score from
+    the first unit of spend).  Each unit of spend ``(t - unit, t]`` up to ``budget`` is credited with
+    the best score held once ``t`` was spent, so an improvement reached exactly at the budget counts
+    for the last unit (a plain integral of the step function would give it zero width).  The
+    initial state costs the trainer nothing: its score holds until the first improvement."""
     if len(x) == 0 or not budget > 0:
         return math.nan
-    edges = np.clip(np.r_[0.0, x[1:], budget], 0.0, budget)
+    shifted = np.maximum(np.asarray(x, dtype=float) - unit, 0.0)
+    edges = np.clip(np.r_[0.0, shifted[1:], budget], 0.0, budget)
     widths = np.diff(np.maximum.accumulate(edges))
     return float(np.sum(widths * y) / budget)
 
@@ -131,7 +148,10 @@ def _per_job(curves: pd.DataFrame, axis: str, column: str, budgets: dict[str, fl
     rows = []
     for keys, x, y in job_series(curves, axis):
         budget = budgets.get(keys["task"], math.nan)
-        value = area_under_curve(x, y, budget) if reduce == "auc" else float(step_value(x, y, budget))
+        if reduce == "auc":
+            value = area_under_curve(x, y, budget, axis_unit(axis, budget))
+        else:
+            value = float(step_value(x, y, budget))
         rows.append({**keys, column: value, "budget": budget})
     frame = pd.DataFrame(rows, columns=[*(c for c in JOB_KEYS if c in curves), column, "budget"])
     frame["scored"] = frame[column].notna()
@@ -148,8 +168,9 @@ def score_at(curves: pd.DataFrame, axis: str, value: float) -> pd.DataFrame:
 
 def job_auc(curves: pd.DataFrame, axis: str = "llm_calls",
             budget: dict[str, float] | float | None = None) -> pd.DataFrame:
-    """Per job, the budget-normalised area under its best-so-far curve.  The budget defaults, per task,
-    to the largest spend any job of the task reached, so arms that stop early carry their best on."""
+    """Per job, the budget-normalised area under its best-so-far curve (``area_under_curve``, one
+    call/token/step or 1/100 of the budget as the unit).  The budget defaults, per task, to the
+    largest spend any job of the task reached, so arms that stop early carry their best on."""
     return _per_job(curves, axis, "auc", budget, "auc")
 
 

@@ -26,9 +26,10 @@ SCORED_STATUSES = tuple(sorted(str(status) for status in SUCCESSFUL))
 ARM = ["task", "trainer", "params_label"]
 JOB_KEYS = ["run_id", "job_id", *ARM, "seed", "status"]
 REQUIRED_COLUMNS = ("job_id", "task", "trainer", "seed", "status", "score_best")
-FLOAT_COLUMNS = ("score_initial", "score_final", "score_best", "score_test", "cost_usd", "time_seconds")
+FLOAT_COLUMNS = ("score_initial", "score_final", "score_best", "score_test", "score_test_last", "score_test_best",
+                 "cost_usd", "measure_cost_usd", "time_seconds")
 COUNT_COLUMNS = ("n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens", "completion_tokens",
-                 "total_tokens")
+                 "total_tokens", "measure_llm_calls", "measure_tokens")
 LLM_CALL_COLUMNS = ("ts", "role", "model", "phase", "prompt_tokens", "completion_tokens", "cost_usd",
                     "latency_s", "cached", "retries", "error")
 
@@ -124,7 +125,8 @@ def _read_results(store: RunStore, run_id: str) -> pd.DataFrame:
 
 
 def _typed_jobs(frame: pd.DataFrame, run_id: str, path: Path) -> pd.DataFrame:
-    """Numbers as floats (NaN when empty), seeds as ints, flags as bools; a job listed twice keeps its
+    """Numbers as floats (NaN when empty; a column an older run lacks is all NaN, except
+    ``score_test_best``, read from ``score_test``), seeds as ints, flags as bools; a job listed twice keeps its
     last row (results.csv is rebuilt from results.json, so duplicates only come from hand edits)."""
     frame["run_id"] = run_id
     for column in ("suite", "params", "mode", "llm_model", "error", "selection_split"):
@@ -139,6 +141,8 @@ def _typed_jobs(frame: pd.DataFrame, run_id: str, path: Path) -> pd.DataFrame:
     numeric = [*FLOAT_COLUMNS, *COUNT_COLUMNS, *(c for c in frame.columns if c.startswith("obj_"))]
     for column in numeric:
         frame[column] = pd.to_numeric(frame[column], errors="coerce") if column in frame else float("nan")
+    # results.csv before JobResult v4 had only ``score_test``, the test score of the best state
+    frame["score_test_best"] = frame["score_test_best"].fillna(frame["score_test"])
     frame["tokens_estimated"] = frame.get("tokens_estimated", pd.Series("", index=frame.index)).str.lower() \
         .isin(("true", "1", "yes"))
     for column in ("started_at", "finished_at"):

@@ -20,6 +20,7 @@ from trace_bench.analysis import _html as h
 from trace_bench.analysis.chart import Panel, Series, curve_chart
 from trace_bench.analysis.curves import AXES, arm_curves, best_so_far, generalization_gap, job_auc
 from trace_bench.analysis.load import ARM, RunDirError, RunSet, load_runs
+from trace_bench.analysis.protocol import RANK_SCORE, describe, task_metrics, with_rank_score
 from trace_bench.analysis.stats import arm_label, arm_stats, leaderboard, pairwise_tests, win_matrix
 from trace_bench.store.run_store import RunStore
 
@@ -46,11 +47,18 @@ def _arm_cells(row: pd.Series) -> list[str]:
 
 def _leaderboard(runs: RunSet) -> str:
     board = leaderboard(runs.jobs)
-    rows = [[r["task"], r["rank"] if pd.notna(r["rank"]) else "-", *_arm_cells(r), r["count"], r["failed"],
-             r["budget_exhausted"], r["mean"], r["std"], h.interval(r["ci_low"], r["ci_high"])]
+    rows = [[r["task"], r["rank"] if pd.notna(r["rank"]) else "-", *_arm_cells(r), _metric_cell(r["metric"]),
+             r["count"], r["failed"], r["budget_exhausted"], r["mean"], r["std"], h.interval(r["ci_low"], r["ci_high"])]
             for _, r in board.iterrows()]
-    return h.table(rows, ["task", "rank", "trainer", "params", "seeds", "failed", "budget exhausted", "mean best",
-                          "std", "95% CI"], numeric=range(4, 9), empty="no jobs")
+    table = h.table(rows, ["task", "rank", "trainer", "params", "ranked on", "seeds", "failed", "budget exhausted",
+                           "mean", "std", "95% CI"], numeric=range(5, 10), empty="no jobs")
+    return "".join([h.paragraph(describe(task_metrics(runs.jobs))), table])
+
+
+def _metric_cell(name: object) -> str:
+    """The leaderboard's name of a ranking metric; the selection split is marked optimistic."""
+    return {"test_best": "test (best state)", "test_last": "test (last iterate)"}.get(str(name),
+                                                                                     "selection (optimistic)")
 
 
 def _per_task(runs: RunSet) -> str:
@@ -64,11 +72,13 @@ def _per_task(runs: RunSet) -> str:
             gap = gaps.loc[key] if key in gaps.index else None
             rows.append([*_arm_cells(r), r["count"], r["failed"], r["budget_exhausted"],
                          h.mean_pm(r["mean"], r["ci_half"]), h.interval(r["ci_low"], r["ci_high"]), r["std"],
-                         h.mean_pm(r.get("test_mean"), r.get("test_ci_half")), r.get("initial_mean"),
+                         h.mean_pm(r.get("test_mean"), r.get("test_ci_half")),
+                         h.mean_pm(r.get("test_last_mean"), r.get("test_last_ci_half")), r.get("initial_mean"),
                          h.mean_pm(gap["gap_mean"], gap["gap_ci_half"]) if gap is not None else ""])
         parts += [h.heading(3, task), h.table(rows, ["trainer", "params", "seeds", "failed", "budget exhausted",
-                                                      "best (mean ± 95% CI)", "95% CI", "std", "test",
-                                                      "initial", "best − test"], numeric=range(2, 11))]
+                                                      "best, selection split (mean ± 95% CI)", "95% CI", "std",
+                                                      "test, best state", "test, last iterate", "initial",
+                                                      "best − test"], numeric=range(2, 12))]
     return "".join(parts) or h.paragraph("no jobs")
 
 
@@ -107,10 +117,11 @@ def _curves(runs: RunSet) -> str:
 
 
 def _win_matrix(runs: RunSet) -> str:
-    tests = pairwise_tests(runs.jobs)
+    ranked = with_rank_score(runs.jobs)
+    tests = pairwise_tests(ranked, column=RANK_SCORE)
     if tests.empty:
         return h.paragraph("fewer than two arms share seeds on any task: nothing to pair")
-    matrix = win_matrix(runs.jobs, tests=tests)
+    matrix = win_matrix(ranked, tests=tests)
     arms = sorted(set(matrix["arm"]) | set(matrix["versus"]))
     cells = {(r["arm"], r["versus"]): r for _, r in matrix.iterrows()}
     rows = []
@@ -130,9 +141,10 @@ def _win_matrix(runs: RunSet) -> str:
     classes = ["win" if o == "win" else "loss" if o == "loss" else "" for o in tests["outcome"]]
     fewest = int(tests["n"].min())
     reach = (f"With {fewest} paired seeds the smallest two-sided Wilcoxon p is 2/2^{fewest} = "
-             f"{h.number(2 / 2 ** fewest, 3)}, before multiplying by the number of tasks (Holm); "
+             f"{h.number(2 / 2 ** fewest, 3)}, before Holm multiplies it by up to the {len(tests)} comparisons; "
              "use more seeds if that cannot fall below 0.05.")
-    return "".join([h.paragraph("Row arm against column arm: tasks won–tied–lost. " + reach),
+    return "".join([h.paragraph("Row arm against column arm: tasks won–tied–lost. " + reach + " "
+                                + describe(task_metrics(runs.jobs))),
                     h.table(rows, ["arm \\ versus", *arms]),
                     h.heading(3, "Paired tests per task (A − B)"),
                     h.table(detail, ["task", "A", "B", "seeds", "mean A − B", "95% t CI", "Wilcoxon p", "Holm p",
@@ -208,14 +220,18 @@ def _intro(runs: RunSet) -> list[str]:
 def build_report(runs: RunSet) -> str:
     """The report's HTML for loaded runs."""
     runs = distinguish_runs(runs)
-    notes = {"leaderboard": "Per task, arms ranked by mean best score over seeds (rank 1 = best; equal means "
-                            "share a rank). 95% CI: Student t over seeds.",
-             "per-task": "Mean ± half-width of the 95% Student-t interval over seeds; test: score of the best "
-                         "state on the test split; best − test: generalization gap.",
+    notes = {"leaderboard": "Per task, arms ranked by the mean over seeds of a held-out test score (of the best "
+                            "state) where the task has a test split, else of the best score on the selection split, "
+                            "which is optimistic: that split chose the state (rank 1 = best; equal means share a "
+                            "rank). 95% CI: Student t over seeds.",
+             "per-task": "Mean ± half-width of the 95% Student-t interval over seeds; best: on the selection split "
+                         "(validation, else train; optimistic); test: held-out score of the best state and of the "
+                         "last iterate; best − test: generalization gap.",
              "curves": "Best score so far, mean over seeds with 95% band, against cumulative spend; a finished job "
                        "keeps its best. AUC: area under the best-so-far curve divided by the task's largest budget.",
-             "win-matrix": "Arms paired by seed on each task: Wilcoxon signed-rank test, Holm–Bonferroni corrected "
-                           "over tasks, alpha 0.05; not significant counts as a tie.",
+             "win-matrix": "Arms paired by seed on each task, on the leaderboard's metric: Wilcoxon signed-rank "
+                           "test, Holm–Bonferroni corrected over every comparison in the matrix (all tasks, all "
+                           "pairs), alpha 0.05; not significant counts as a tie.",
              "cost": "Spend per arm over all its jobs, failed ones included (they spent too).",
              "failures": "Jobs that did not end ok, with status and error."}
     builders = {"leaderboard": _leaderboard, "per-task": _per_task, "curves": _curves, "win-matrix": _win_matrix,

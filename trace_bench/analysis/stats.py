@@ -20,6 +20,7 @@ import pandas as pd
 from scipy import stats
 
 from trace_bench.analysis.load import ARM
+from trace_bench.analysis.protocol import DEFAULT_METRIC, RANK_METRIC, RANK_SCORE, with_rank_score
 from trace_bench.store.ranking import TIE_TOLERANCE, competition_ranks
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -98,10 +99,12 @@ def arm_stats(jobs: pd.DataFrame, column: str = "score_best", confidence: float 
         bounds = {key: bootstrap_ci(group[column], confidence) for key, group in scored}
         frame["boot_low"] = [bounds.get(key, (math.nan, math.nan))[0] for key in frame.index]
         frame["boot_high"] = [bounds.get(key, (math.nan, math.nan))[1] for key in frame.index]
-    if "score_test" in jobs:
-        frame["test_count"] = scored["score_test"].count().reindex(frame.index).fillna(0).astype(int)
-        frame["test_mean"], frame["test_std"] = scored["score_test"].mean(), scored["score_test"].std(ddof=1)
-        frame["test_ci_half"] = _t_half_width(frame["test_std"], frame["test_count"], confidence)
+    for prefix, source in (("test", "score_test_best" if "score_test_best" in jobs else "score_test"),
+                           ("test_last", "score_test_last")):
+        if source in jobs:
+            frame[f"{prefix}_count"] = scored[source].count().reindex(frame.index).fillna(0).astype(int)
+            frame[f"{prefix}_mean"], frame[f"{prefix}_std"] = scored[source].mean(), scored[source].std(ddof=1)
+            frame[f"{prefix}_ci_half"] = _t_half_width(frame[f"{prefix}_std"], frame[f"{prefix}_count"], confidence)
     for name, source in (("initial_mean", "score_initial"), ("llm_calls", "llm_calls"),
                          ("tokens", "total_tokens"), ("cost_usd", "cost_usd"), ("time_s", "time_seconds")):
         if source in jobs:
@@ -109,18 +112,24 @@ def arm_stats(jobs: pd.DataFrame, column: str = "score_best", confidence: float 
     return frame.reset_index()
 
 
-def leaderboard(jobs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """Per task, arms ranked by mean best score: rank 1 is best, equal means (to 1e-9) share the lowest
-    rank, arms with no scored seed come last without a rank."""
-    arms = arm_stats(jobs, confidence=confidence)
+def leaderboard(jobs: pd.DataFrame, confidence: float = 0.95, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
+    """Per task, arms ranked by the mean of the task's ranking metric (``metric``, a held-out test
+    score, where the task has one, else the best selection score, see :mod:`.protocol`; column
+    ``metric`` names it): rank 1 is best, equal means (to 1e-9) share the lowest rank, arms with no
+    scored seed come last without a rank."""
+    ranked = with_rank_score(jobs, metric)
+    arms = arm_stats(ranked, column=RANK_SCORE, confidence=confidence)
     if arms.empty:
-        return pd.DataFrame(columns=["task", "rank", "trainer", "params_label", "count", "failed", "mean", "std",
-                                     "ci_low", "ci_high"])
+        return pd.DataFrame(columns=["task", "rank", "trainer", "params_label", "metric", "count", "failed", "mean",
+                                     "std", "ci_low", "ci_high"])
+    chosen = ranked.groupby("task")[RANK_METRIC].first()
+    arms["metric"] = arms["task"].map(chosen)
     arms["rank"] = pd.array([None] * len(arms), dtype="Int64")
     for _, index in arms.groupby("task").groups.items():
         means = [None if pd.isna(v) else float(v) for v in arms.loc[index, "mean"]]
         arms.loc[index, "rank"] = pd.array(competition_ranks(means), dtype="Int64")
-    first = ["task", "rank", "trainer", "params_label", "count", "failed", "mean", "std", "ci_low", "ci_high"]
+    first = ["task", "rank", "trainer", "params_label", "metric", "count", "failed", "mean", "std", "ci_low",
+             "ci_high"]
     arms = arms[first + [c for c in arms.columns if c not in first]]
     return arms.sort_values(["task", "rank", "trainer", "params_label"], na_position="last").reset_index(drop=True)
 
@@ -222,10 +231,11 @@ def holm(p_values: list[float]) -> list[float]:
     return adjusted
 
 
-# Win/tie/loss across tasks.  Every pair of arms is tested per task, paired by seed, and per pair the
-# per-task p-values are Holm-corrected over the tasks, so "A wins 3 tasks" keeps a family-wise error
-# of alpha however many tasks the run has.  A task is a win (loss) when A's mean paired difference
-# is positive (negative) and the corrected p-value is below alpha; otherwise a tie.
+# Win/tie/loss across tasks.  Every pair of arms is tested per task, paired by seed, and the p-values
+# of all those tests (every task, every pair) are Holm-corrected together, so the whole matrix keeps
+# a family-wise error of alpha however many tasks and arms the run has.  A task is a win (loss) when
+# A's mean paired difference is positive (negative) and the corrected p-value is below alpha;
+# otherwise a tie.
 
 ARM_PAIR_COLUMNS = ["task", "arm_a", "arm_b", "n", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm",
                     "boot_low", "boot_high", "boot_p", "wins", "ties", "losses", "outcome"]
@@ -239,7 +249,7 @@ def arm_label(trainer: str, params_label: str) -> str:
 def pairwise_tests(jobs: pd.DataFrame, column: str = "score_best", alpha: float = 0.05,
                    tolerance: float = TIE_TOLERANCE) -> pd.DataFrame:
     """One row per task and unordered pair of arms (``arm_a`` < ``arm_b``) with the paired test of
-    A − B over their shared seeds, the Holm-corrected p-value and the outcome for A."""
+    A − B over their shared seeds, the p-value Holm-corrected over every row, and the outcome for A."""
     scored = jobs[jobs["scored"]]
     if scored.empty:
         return pd.DataFrame(columns=ARM_PAIR_COLUMNS)
@@ -256,9 +266,7 @@ def pairwise_tests(jobs: pd.DataFrame, column: str = "score_best", alpha: float 
                 pairs.append((values[both, i], values[both, j]))
     rows = [{**cell, **test.as_dict()} for cell, test in zip(cells, paired_tests(pairs, tolerance), strict=True)]
     frame = pd.DataFrame(rows, columns=[c for c in ARM_PAIR_COLUMNS if c not in ("p_holm", "outcome")])
-    frame["p_holm"] = math.nan
-    for _, index in frame.groupby(["arm_a", "arm_b"]).groups.items():
-        frame.loc[index, "p_holm"] = holm(frame.loc[index, "p_value"].tolist())
+    frame["p_holm"] = holm(frame["p_value"].tolist())
     significant = frame["p_holm"] < alpha
     frame["outcome"] = "tie"
     frame.loc[significant & (frame["mean_diff"] > 0), "outcome"] = "win"

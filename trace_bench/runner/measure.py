@@ -22,6 +22,7 @@ class Measurer:
         self.objective = ObjectiveConfig.coerce(problem.objective_config)
         self.evaluator = make_evaluator(problem)
         self._cache: dict[str, Summary] = {}
+        self._test_cache: dict[str, float | None] = {}
 
     def _score(self, state: list[Any], dataset: dict[str, list[Any]]) -> Summary:
         live = state_ops.snapshot(self.parameters)
@@ -48,4 +49,9 @@ class Measurer:
         return self._selection(state).failed
 
     def test(self, state: list[Any]) -> float | None:
-        return self._score(state, self.problem.test_dataset).score
+        """Held-out score of ``state``, measured once per distinct state (the last iterate is
+        often the best state)."""
+        key = state_ops.state_key(state)
+        if key not in self._test_cache:
+            self._test_cache[key] = self._score(state, self.problem.test_dataset).score
+        return self._test_cache[key]
