@@ -1,5 +1,6 @@
 """leaderboard.csv, the CLI summary and report.html rank arms with one rule: ties share a rank, an arm
-whose every job failed is counted failed and unranked, never scored 0."""
+whose every job failed is counted failed and unranked, never scored 0; a task with a test split is
+ranked on its held-out score in all of them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ CONFIG = """
 mode: stub
 seeds: [1, 2]
 max_workers: 2
-tasks: [internal:numeric_param, loop_forever]
+tasks: [internal:numeric_param, loop_forever, internal:code_param]
 trainers:
   - {id: NoOpTrainer, params_variants: [{num_steps: 1}, {num_steps: 2}]}
   - {id: PrioritySearch, params_variants: [{ps_steps: 2}]}
@@ -32,16 +33,17 @@ def test_csv_summary_and_report_rank_alike(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr  # the looping task's jobs time out
     run = only_run_dir(tmp_path / "runs")
     with open(run / "leaderboard.csv", encoding="utf-8") as handle:
-        board = {(r["task"], r["params_label"]): (r["rank"], int(r["count"]), int(r["failed"]))
+        board = {(r["task"], r["params_label"]): (r["rank"], int(r["count"]), int(r["failed"]), r["ranked_on"])
                  for r in csv.DictReader(handle)}
     numeric, looping = "internal:numeric_param", "llm4ad:loop_forever"
     assert board[(numeric, "ps_steps=2")][0] == "1"
     assert board[(numeric, "num_steps=1")][0] == board[(numeric, "num_steps=2")][0] == "2", "a tie shares a rank"
     for label in ("num_steps=1", "num_steps=2", "ps_steps=2"):
-        assert board[(looping, label)] == ("", 0, 2), "every job failed: unranked and counted failed"
+        assert board[(looping, label)][:3] == ("", 0, 2), "every job failed: unranked and counted failed"
+        assert board[("internal:code_param", label)][3] == "test_best", "a task with a test split ranks on it"
     report = leaderboard(load_runs(run).jobs)
-    from_report = {(r.task, r.params_label): ("" if pd.isna(r.rank) else str(int(r.rank)), int(r.count), int(r.failed))
-                   for r in report.itertuples()}
+    from_report = {(r.task, r.params_label): ("" if pd.isna(r.rank) else str(int(r.rank)), int(r.count), int(r.failed),
+                                              r.metric) for r in report.itertuples()}
     assert from_report == board
     summary = [line for line in proc.stdout.splitlines() if line.startswith(f"  {numeric}")]
     assert [line.split()[1] for line in summary] == ["#1", "#2", "#2"]

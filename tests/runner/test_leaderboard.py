@@ -22,8 +22,10 @@ stats = pytest.importorskip("scipy.stats")
 ARM = ("task", "trainer", "params_label")
 SCORED = {"ok", "budget_exhausted"}
 # Two NoOpTrainer variants score alike on every seed: a tie.  non_trainable fails for every arm.
+# code_param has a test split: it is ranked on the held-out score of the best state, the others on
+# the selection split.
 CONFIG = """
-tasks: [internal:numeric_param, internal:multi_param, internal:non_trainable]
+tasks: [internal:numeric_param, internal:multi_param, internal:non_trainable, internal:code_param]
 trainers:
   - id: PrioritySearch
     params_variants: [{ps_steps: 1}, {ps_steps: 3}]
@@ -47,29 +49,37 @@ def expected_leaderboard(results: list[dict[str, str]]) -> dict[tuple[str, ...],
     arms: dict[tuple[str, ...], list[dict[str, str]]] = defaultdict(list)
     for row in results:
         arms[tuple(row[c] for c in ARM)].append(row)
+    def scored(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+        return [r for r in rows if r["status"] in SCORED and r["score_best"] != ""]
+
+    held_out = {arm[0] for arm, rows in arms.items() if any(r["score_test_best"] != "" for r in scored(rows))}
     board: dict[tuple[str, ...], dict[str, object]] = {}
     for arm, rows in arms.items():
-        scored = [r for r in rows if r["status"] in SCORED and r["score_best"] != ""]
-        best = [float(r["score_best"]) for r in scored]
-        n = len(best)
-        std = statistics.stdev(best) if n > 1 else None
+        ok = scored(rows)
+        ranked_on = "test_best" if arm[0] in held_out else "best"
+        values = [float(r[f"score_{ranked_on}"]) for r in ok if r[f"score_{ranked_on}"] != ""]
+        n = len(values)
+        std = statistics.stdev(values) if n > 1 else None
         half = stats.t.ppf(0.975, n - 1) * std / math.sqrt(n) if std is not None else None
-        mean = _mean(best)
+        mean = _mean(values)
+        best = [float(r["score_best"]) for r in ok]
         board[arm] = {
-            "count": n, "failed": len(rows) - n, "mean_best": mean, "std_best": std,
+            "ranked_on": ranked_on, "count": len(ok), "failed": len(rows) - len(ok), "mean": mean, "std": std,
             "ci95_low": None if half is None or mean is None else mean - half,
             "ci95_high": None if half is None or mean is None else mean + half,
-            "mean_initial": _mean([float(r["score_initial"]) for r in scored if r["score_initial"] != ""]),
-            "mean_test": _mean([float(r["score_test"]) for r in scored if r["score_test"] != ""]),
-            "mean_llm_calls": _mean([float(r["llm_calls"]) for r in scored]),
-            "mean_tokens": _mean([float(r["total_tokens"]) for r in scored]),
-            "mean_cost_usd": _mean([float(r["cost_usd"]) for r in scored]),
+            "mean_best": _mean(best), "std_best": statistics.stdev(best) if len(best) > 1 else None,
+            "mean_initial": _mean([float(r["score_initial"]) for r in ok if r["score_initial"] != ""]),
+            "mean_test": _mean([float(r["score_test"]) for r in ok if r["score_test"] != ""]),
+            "mean_test_last": _mean([float(r["score_test_last"]) for r in ok if r["score_test_last"] != ""]),
+            "mean_llm_calls": _mean([float(r["llm_calls"]) for r in ok]),
+            "mean_tokens": _mean([float(r["total_tokens"]) for r in ok]),
+            "mean_cost_usd": _mean([float(r["cost_usd"]) for r in ok]),
         }
     for task in {arm[0] for arm in board}:
-        means = [board[arm]["mean_best"] for arm in board if arm[0] == task]
+        means = [board[arm]["mean"] for arm in board if arm[0] == task]
         for arm in board:
             if arm[0] == task:
-                mean = board[arm]["mean_best"]
+                mean = board[arm]["mean"]
                 board[arm]["rank"] = None if mean is None else 1 + sum(m is not None and m > mean for m in means)
     return board
 
@@ -91,7 +101,9 @@ def test_leaderboard_matches_an_independent_computation(tmp_path: Path) -> None:
         want = expected[tuple(row[c] for c in ARM)]
         assert int(row["count"]) == want["count"] and int(row["failed"]) == want["failed"], row
         assert _value(row["rank"]) == want["rank"], row
-        for column in ("mean_best", "std_best", "ci95_low", "ci95_high", "mean_initial", "mean_test",
+        assert row["ranked_on"] == want["ranked_on"], row
+        for column in ("mean", "std", "mean_best", "std_best", "ci95_low", "ci95_high", "mean_initial", "mean_test",
+                       "mean_test_last",
                        "mean_llm_calls", "mean_tokens", "mean_cost_usd"):
             got, wanted = _value(row[column]), want[column]
             assert (got is None and wanted is None) or got == pytest.approx(wanted, rel=1e-6, abs=1e-6), (column, row)
@@ -100,6 +112,8 @@ def test_leaderboard_matches_an_independent_computation(tmp_path: Path) -> None:
     assert any(_value(r["std_best"]) for r in numeric)
     assert [r["rank"] for r in numeric].count("3") == 2, "two NoOpTrainer variants tie for third"
     assert {r["rank"] for r in board if r["task"] == "internal:non_trainable"} == {""}
+    assert {r["ranked_on"] for r in board if r["task"] == "internal:code_param"} == {"test_best"}
+    assert {r["ranked_on"] for r in board if r["task"] == "internal:numeric_param"} == {"best"}
     # order: tasks alphabetically; within a task by rank, unscored last, ties by trainer then label
     order = [(r["task"], int(r["rank"]) if r["rank"] else math.inf, r["trainer"], r["params_label"]) for r in board]
     assert order == sorted(order)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, check_metric, task_metric
+
 #: the column a ranking reads after :func:`with_rank_score`
 RANK_SCORE = "rank_score"
 RANK_METRIC = "rank_metric"
@@ -31,19 +33,14 @@ class Metric:
     held_out: bool
 
 
-METRICS = {
-    "test_best": Metric("test_best", "score_test_best", "held-out test score of the best state", True),
-    "test_last": Metric("test_last", "score_test_last", "held-out test score of the last iterate", True),
-    "best": Metric("best", "score_best", "best score on the selection split (optimistic)", False),
-}
-DEFAULT_METRIC = "test_best"
+_LABELS = {"test_best": "held-out test score of the best state",
+           "test_last": "held-out test score of the last iterate",
+           "best": "best score on the selection split (optimistic)"}
+METRICS = {name: Metric(name, column, _LABELS[name], name != "best") for name, column in METRIC_FIELDS.items()}
 
 
 def metric(name: str) -> Metric:
-    try:
-        return METRICS[name]
-    except KeyError:
-        raise ValueError(f"unknown metric {name!r}; choose one of {', '.join(METRICS)}") from None
+    return METRICS[check_metric(name)]
 
 
 def has_scores(jobs: pd.DataFrame, column: str) -> bool:
@@ -54,12 +51,9 @@ def has_scores(jobs: pd.DataFrame, column: str) -> bool:
 def task_metrics(jobs: pd.DataFrame, preferred: str = DEFAULT_METRIC) -> dict[str, Metric]:
     """Per task, the metric it is ranked on: ``preferred`` when it is held out and some scored job
     of the task has it, else ``best`` (the selection split, optimistic)."""
-    chosen = metric(preferred)
-    chosen_by_task = {}
-    for task, group in jobs.groupby("task", sort=True):
-        usable = not chosen.held_out or has_scores(group, chosen.column)
-        chosen_by_task[str(task)] = chosen if usable else METRICS["best"]
-    return chosen_by_task
+    column = metric(preferred).column
+    return {str(task): METRICS[task_metric(has_scores(group, column), preferred)]
+            for task, group in jobs.groupby("task", sort=True)}
 
 
 def with_rank_score(jobs: pd.DataFrame, preferred: str = DEFAULT_METRIC) -> pd.DataFrame:

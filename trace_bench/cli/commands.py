@@ -207,13 +207,16 @@ def _print_leaderboard(run: Any, limit: int = 20) -> None:
     path = run.leaderboard_path
     if not rows:
         return
-    print("Leaderboard (mean best score over seeds with its 95% CI, per task):")
+    print("Leaderboard (per task, mean over seeds with its 95% CI; test_best / test_last: held-out test score of "
+          "the best state / last iterate; best: the selection split, optimistic):")
     width = max(len(r["task"]) for r in rows[:limit])
     for row in rows[:limit]:
         low, high = _short(row.get("ci95_low")), _short(row.get("ci95_high"))
         interval = f" [{low}, {high}]" if low != "-" and high != "-" else ""
+        metric = row.get("ranked_on") or "best"
+        mean = row.get("mean", row.get("mean_best"))
         print(f"  {row['task']:<{width}}  #{row.get('rank') or '-':<2} {row['trainer']} ({row['params_label']})"
-              f"  best={_short(row.get('mean_best'))}{interval}  n={row['count']}  failed={row['failed']}")
+              f"  {metric}={_short(mean)}{interval}  n={row['count']}  failed={row['failed']}")
     if len(rows) > limit:
         print(f"  ... {len(rows) - limit} more rows in {path}")
 

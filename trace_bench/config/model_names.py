@@ -9,8 +9,11 @@ models never share a job id, whatever backend picked the model.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 DEFAULT_MODEL = "gpt-4o"
+#: the LLM roles a job may call, each with its own model, budget share and usage columns
+ROLES = ("optimizer", "agent", "judge")
 
 
 def custom_backend() -> bool:
@@ -23,3 +26,13 @@ def configured_model(model: str | None) -> str:
     custom = os.environ.get("TRACE_CUSTOMLLM_MODEL") if custom_backend() else None
     return (model or custom or os.environ.get("TRACE_LITELLM_MODEL") or os.environ.get("DEFAULT_LITELLM_MODEL")
             or DEFAULT_MODEL)
+
+
+def role_models(identity: dict[str, Any]) -> dict[str, str]:
+    """The model each role calls, from a job's LLM identity (``matrix.identity.llm_identity``):
+    the role's own model, else the config's; ``stub`` for every role in stub mode."""
+    if identity.get("mode") != "real":
+        return {role: str(identity.get("mode") or "stub") for role in ROLES}
+    roles = identity.get("roles") or {}
+    default = str(identity.get("model") or "")
+    return {role: str((roles.get(role) or {}).get("model") or default) for role in ROLES}

@@ -15,8 +15,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from trace_bench.config.errors import ConfigError
+from trace_bench.config.model_names import ROLES
 
-ROLES = ("optimizer", "agent", "judge")
 _LITELLM_OWN = ("openai", "openrouter")
 
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from trace_bench.config.model_names import ROLES
 from trace_bench.llm.backend import Backend, StubBackend
 from trace_bench.llm.budget import Budget, Spent
 from trace_bench.llm.session import EventSink, LLMSession, SpendSink
 from trace_bench.llm.stub import StubPolicy
-
-ROLES = ("optimizer", "agent", "judge")
 
 
 def build_budget(budget: dict[str, Any] | None, carried: Spent | None = None) -> Budget:

@@ -14,7 +14,7 @@ import re
 import threading
 from typing import Any
 
-from trace_bench.config.model_names import configured_model, custom_backend
+from trace_bench.config.model_names import ROLES, configured_model, custom_backend
 from trace_bench.llm.budget import Budget
 from trace_bench.llm.errors import MalformedResponseError
 from trace_bench.llm.limiter import limited
@@ -24,8 +24,6 @@ from trace_bench.llm.retry import call_with_retries
 from trace_bench.llm.session import EventSink, LLMSession
 from trace_bench.llm.tokens import estimate_prompt_tokens, estimate_text_tokens
 from trace_bench.llm.types import Completion, Usage
-
-ROLES = ("optimizer", "agent", "judge")
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch LiteLLM's price map online
 _COMPLETION_TOKEN_MODELS = re.compile(r"(^|/)(gpt-5|o1|o3|o4)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from trace_bench.config.model_names import role_models
 from trace_bench.matrix.expand import JobSpec
 from trace_bench.store import jsonio
 from trace_bench.store.models import RESOLVED_FIELDS
@@ -19,8 +20,12 @@ DEFAULT_OPTIMIZER = "OptoPrime"
 
 
 def resolved_from_spec(spec: JobSpec) -> dict[str, Any]:
-    """``eval_kwargs``, the ``resolved_*`` fields and the LLM endpoint of a job (JSON-ready)."""
-    return {"eval_kwargs": jsonio.plain(spec.eval_kwargs), "resolved_trainer_kwargs": jsonio.plain(spec.trainer_kwargs),
+    """The optimizer and per-role models, ``eval_kwargs``, the ``resolved_*`` fields and the LLM
+    endpoint of a job (JSON-ready)."""
+    models = role_models(spec.llm_identity)
+    return {"optimizer": spec.optimizer or DEFAULT_OPTIMIZER,
+            **{f"model_{role}": model for role, model in models.items()},
+            "eval_kwargs": jsonio.plain(spec.eval_kwargs), "resolved_trainer_kwargs": jsonio.plain(spec.trainer_kwargs),
             "resolved_optimizer": spec.optimizer or DEFAULT_OPTIMIZER,
             "resolved_optimizer_kwargs": jsonio.plain(spec.optimizer_kwargs), "resolved_guide": None,
             "resolved_guide_kwargs": {}, "resolved_logger": spec.logger, "resolved_logger_kwargs": {},

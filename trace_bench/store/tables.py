@@ -20,13 +20,14 @@ from typing import Any
 from trace_bench.store.atomic import write_json, write_text
 from trace_bench.store.legacy_columns import legacy_values
 from trace_bench.store.models import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobResult, Summary
-from trace_bench.store.ranking import competition_ranks
+from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, competition_ranks, task_metric
 from trace_bench.store.stats import summarize
 from trace_bench.store.status import SUCCESSFUL
 
 LEADERBOARD_COLUMNS = (
-    "task", "suite", "rank", "trainer", "params_label", "count", "failed", "mean_best", "std_best",
-    "ci95_low", "ci95_high", "mean_test", "mean_initial", "mean_llm_calls", "mean_tokens", "mean_cost_usd",
+    "task", "suite", "rank", "trainer", "params_label", "ranked_on", "count", "failed", "mean", "std",
+    "ci95_low", "ci95_high", "mean_best", "std_best", "mean_test", "mean_test_last", "mean_initial",
+    "mean_llm_calls", "mean_tokens", "mean_cost_usd",
 )
 
 
@@ -122,19 +123,31 @@ class ResultTables:
             "job_seconds": round(sum(r.time_seconds for r in records), 6),
         })
 
-    def leaderboard_rows(self, records: list[JobResult]) -> list[dict[str, Any]]:
+    def leaderboard_rows(self, records: list[JobResult], metric: str = DEFAULT_METRIC) -> list[dict[str, Any]]:
+        """Per task, arms ranked by the mean of the task's ranking metric (``ranked_on``): a held-out
+        test score where some scored job of the task has one, else the best selection score."""
         groups: dict[tuple[str, str, str], list[JobResult]] = defaultdict(list)
         for record in records:
             groups[(record.task, record.trainer, record.params_label)].append(record)
+        scored_by_arm = {arm: [m for m in members if m.status in SUCCESSFUL and m.score_best is not None]
+                         for arm, members in groups.items()}
+        field = METRIC_FIELDS[metric]
+        held_out = {arm[0] for arm, scored in scored_by_arm.items() if any(getattr(m, field) is not None
+                                                                            for m in scored)}
         rows = []
         for (task, trainer, label), members in groups.items():
-            scored = [m for m in members if m.status in SUCCESSFUL and m.score_best is not None]
-            n, mean, std, low, high = summarize([m.score_best for m in scored])  # type: ignore[misc]
+            scored = scored_by_arm[(task, trainer, label)]
+            ranked_on = task_metric(task in held_out, metric)
+            values = [getattr(m, METRIC_FIELDS[ranked_on]) for m in scored]
+            n, mean, std, low, high = summarize([v for v in values if v is not None])
+            _, mean_best, std_best, _, _ = summarize([m.score_best for m in scored])  # type: ignore[misc]
             rows.append({
                 "task": task, "suite": members[0].suite, "trainer": trainer, "params_label": label,
-                "count": n, "failed": len(members) - len(scored), "mean_best": mean, "std_best": std,
-                "ci95_low": low, "ci95_high": high,
-                "mean_test": _mean([m.score_test for m in scored]),  # type: ignore[misc]
+                "ranked_on": ranked_on, "count": len(scored), "failed": len(members) - len(scored),
+                "mean": mean, "std": std, "ci95_low": low, "ci95_high": high,
+                "mean_best": mean_best, "std_best": std_best,
+                "mean_test": _mean([m.score_test_best for m in scored]),  # type: ignore[misc]
+                "mean_test_last": _mean([m.score_test_last for m in scored]),  # type: ignore[misc]
                 "mean_initial": _mean([m.score_initial for m in scored]),  # type: ignore[misc]
                 "mean_llm_calls": _mean([float(m.llm_calls) for m in scored]),
                 "mean_tokens": _mean([float(m.total_tokens) for m in scored]),
@@ -146,7 +159,7 @@ class ResultTables:
         ranked: list[dict[str, Any]] = []
         for task in sorted(by_task):
             entries = by_task[task]
-            for row, rank in zip(entries, competition_ranks([r["mean_best"] for r in entries]), strict=True):
+            for row, rank in zip(entries, competition_ranks([r["mean"] for r in entries]), strict=True):
                 row["rank"] = rank
             ranked += sorted(entries, key=lambda r: (r["rank"] is None, r["rank"] or 0, r["trainer"],
                                                      r["params_label"]))

@@ -105,8 +105,9 @@ class JobResult(StoreModel):
     trainer's calls only (what a budget counts), ``measure_*`` the harness's own scoring calls; and it
     adds ``score_test_last``/``score_test_best``.  A version-3 file's spend included both phases: it
     reads with ``measure_*`` null (not recorded apart) and ``score_test_best`` = its ``score_test``.
-    Version 4 also adds the original Trace-Bench's ``eval_kwargs``, ``resolved_*``, ``llm_provider`` and
-    ``llm_base_url`` (empty in older files)."""
+    Version 4 also adds ``optimizer``, the model of each role (``model_<role>``) and the original
+    Trace-Bench's ``eval_kwargs``, ``resolved_*``, ``llm_provider`` and ``llm_base_url`` (empty in
+    older files)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
     SCHEMA_VERSION: ClassVar[int] = 4
@@ -123,6 +124,11 @@ class JobResult(StoreModel):
     seed: int
     mode: str
     llm_model: str = ""
+    optimizer: str = Field(default="", description="the optimizer the job was configured with (the default "
+                           "OptoPrime when none was named; version 4)")
+    model_optimizer: str = Field(default="", description="the model of the optimizer role (version 4)")
+    model_agent: str = Field(default="", description="the model of the agent role (version 4)")
+    model_judge: str = Field(default="", description="the model of the judge role (version 4)")
     status: Status
     error: str = ""
     traceback: str = ""
@@ -196,9 +202,9 @@ class JobResult(StoreModel):
 
 #: results.csv columns, in order (objective columns ``obj_<metric>`` follow).
 CSV_COLUMNS = (
-    "run_id", "job_id", "task", "suite", "trainer", "params", "params_label", "seed", "mode", "llm_model",
-    "status", "error", "score_initial", "score_final", "score_best", "score_test", "score_test_last",
-    "score_test_best", "selection_split", "n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens",
+    "run_id", "job_id", "task", "suite", "trainer", "optimizer", "params", "params_label", "seed", "mode",
+    "llm_model", "model_optimizer", "model_agent", "model_judge", "status", "error", "score_initial", "score_final",
+    "score_best", "score_test", "score_test_last", "score_test_best", "selection_split", "n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens",
     "completion_tokens", "total_tokens", "tokens_estimated", "cost_usd", "measure_llm_calls", "measure_tokens",
     "measure_cost_usd", "time_seconds", "started_at", "finished_at",
 )
