@@ -77,3 +77,23 @@ def test_compare_main_exit_codes_and_json(tmp_path: Path, capsys: pytest.Capture
     err = capsys.readouterr().err
     assert "no such run directory" in err and "Traceback" not in err
     assert compare_main(str(a), str(b), "yaml") == 2
+
+
+def test_compare_uses_the_held_out_score_when_both_runs_have_it(tmp_path: Path) -> None:
+    """A overfits: higher on the split that selected its state, lower on the test split.  compare
+    reports the held-out difference and names it; the optimistic split would say the opposite."""
+    def arm(best: float, test: float) -> list[dict]:
+        return [job("s:qa", "PS", seed, best + seed / 100, score_test_best=test + seed / 100, score_test=test)
+                for seed in SEEDS]
+    overfit = make_run(tmp_path, "overfit", arm(0.9, 0.4), model="m-a")
+    honest = make_run(tmp_path, "honest", arm(0.7, 0.6), model="m-b")
+    result = compare_runs(overfit, honest)
+    (row,) = result.rows
+    assert row["metric"] == "test_best" and row["mean_a_minus_b"] == pytest.approx(-0.2)
+    assert row["losses"] == 8 and row["significant"]
+    assert any("held-out test score of the best state" in note for note in result.notes)
+    without_test = make_run(tmp_path, "no-test", [job("s:qa", "PS", seed, 0.7 + seed / 100) for seed in SEEDS],
+                            model="m-c")
+    (row,) = compare_runs(overfit, without_test).rows
+    assert row["metric"] == "best" and row["mean_a_minus_b"] == pytest.approx(0.2), "no test score on one side"
+    assert "optimistic" in format_compare(compare_runs(overfit, without_test))

@@ -19,6 +19,7 @@ import pandas as pd
 
 from trace_bench.analysis.axes import budget_note, differing_axes
 from trace_bench.analysis.load import ARM, RunDirError, RunSet, load_runs
+from trace_bench.analysis.protocol import METRICS, Metric, describe, task_metrics
 from trace_bench.analysis.stats import holm, paired_tests
 
 CELL = [*ARM, "seed"]
@@ -28,14 +29,15 @@ class CompareError(ValueError):
     """Two runs that cannot be compared fairly; the message says why and what to change."""
 
 
-ROW_KEYS = ("task", "trainer", "params_label", "seeds", "mean_a", "mean_b", "mean_a_minus_b", "ci_low", "ci_high",
+ROW_KEYS = ("task", "trainer", "params_label", "metric", "seeds", "mean_a", "mean_b", "mean_a_minus_b", "ci_low", "ci_high",
             "p_value", "p_holm", "boot_low", "boot_high", "significant", "wins", "ties", "losses")
 
 
 @dataclass
 class CompareResult:
     """A − B per arm, one dict per arm in ``rows`` with the keys of ``ROW_KEYS`` (JSON-ready: missing
-    numbers are None).  ``seeds``: cells paired; ``ci_*``: Student-t 95 % interval of the mean
+    numbers are None).  ``metric``: the score compared (a held-out test score where both runs have
+    one for the task, else the optimistic selection-split ``best``); ``seeds``: cells paired; ``ci_*``: Student-t 95 % interval of the mean
     difference, ``boot_*`` the paired bootstrap one; ``p_value``: Wilcoxon signed-rank; ``p_holm``:
     Holm-corrected over the arms compared; ``significant``: ``p_holm < alpha``; wins/ties/losses count
     seeds where A was above/equal to/below B."""
@@ -87,19 +89,29 @@ def compare_runs(run_a: str | Path, run_b: str | Path, alpha: float = 0.05) -> C
     notes = [n for n in [budget_note(a.snapshots[id_a], b.snapshots[id_b])] if n]
     result = CompareResult(id_a, id_b, axes, alpha, only_in_a=len(left.index.difference(shared)),
                            only_in_b=len(right.index.difference(shared)), unscored=int((~both).sum()), notes=notes)
+    chosen = _shared_metrics(a, b)
+    result.notes.insert(0, describe(chosen))
     cells = shared[both]
-    paired = pd.DataFrame({"a": left.loc[cells, "score_best"].to_numpy(float),
-                           "b": right.loc[cells, "score_best"].to_numpy(float)}, index=cells).reset_index()
+    columns = [chosen[str(task)].column for task in cells.get_level_values("task")]
+    paired = pd.DataFrame({"a": [left.at[cell, column] for cell, column in zip(cells, columns, strict=True)],
+                           "b": [right.at[cell, column] for cell, column in zip(cells, columns, strict=True)]},
+                          index=cells, dtype=float).dropna().reset_index()
     groups = list(paired.groupby(ARM, sort=True))
     results = paired_tests([(group["a"].to_numpy(), group["b"].to_numpy()) for _, group in groups])
     tests = [(key, test, group) for (key, group), test in zip(groups, results, strict=True)]
     adjusted = holm([test.p_value for _, test, _ in tests])
     for (key, test, group), p_holm in zip(tests, adjusted, strict=True):
-        values = [*key, test.n, group["a"].mean(), group["b"].mean(), test.mean_diff, test.ci_low, test.ci_high,
+        values = [*key, chosen[str(key[0])].name, test.n, group["a"].mean(), group["b"].mean(), test.mean_diff, test.ci_low, test.ci_high,
                   test.p_value, p_holm, test.boot_low, test.boot_high, bool(p_holm < alpha), test.wins, test.ties,
                   test.losses]
         result.rows.append({k: _json_number(v) for k, v in zip(ROW_KEYS, values, strict=True)})
     return result
+
+
+def _shared_metrics(a: RunSet, b: RunSet) -> dict[str, Metric]:
+    """Per task, the held-out metric when both runs have it, else ``best``."""
+    left, right = task_metrics(a.jobs), task_metrics(b.jobs)
+    return {task: left[task] if left[task] == right.get(task) else METRICS["best"] for task in left}
 
 
 def _axes_input(runs: RunSet) -> tuple[dict[str, Any], dict[str, Any], pd.DataFrame]:
@@ -123,14 +135,14 @@ def _number(value: float | None, digits: int = 4) -> str:
 
 def format_compare(result: CompareResult) -> str:
     """A plain-text table for the terminal: one line per arm, A − B with its 95 % t interval."""
-    header = ["task", "trainer", "params", "n", "mean A", "mean B", "A-B", "95% CI", "p", "p_holm", "sig"]
-    body = [[r["task"], r["trainer"], r["params_label"], str(r["seeds"]), _number(r["mean_a"]), _number(r["mean_b"]),
+    header = ["task", "trainer", "params", "metric", "n", "mean A", "mean B", "A-B", "95% CI", "p", "p_holm", "sig"]
+    body = [[r["task"], r["trainer"], r["params_label"], r["metric"], str(r["seeds"]), _number(r["mean_a"]), _number(r["mean_b"]),
              _number(r["mean_a_minus_b"]),
              "-" if r["ci_low"] is None else f"[{_number(r['ci_low'])}, {_number(r['ci_high'])}]",
              _number(r["p_value"], 3), _number(r["p_holm"], 3), "yes" if r["significant"] else "no"]
             for r in result.rows]
     widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-    numeric = set(range(3, len(header) - 1))
+    numeric = set(range(4, len(header) - 1))
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.rjust(w) if i in numeric else c.ljust(w)
