@@ -59,6 +59,11 @@ def _llm(manifest: dict[str, Any], snapshot: dict[str, Any], jobs: pd.DataFrame)
     return ",".join(sorted({m for m in jobs.get("llm_model", pd.Series(dtype=str)) if m}))
 
 
+def run_condition(manifest: dict[str, Any], snapshot: dict[str, Any], jobs: pd.DataFrame) -> str:
+    """The mode and LLM a run's jobs ran under: runs that differ here are different conditions."""
+    return f"{_mode(manifest, snapshot, jobs)}|{_llm(manifest, snapshot, jobs)}"
+
+
 def _cells(manifest: dict[str, Any], jobs: pd.DataFrame, detailed: bool) -> list[dict[str, Any]]:
     if detailed:
         cells = []

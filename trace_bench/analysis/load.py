@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from trace_bench.analysis.axes import run_condition
 from trace_bench.store.models import CURVE_COLUMNS, LLMCall, StoreError
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import SUCCESSFUL
@@ -189,3 +190,20 @@ def _read_llm_calls(run_dir: Path, jobs: pd.DataFrame) -> pd.DataFrame:
 
 def _empty_llm_calls() -> pd.DataFrame:
     return pd.DataFrame(columns=[*JOB_KEYS, *LLM_CALL_COLUMNS])
+
+
+def distinguish_runs(runs: RunSet) -> RunSet:
+    """Runs given together are pooled only when they extend one another: same mode and LLM, no
+    (task, trainer, variant, seed) cell twice.  Otherwise they are different conditions (another
+    LLM, say), and each run's trainers are named ``trainer @ run_id`` so no arm mixes them."""
+    jobs = runs.jobs
+    if jobs["run_id"].nunique() < 2:
+        return runs
+    conditions = {run_condition(runs.manifests[r], runs.snapshots[r], jobs[jobs["run_id"] == r])
+                  for r in runs.run_ids}
+    if len(conditions) < 2 and not jobs.duplicated([*ARM, "seed"]).any():
+        return runs
+    curves = runs.curves.copy()
+    runs_jobs = jobs.assign(trainer=jobs["trainer"] + " @ " + jobs["run_id"])
+    curves["trainer"] = curves["trainer"] + " @ " + curves["run_id"]
+    return RunSet(runs_jobs, curves, runs.manifests, runs.snapshots, runs.run_dirs)

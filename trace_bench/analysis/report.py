@@ -19,7 +19,7 @@ import pandas as pd
 from trace_bench.analysis import _html as h
 from trace_bench.analysis.chart import Panel, Series, curve_chart
 from trace_bench.analysis.curves import AXES, arm_curves, best_so_far, generalization_gap, job_auc
-from trace_bench.analysis.load import ARM, RunDirError, RunSet, load_runs
+from trace_bench.analysis.load import ARM, RunDirError, RunSet, distinguish_runs, load_runs
 from trace_bench.analysis.protocol import RANK_SCORE, describe, task_metrics, with_rank_score
 from trace_bench.analysis.stats import arm_label, arm_stats, leaderboard, pairwise_tests, win_matrix
 from trace_bench.store.run_store import RunStore
@@ -27,18 +27,6 @@ from trace_bench.store.run_store import RunStore
 SECTIONS = (("leaderboard", "Leaderboard"), ("per-task", "Per-task results"), ("curves", "Anytime curves"),
             ("win-matrix", "Win / tie / loss"), ("cost", "Cost"), ("failures", "Failures"))
 MAX_FAILURE_ROWS = 500
-
-
-def distinguish_runs(runs: RunSet) -> RunSet:
-    """When several runs hold the same (task, trainer, variant, seed) cell, they are different
-    conditions (another LLM, say), so each run's trainers are named ``trainer @ run_id``."""
-    jobs = runs.jobs
-    if runs.jobs["run_id"].nunique() < 2 or not jobs.duplicated([*ARM, "seed"]).any():
-        return runs
-    curves = runs.curves.copy()
-    runs_jobs = jobs.assign(trainer=jobs["trainer"] + " @ " + jobs["run_id"])
-    curves["trainer"] = curves["trainer"] + " @ " + curves["run_id"]
-    return RunSet(runs_jobs, curves, runs.manifests, runs.snapshots, runs.run_dirs)
 
 
 def _arm_cells(row: pd.Series) -> list[str]:

@@ -237,6 +237,14 @@ def cmd_compare(args: Namespace) -> int:
     return compare_main(args.run_a, args.run_b, args.format)
 
 
+def cmd_table(args: Namespace) -> int:
+    try:
+        from trace_bench.analysis.table import table_main
+    except ImportError as exc:
+        return _fail(f"table needs the analysis extra (pip install 'trace-bench[analysis]'): {exc}")
+    return table_main(args.runs, args.metric, args.format)
+
+
 def cmd_ui(args: Namespace) -> int:
     try:
         from trace_bench.ui import launch_ui

@@ -151,6 +151,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories to report on")
     p.add_argument("--out", help="output file (default: <run>/report.html for one run)")
 
+    p = _command(sub, "table", "print the paper-style table of one or more runs",
+                 "Per task and arm: mean (standard error) over seeds of a held-out test score (of the last\n"
+                 "iterate by default), n, failed jobs, and mean wall time, trainer-phase tokens and USD per\n"
+                 "job. Tasks without a test split show the selection split's best score, marked optimistic.",
+                 ["trace-bench table runs/RUN_ID", "trace-bench table runs/RUN_ID --metric test_best --format latex",
+                  "trace-bench table runs/RUN_A runs/RUN_B --format csv > table.csv"])
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (runs of another LLM stay apart)")
+    p.add_argument("--metric", choices=("test_last", "test_best", "best"), default="test_last",
+                   help="test_last: test score of the last iterate (default); test_best: of the best state; "
+                        "best: selection split (optimistic)")
+    p.add_argument("--format", choices=("md", "csv", "latex"), default="md", help="output format (default: md)")
+
     p = _command(sub, "compare", "paired comparison of two runs",
                  "Pairs the jobs of two runs by task, trainer, params variant and seed and prints A - B with\n"
                  "its 95% interval and Holm-corrected p-values (needs the analysis extra).",

@@ -1,0 +1,159 @@
+"""The paper-style table: per task and arm, ``mean (standard error)`` over seeds, with n and cost.
+
+This is the form results of LLM-optimizer papers take (e.g. "OptoPrime vs TextGrad, mean and standard
+error of the last iterate over 5 seeds"), so a run can be pasted into one as Markdown, CSV or LaTeX.
+The score is a held-out test score where the task has a test split (``--metric test_last``, the
+default, or ``test_best``); a task without one is reported on its selection split (``best``), and the
+table marks those rows optimistic.  Cost columns are per-job means of the trainer's own spend (what a
+budget counts), never the harness's measurement calls; failed jobs are counted, not scored.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import sys
+from dataclasses import dataclass
+
+import pandas as pd
+
+from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs
+from trace_bench.analysis.protocol import METRICS, task_metrics
+from trace_bench.analysis.stats import arm_label
+from trace_bench.store.ranking import competition_ranks
+
+FORMATS = ("md", "csv", "latex")
+DEFAULT_TABLE_METRIC = "test_last"
+COLUMNS = ("task", "trainer", "params_label", "metric", "n", "failed", "mean", "se", "wall_s", "tokens", "usd")
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    """The rows (keys of :data:`COLUMNS`; ``se`` is NaN for n < 2) and what they measure."""
+
+    rows: pd.DataFrame
+    preferred: str
+
+    @property
+    def optimistic_tasks(self) -> list[str]:
+        return sorted({t for t, m in zip(self.rows["task"], self.rows["metric"], strict=True) if m == "best"})
+
+    def caption(self) -> str:
+        seeds = sorted(set(int(n) for n in self.rows["n"] if n > 0))
+        over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}" if seeds else "0"
+        text = (f"Mean (standard error) over {over} seeds of the {METRICS[self.preferred].label}; wall time, "
+                "trainer-phase tokens and USD are means per job.")
+        if self.optimistic_tasks:
+            text += (" * no test split: best score on the selection split, optimistic "
+                     f"({', '.join(self.optimistic_tasks)}).")
+        return text
+
+
+def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC) -> PaperTable:
+    """Per task × arm, the mean and standard error of ``metric`` over the scored seeds; arms of a task
+    ordered by mean, best first (ties and unscored arms as in every leaderboard)."""
+    runs = distinguish_runs(runs)
+    jobs = runs.jobs
+    chosen = task_metrics(jobs, metric) if not jobs.empty else {}
+    rows = []
+    for (task, trainer, label), group in jobs.groupby(["task", "trainer", "params_label"], sort=True):
+        used = chosen[str(task)]
+        scored = group[group["scored"]]
+        values = scored[used.column].astype(float).dropna()
+        n = len(values)
+        rows.append({"task": task, "trainer": trainer, "params_label": label, "metric": used.name, "n": n,
+                     "failed": len(group) - len(scored), "mean": values.mean() if n else math.nan,
+                     "se": values.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan,
+                     "wall_s": scored["time_seconds"].mean(), "tokens": scored["total_tokens"].mean(),
+                     "usd": scored["cost_usd"].mean()})
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    ordered = []
+    for _, group in frame.groupby("task", sort=True):
+        ranks = competition_ranks([None if math.isnan(m) else float(m) for m in group["mean"]])
+        ordered.append(group.assign(_rank=[math.inf if r is None else r for r in ranks])
+                       .sort_values(["_rank", "trainer", "params_label"]).drop(columns="_rank"))
+    frame = pd.concat(ordered, ignore_index=True) if ordered else frame
+    return PaperTable(frame, metric)
+
+
+def _num(value: float, digits: int = 3) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _decimals(se: float) -> int:
+    """Decimals that show the standard error to two significant digits (3 to 6)."""
+    if math.isnan(se) or se <= 0:
+        return 3
+    return max(3, min(6, 1 - math.floor(math.log10(se))))
+
+
+def _score_cell(row: pd.Series) -> str:
+    digits = _decimals(row["se"])
+    mean = _num(row["mean"], digits)
+    cell = mean if math.isnan(row["se"]) else f"{mean} ({_num(row['se'], digits)})"
+    return cell + (" *" if row["metric"] == "best" and mean != "-" else "")
+
+
+def _display_rows(table: PaperTable) -> list[list[str]]:
+    return [[str(r["task"]), arm_label(str(r["trainer"]), str(r["params_label"])), _score_cell(r), str(r["n"]),
+             str(r["failed"]), _num(r["wall_s"], 1), "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}",
+             _num(r["usd"], 4)] for _, r in table.rows.iterrows()]
+
+
+HEADER = ["task", "arm", "score: mean (SE)", "n", "failed", "wall s", "tokens", "USD"]
+
+
+def to_markdown(table: PaperTable) -> str:
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    align = ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"]
+    return "\n".join([line(HEADER), "|" + "|".join(align) + "|", *(line(r) for r in _display_rows(table)), "",
+                      table.caption()]) + "\n"
+
+
+def to_csv(table: PaperTable) -> str:
+    buffer = io.StringIO()
+    table.rows.to_csv(buffer, index=False, lineterminator="\n", float_format="%.10g")
+    return buffer.getvalue()
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _latex(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def to_latex(table: PaperTable) -> str:
+    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{llrrrrrr}", r"\toprule",
+             " & ".join(_latex(h) for h in HEADER) + r" \\", r"\midrule"]
+    previous = None
+    for row in _display_rows(table):
+        if previous is not None and row[0] != previous:
+            lines.append(r"\midrule")
+        previous = row[0]
+        lines.append(" & ".join(_latex(c) for c in row) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_latex(table.caption())}}}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+RENDERERS = {"md": to_markdown, "csv": to_csv, "latex": to_latex}
+
+
+def table_main(run_paths: list[str], metric: str = DEFAULT_TABLE_METRIC, fmt: str = "md") -> int:
+    """Print the paper table of one or more runs; 2 on a user error (bad run, metric or format)."""
+    try:
+        if fmt not in RENDERERS:
+            raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        if metric not in METRICS:
+            raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
+        table = paper_table(load_runs(run_paths), metric)
+    except (RunDirError, ValueError) as exc:
+        print(f"trace-bench: error: {exc}", file=sys.stderr)
+        return 2
+    if table.rows.empty:
+        print("trace-bench: error: no jobs in the given run(s) yet", file=sys.stderr)
+        return 2
+    sys.stdout.write(RENDERERS[fmt](table))
+    return 0
