@@ -72,8 +72,19 @@ def _job_process_main(body: JobBody, launch: JobLaunch, conn: Connection) -> Non
     finally:
         try:
             conn.close()
+            _release_named_semaphores()
         finally:
             os._exit(0)
+
+
+def _release_named_semaphores() -> None:
+    """Unlink the semaphores the job created (``multiprocessing.Lock``, tqdm's write lock under
+    ``datasets``).  ``os._exit`` skips the finalizers that would, and the resource tracker shared
+    with the driver then warns about "leaked semaphore objects" when the run ends.  Finalizers
+    registered before the fork belong to the template and are skipped (they check the pid)."""
+    from multiprocessing import util
+
+    util._run_finalizers(0)
 
 
 @dataclass
