@@ -6,10 +6,8 @@ runs="${1:-runs}"
 trace-bench run --config configs/demo.yaml --runs-dir "$runs" --max-workers "$(nproc)" --quiet
 run="$(ls -td "$runs"/*/ | head -n 1)"
 run="${run%/}"
-if trace-bench table --help >/dev/null 2>&1; then
-  echo
-  trace-bench table "$run" --metric best --format md
-fi
+echo
+trace-bench table "$run"
 echo
 trace-bench report "$run"
 echo "Next: trace-bench ui --runs-dir $runs   (browse, compare and launch runs)"

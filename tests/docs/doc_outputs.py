@@ -37,7 +37,7 @@ ELLIPSIS = "..."
 RUN_ID = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{8}\b")
 JOB_ID = re.compile(r"(?<![0-9A-Za-z_])[0-9a-f]{12}(?![0-9A-Za-z_])")
 DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?s\b")
-TIMING_COLUMNS = {"wall_s", "time_seconds"}
+TIMING_COLUMNS = {"wall_s", "time_seconds", "wall s"}
 PASSED_ENV = ("HOME", "LANG", "LC_ALL", "USER", "LOGNAME")
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
                "GRADIO_ANALYTICS_ENABLED": "False", "RAY_USAGE_STATS_ENABLED": "0", "PYTHONUNBUFFERED": "1",
@@ -110,16 +110,18 @@ def placeholders(text: str, scratch: Path) -> str:
 
 
 def mask(lines: list[str]) -> list[str]:
-    """What is compared: durations and timing columns of CSV output blanked."""
+    """What is compared: durations and timing columns of CSV and Markdown tables blanked."""
     masked: list[str] = []
     timing: set[int] = set()
     width = 0
     for line in lines:
-        cells = line.split(",")
-        if TIMING_COLUMNS & set(cells):
-            timing, width = {i for i, cell in enumerate(cells) if cell in TIMING_COLUMNS}, len(cells)
+        sep = "|" if line.startswith("|") else ","
+        cells = line.split(sep)
+        names = {cell.strip() for cell in cells}
+        if TIMING_COLUMNS & names:
+            timing, width = {i for i, cell in enumerate(cells) if cell.strip() in TIMING_COLUMNS}, len(cells)
         elif timing and len(cells) == width:
-            line = ",".join("<time>" if i in timing else cell for i, cell in enumerate(cells))
+            line = sep.join("<time>" if i in timing else cell for i, cell in enumerate(cells))
         else:
             timing = set()
         masked.append(DURATION.sub("<time>", line))

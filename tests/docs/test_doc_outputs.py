@@ -84,3 +84,13 @@ def test_a_marker_without_a_fenced_block_is_an_error(tmp_path: Path) -> None:
     page.write_text("<!-- doc-test: run -->\ntext\n", encoding="utf-8")
     with pytest.raises(ValueError, match="must be followed by a fenced block"):
         run_page(page, tmp_path / "scratch")
+
+
+def test_the_wall_time_column_of_a_markdown_table_is_not_compared() -> None:
+    from tests.docs.doc_outputs import matches
+
+    shown = ["| task | arm | score | wall s | tokens |", "|---|---|---:|---:|---:|", "| t | A | 0.5 | 0.1 | 7 |"]
+    slower = [*shown[:2], "| t | A | 0.5 | 0.3 | 7 |"]
+    assert matches(shown, slower)
+    assert not matches(shown, [*shown[:2], "| t | A | 0.6 | 0.1 | 7 |"]), "a score is compared"
+    assert not matches(shown, [*shown[:2], "| t | A | 0.5 | 0.1 | 8 |"]), "tokens are compared"

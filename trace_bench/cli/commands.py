@@ -207,8 +207,8 @@ def _print_leaderboard(run: Any, limit: int = 20) -> None:
     path = run.leaderboard_path
     if not rows:
         return
-    print("Leaderboard (per task, mean over seeds with its 95% CI; test_best / test_last: held-out test score of "
-          "the best state / last iterate; best: the selection split, optimistic):")
+    print("Leaderboard (per task, mean over seeds with its 95% CI; test_best: held-out test score of the best "
+          "state; best: selection split, optimistic):")
     width = max(len(r["task"]) for r in rows[:limit])
     for row in rows[:limit]:
         low, high = _short(row.get("ci95_low")), _short(row.get("ci95_high"))
