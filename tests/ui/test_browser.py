@@ -120,12 +120,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
 
 
 @pytest.fixture(scope="module")
-def shared() -> dict[str, Any]:
-    """Runs made by earlier tests of this module (they run in file order)."""
-    return {}
-
-
-@pytest.fixture(scope="module")
 def page(server: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
@@ -190,22 +184,35 @@ def _all_json_valid(run_dir: Path) -> None:
             json.loads(line)
 
 
-def test_launch_smoke_run_reaches_100_percent(page: Any, server: dict[str, Any], shared: dict[str, Any]) -> None:
+def _set_config(page: Any, text: str, marker: str) -> None:
+    """Replace the Launch editor's text and wait until the editor shows ``marker``."""
+    editor = page.locator("#tb-editor .cm-content")
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(text)
+    page.wait_for_function("m => document.querySelector('#tb-editor').innerText.includes(m)", arg=marker)
+
+
+def test_launch_smoke_run_reaches_100_percent(page: Any, server: dict[str, Any]) -> None:
+    _open_tab(page, "Launch")
+    _set_config(page, "# the one-job smoke run\n" + (REPO / "configs" / "smoke.yaml").read_text(encoding="utf-8"),
+                "the one-job smoke run")
+    page.locator("#tb-workers input").fill("1")
     before = _run_dirs(server["runs"])
     page.locator("#tb-api-key input").fill(TYPED)
     page.click("#tb-start")
     page.wait_for_selector('#tb-progress[data-percent="100"][data-state="finished"]', timeout=90_000)
     assert page.locator("#tb-api-key input").input_value() == ""  # cleared once the run started
     (run_dir,) = _run_dirs(server["runs"]) - before
-    shared["smoke"] = run_dir
     assert json.loads((run_dir / "summary.json").read_text())["counts"] == {"ok": 1}
     assert "1/1 jobs" in _progress(page)["text"]
     _shot(page, "launch-finished", publish=False)
 
 
-def test_inspector_shows_the_job_curve(page: Any, shared: dict[str, Any]) -> None:
+def test_inspector_shows_the_job_curve(page: Any) -> None:
+    """On a run the server fixture planted, so it holds whichever tests ran before."""
     _open_tab(page, "Job inspector")
-    _choose(page, "tb-inspect-run", shared["smoke"].name)
+    _choose(page, "tb-inspect-run", "compare-a")
     page.wait_for_selector("#tb-job-header h3")
     _wait_for_lines(page, "tb-job-curve")
     assert "internal:numeric_param" in page.inner_text("#tb-job-header")
@@ -243,11 +250,7 @@ def test_compare_two_runs(page: Any) -> None:
 def test_stop_leaves_a_resumable_run_and_resume_finishes_it(page: Any, server: dict[str, Any]) -> None:
     _open_tab(page, "Launch")
     before = _run_dirs(server["runs"])
-    editor = page.locator("#tb-editor .cm-content")
-    editor.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.insert_text(STOP_CONFIG)
-    page.wait_for_function("() => document.querySelector('#tb-editor').innerText.includes('Stop lands mid-way')")
+    _set_config(page, STOP_CONFIG, "Stop lands mid-way")
     page.locator("#tb-workers input").fill("1")
     page.click("#tb-start")
     page.wait_for_function("() => { const e = document.querySelector('#tb-progress');"
@@ -311,10 +314,7 @@ def test_report_fits_a_1400px_viewport(page: Any, server: dict[str, Any]) -> Non
 
 def test_a_bad_config_says_why_it_did_not_start(page: Any) -> None:
     _open_tab(page, "Launch")
-    editor = page.locator("#tb-editor .cm-content")
-    editor.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.insert_text("mode: stub\ntasks: [internal:no_such_task]\ntrainers: [NoOpTrainer]\n")
+    _set_config(page, "mode: stub\ntasks: [internal:no_such_task]\ntrainers: [NoOpTrainer]\n", "no_such_task")
     page.click("#tb-start")
     page.wait_for_function("() => document.querySelector('#tb-launch-message').innerText.includes('Not started')")
     message = page.inner_text("#tb-launch-message")
