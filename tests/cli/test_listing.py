@@ -64,7 +64,7 @@ def test_root_lists_user_modules_first() -> None:
 def test_version_and_help() -> None:
     assert run_cli("--version", check=True).stdout.startswith("trace-bench ")
     help_text = run_cli("--help", check=True).stdout
-    for command in ("list-tasks", "list-trainers", "validate", "run", "ui", "report", "compare", "fake-llm"):
+    for command in ("list-tasks", "list-trainers", "validate", "run", "ui", "report", "compare", "table", "fake-llm"):
         assert command in help_text
     run_help = run_cli("run", "--help", check=True).stdout
     for flag in ("--runs-dir", "--max-workers", "--force", "--resume", "--job-timeout", "--logger", "--root"):
