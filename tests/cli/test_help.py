@@ -25,9 +25,18 @@ def test_the_tree_has_every_command() -> None:
     assert set(COMMANDS) == {"list-tasks", "list-trainers", "validate", "run", "report", "compare", "table", "ui", "fake-llm"}
 
 
+def _fake_llm_parser() -> argparse.ArgumentParser:
+    from trace_bench.llm.fake_server import fake_llm_parser
+
+    parser = fake_llm_parser()
+    parser.prog = "trace-bench fake-llm"
+    return parser
+
+
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_option_has_help_and_every_command_an_example(name: str) -> None:
-    parser = COMMANDS[name]
+    # fake-llm hands its arguments to the server's own parser: that one is checked
+    parser = _fake_llm_parser() if name == "fake-llm" else COMMANDS[name]
     assert parser.description and len(parser.description.strip()) > 20, name
     assert parser.epilog and "examples:" in parser.epilog and f"trace-bench {name}" in parser.epilog, name
     for action in parser._actions:

@@ -287,19 +287,27 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def fake_llm_main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="trace-bench fake-llm", description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    parser.add_argument("--host", default="127.0.0.1")
+def fake_llm_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trace-bench fake-llm", description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  trace-bench fake-llm --port 8765\n"
+               "  trace-bench fake-llm --port 0 --latency 0.2 --error-rate 0.1   # a slow, flaky provider\n"
+               "  then: llm: {provider: openai, model: gpt-4o-mini, base_url: http://127.0.0.1:8765/v1}")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on; 0 picks a free one (printed)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: loopback only)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every request")
     parser.add_argument("--error-rate", type=float, default=0.0, help="fraction of requests answered 500")
     parser.add_argument("--malformed-rate", type=float, default=0.0, help="fraction answered with a broken body")
     parser.add_argument("--rate-limit-every", type=int, default=0, help="answer every N-th request 429")
     parser.add_argument("--timeout-rate", type=float, default=0.0, help="fraction of requests that hang")
     parser.add_argument("--script", help="JSON file with a list of reply texts, used in turn")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the error/latency draws and generated replies")
     parser.add_argument("--api-key", help="require this bearer token")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def fake_llm_main(argv: Sequence[str] | None = None) -> int:
+    args = fake_llm_parser().parse_args(argv)
     script = json.loads(Path(args.script).read_text()) if args.script else None
     server = FakeLLMServer(port=args.port, host=args.host, latency=args.latency, error_rate=args.error_rate,
                            malformed_rate=args.malformed_rate, rate_limit_every=args.rate_limit_every,
