@@ -10,11 +10,11 @@ Schema is exported to docs/schemas/.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from trace_bench.store.atomic import write_json, write_text
+from trace_bench.store.atomic import write_json, write_text, write_text_chunks
 from trace_bench.store.events import (
     EventLog,
     LogFollower,
@@ -24,18 +24,20 @@ from trace_bench.store.events import (
     utc_now,
 )
 from trace_bench.store.job_store import JobStore
+from trace_bench.store.jsonio import listing_chunks, loads
 from trace_bench.store.models import (
     RUN_EVENTS,
     EnvInfo,
     Event,
-    FileEntry,
     FilesIndex,
     GitInfo,
+    JobResult,
     Manifest,
     StoreError,
     Summary,
 )
 from trace_bench.store.reading import read_csv, read_record, read_yaml
+from trace_bench.store.results_index import INDEX_FILE, ResultsIndex
 from trace_bench.store.tables import ResultTables
 
 
@@ -246,10 +248,57 @@ class RunStore:
         return data
 
     def write_manifest(self, manifest: Manifest) -> None:
-        write_json(self.manifest_path, manifest.record())
+        self.write_manifest_stream(manifest, (job.model_dump(mode="json") for job in manifest.jobs))
+
+    def write_manifest_stream(self, head: Manifest, entries: Iterable[dict[str, Any]]) -> None:
+        """The manifest ``head`` with ``entries`` (JSON-ready job entries) as its jobs, one per line,
+        written as they come (a 100,000-job manifest is never one string in memory)."""
+        write_text_chunks(self.manifest_path, listing_chunks(head.record(), "jobs", entries))
 
     def read_manifest(self) -> Manifest | None:
         return read_record(self.manifest_path, Manifest)
+
+    def read_manifest_head(self) -> Manifest | None:
+        """The manifest without its job entries (``jobs`` empty): what admission and the task root
+        need, read from the first line of the one-entry-per-line layout (the whole file otherwise)."""
+        marker = ', "jobs": ['
+        try:
+            with open(self.manifest_path, encoding="utf-8") as handle:
+                first = handle.readline().rstrip("\n")
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"{self.manifest_path}: cannot read it ({exc})") from exc
+        if first.endswith(marker):
+            try:
+                return Manifest.load({**loads(first[: -len(marker)] + "}"), "jobs": []}, source=self.manifest_path)
+            except (ValueError, StoreError):
+                pass
+        manifest = self.read_manifest()
+        return None if manifest is None else manifest.model_copy(update={"jobs": []})
+
+    def manifest_job_ids(self) -> tuple[bool, list[str]] | None:
+        """(``validated_only``, the job ids in order) of the run's manifest, without building its
+        entries: a manifest in the one-entry-per-line layout is read line by line, keeping ids only.
+        ``None`` when there is none; :class:`StoreError` when it cannot be read."""
+        marker = ', "jobs": ['
+        try:
+            handle = open(self.manifest_path, encoding="utf-8")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"{self.manifest_path}: cannot read it ({exc})") from exc
+        with handle:
+            first = handle.readline().rstrip("\n")
+            if first.endswith(marker):
+                try:
+                    head = loads(first[: -len(marker)] + "}")
+                    ids = [_entry_id(line) for line in handle if line.startswith("{")]
+                    return bool(head.get("validated_only")), ids
+                except (ValueError, KeyError, TypeError):
+                    pass  # not the streamed layout after all: read it whole
+        manifest = self.read_manifest()
+        return None if manifest is None else (manifest.validated_only, [job.job_id for job in manifest.jobs])
 
     def write_environment(self, env: EnvInfo, git: GitInfo) -> None:
         write_json(self.env_path, env.record())
@@ -261,19 +310,50 @@ class RunStore:
     def read_git(self) -> GitInfo | None:
         return read_record(self.git_path, GitInfo)
 
-    def write_files_index(self) -> FilesIndex:
-        """Every file of the run with its size, so a reader knows what exists without listing dirs."""
-        files = []
-        for path in sorted(self.root.rglob("*")):
-            if path.is_file() and not path.name.startswith("."):
-                try:
-                    size = path.stat().st_size
-                except OSError:
-                    continue
-                files.append(FileEntry(path=str(path.relative_to(self.root)), bytes=size))
-        index = FilesIndex(run_dir=str(self.root), generated_at=utc_now(), files=files)
-        write_json(self.files_index_path, index.record())
-        return index
+    def write_files_index(self) -> int:
+        """Every file of the run with its size, so a reader knows what exists without listing dirs;
+        returns how many.  Incremental: a job directory unchanged since the previous index (every
+        write is an atomic rename, which bumps the directory's mtime) keeps its entries, so a
+        resume of a 100,000-job run does not walk every job's files again."""
+        previous, since = self._previous_files()
+        files: list[tuple[str, int]] = []
+        for directory, names, filenames in os.walk(self.root):
+            rel = os.path.relpath(directory, self.root)
+            if rel == ".":
+                names[:] = [n for n in names if n != "jobs" and not n.startswith(".")]
+            else:
+                names[:] = [n for n in names if not n.startswith(".")]
+            files += _sizes(directory, "" if rel == "." else rel + "/", filenames)
+        for entry in _scandir(self.jobs_dir):
+            prefix = f"jobs/{entry.name}/"
+            kept = previous.get(entry.name)
+            if kept is not None and _mtime(entry) < since:  # same tick as the index: look again
+                files += kept
+                continue
+            for directory, names, filenames in os.walk(entry.path):
+                names[:] = [n for n in names if not n.startswith(".")]
+                rel = os.path.relpath(directory, entry.path)
+                files += _sizes(directory, prefix if rel == "." else f"{prefix}{rel}/", filenames)
+        files.sort(key=lambda item: item[0].split("/"))
+        head = FilesIndex(run_dir=str(self.root), generated_at=utc_now())
+        write_text_chunks(self.files_index_path,
+                          listing_chunks(head.record(), "files", ({"path": p, "bytes": n} for p, n in files)))
+        return len(files)
+
+    def _previous_files(self) -> tuple[dict[str, list[tuple[str, int]]], int]:
+        """The previous index's entries per job directory, and its mtime (0 when unusable)."""
+        try:
+            since = os.stat(self.files_index_path).st_mtime_ns
+            with open(self.files_index_path, encoding="utf-8") as handle:
+                data = loads(handle.read())
+            by_job: dict[str, list[tuple[str, int]]] = {}
+            for item in data["files"]:
+                parts = item["path"].split("/", 2)
+                if parts[0] == "jobs" and len(parts) == 3:
+                    by_job.setdefault(parts[1], []).append((item["path"], int(item["bytes"])))
+            return by_job, since
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return {}, 0
 
     def read_files_index(self) -> FilesIndex | None:
         return read_record(self.files_index_path, FilesIndex)
@@ -281,6 +361,16 @@ class RunStore:
     # --- jobs ---
     def job(self, job_id: str) -> JobStore:
         return JobStore(self.jobs_dir / job_id)
+
+    @property
+    def results_index(self) -> ResultsIndex:
+        """Every finished job's record in one file (see :mod:`.results_index`)."""
+        return ResultsIndex(self.root / INDEX_FILE)
+
+    def record_result(self, job: JobStore, record: JobResult) -> None:
+        """Write a job's ``results.json`` (the source of truth), then its line in the index."""
+        job.write_result(record)
+        self.results_index.append(job, record)
 
     def job_ids(self) -> list[str]:
         """Job directories present (sorted), whether or not the job has a record."""
@@ -338,3 +428,38 @@ class RunStore:
         write_text(target, html)
         return target
 
+
+def _entry_id(line: str) -> str:
+    """The job id of one manifest entry line; entries start with it, so most need no parsing."""
+    prefix = '{"job_id": "'
+    if line.startswith(prefix):
+        end = line.find('"', len(prefix))
+        if end > 0 and "\\" not in line[len(prefix):end]:
+            return line[len(prefix):end]
+    return str(loads(line.rstrip().rstrip(","))["job_id"])
+
+
+def _sizes(directory: str, prefix: str, names: list[str]) -> list[tuple[str, int]]:
+    out = []
+    for name in names:
+        if name.startswith("."):
+            continue
+        try:
+            out.append((prefix + name, os.stat(os.path.join(directory, name)).st_size))
+        except OSError:
+            continue
+    return out
+
+
+def _scandir(directory: Path) -> list[os.DirEntry[str]]:
+    try:
+        return [entry for entry in os.scandir(directory) if entry.is_dir() and not entry.name.startswith(".")]
+    except FileNotFoundError:
+        return []
+
+
+def _mtime(entry: os.DirEntry[str]) -> int:
+    try:
+        return entry.stat().st_mtime_ns
+    except OSError:
+        return 1 << 62

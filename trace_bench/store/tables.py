@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.store.atomic import write_json, write_text
+from trace_bench.store.jsonio import loads
 from trace_bench.store.legacy_columns import legacy_values
 from trace_bench.store.models import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobResult, Summary
 from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, competition_ranks, task_metric
@@ -71,6 +72,23 @@ class ResultTables:
     def maybe_write(self) -> None:
         if self._dirty and time.monotonic() - self._last_write >= self.min_interval_s:
             self.write()
+
+    def current_on_disk(self) -> bool:
+        """Whether the files already hold these records' tables: the caller knows no record changed
+        since they were written (a resume that ran nothing, every record from the results index),
+        and the files are complete and in this version's layout (an older run's are rewritten)."""
+        try:
+            summary = loads(self.summary_path.read_text(encoding="utf-8"))
+            with open(self.results_csv, encoding="utf-8") as handle:
+                csv_header = handle.readline()
+            with open(self.leaderboard, encoding="utf-8") as handle:
+                board_header = handle.readline()
+        except (OSError, ValueError):
+            return False
+        return (isinstance(summary, dict) and summary.get("schema_version") == Summary.SCHEMA_VERSION
+                and summary.get("finished_jobs") == len(self.records)
+                and summary.get("total_jobs") == self.run_meta.get("total_jobs", len(self.records))
+                and csv_header.startswith(",".join(CSV_COLUMNS)) and board_header == ",".join(LEADERBOARD_COLUMNS) + "\n")
 
     def sorted_records(self) -> list[JobResult]:
         return sorted(self.records.values(), key=lambda r: (self.order.get(r.job_id, 1 << 30), r.job_id))

@@ -1,0 +1,95 @@
+"""``results_index.jsonl``: every finished job's record in one file, so a resume or a report reads
+one file instead of two per job.
+
+Per-job ``results.json`` stays the source of truth.  Each line holds a record and a stamp
+(modification time and size) of the job's ``results.json`` and ``job_meta.json`` right after the
+driver wrote them; a line is used only while both files still have those times, otherwise the job's own
+files are read.  So a torn last line (a kill mid-append), a missing index, a record rewritten by
+hand or a ``job_meta.json`` marked ``failed`` by hand all fall back to the files, and the driver
+rewrites the index at the end of such a session.  Lines are appended without fsync: losing one
+costs a file read, never a wrong answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trace_bench.store.atomic import write_text
+from trace_bench.store.job_store import JobStore
+from trace_bench.store.jsonio import dumps
+from trace_bench.store.masking import mask_secrets
+from trace_bench.store.models import JobResult
+
+INDEX_FILE = "results_index.jsonl"
+
+
+def _stamp(path: Path) -> int | None:
+    """The file's mtime (ns) and size in one number: an edit within the file system's timestamp
+    tick (a few ms) still changes the size in all but freak cases."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_mtime_ns * 1_000_003 + stat.st_size
+
+
+@dataclass(frozen=True)
+class IndexedResult:
+    record: dict[str, Any]
+    results_stamp: int
+    meta_stamp: int | None
+
+    def current(self, job: JobStore) -> bool:
+        """Whether the job's files are still the ones this line was written from."""
+        return _stamp(job.results_path) == self.results_stamp and _stamp(job.meta_path) == self.meta_stamp
+
+
+def _line(job: JobStore, record: JobResult) -> str | None:
+    written = _stamp(job.results_path)
+    if written is None:
+        return None
+    entry = {"job_id": record.job_id, "results_stamp": written, "meta_stamp": _stamp(job.meta_path),
+             "record": record.record()}
+    return mask_secrets(dumps(entry, indent=None)) + "\n"
+
+
+class ResultsIndex:
+    """Appends and reads the index of one run directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def append(self, job: JobStore, record: JobResult) -> None:
+        """After ``job.write_result(record)``: one line for it."""
+        line = _line(job, record)
+        if line is None:
+            return
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+
+    def read(self) -> dict[str, IndexedResult]:
+        """Lines by job id (the last line of a job wins); unreadable lines are skipped."""
+        entries: dict[str, IndexedResult] = {}
+        try:
+            handle = open(self.path, encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError:
+            return entries
+        with handle:
+            for text in handle:
+                try:
+                    data = json.loads(text)
+                    entries[str(data["job_id"])] = IndexedResult(dict(data["record"]), int(data["results_stamp"]),
+                                                                 data.get("meta_stamp"))
+                except (ValueError, KeyError, TypeError):
+                    continue
+        return entries
+
+    def rewrite(self, jobs: dict[str, JobStore], records: dict[str, JobResult]) -> None:
+        """Replace the index with one line per record whose files exist (atomic)."""
+        lines = [line for job_id, record in records.items() if job_id in jobs
+                 for line in [_line(jobs[job_id], record)] if line is not None]
+        write_text(self.path, "".join(lines), durable=False, mask=False)
