@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import struct
 from pathlib import Path
@@ -50,11 +51,12 @@ def test_tensorboard_event_files_hold_the_curve(run_dir: Path) -> None:
     export_run(run_dir, ["tensorboard"])
     job = next(j for j in (run_dir / "jobs").iterdir()
                if json.loads((j / "results.json").read_text())["trainer"] == "PrioritySearch")
-    curve_rows = (job / "artifacts" / "curve.csv").read_text().strip().splitlines()[1:]
+    with open(job / "artifacts" / "curve.csv", encoding="utf-8") as handle:
+        curve_rows = list(csv.DictReader(handle))
     scalars = _scalars(job / "tb")
     assert len(scalars["curve/best_score"]) == len(curve_rows)
-    assert [step for step, _ in scalars["curve/best_score"]] == [int(r.split(",")[0]) for r in curve_rows]
-    assert scalars["curve/best_score"][-1][1] == pytest.approx(float(curve_rows[-1].split(",")[-1]))
+    assert [step for step, _ in scalars["curve/best_score"]] == [int(r["step"]) for r in curve_rows]
+    assert scalars["curve/best_score"][-1][1] == pytest.approx(float(curve_rows[-1]["best_score"]))
     assert "best_score_by/llm_calls" in scalars and "final/score_best" in scalars
     export_run(run_dir, ["tensorboard"])  # re-export replaces, never appends
     assert len(_scalars(job / "tb")["curve/best_score"]) == len(curve_rows)
