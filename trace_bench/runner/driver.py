@@ -97,7 +97,7 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
         statuses.update({job_id: str(PlanState.REUSED) for job_id in reused if job_id in statuses})
         store.write_manifest_stream(manifest_head(meta, opened.config_hashes),
                                     manifest_entries(jobs, statuses, records=tables.records, carried=carried))
-        events.write(RunFinished(run_id=run_id, counts=tables.summary(tables.sorted_records()).counts,
+        events.write(RunFinished(run_id=run_id, counts=tables.counts(),
                                  not_run=len(not_run), interrupted=interrupted))
     finally:
         console.close()

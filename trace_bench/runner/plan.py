@@ -9,7 +9,7 @@ from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.salvage import spent_in_training
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.models import Attempts, JobResult, StoreError
-from trace_bench.store.results_index import IndexedResult
+from trace_bench.store.results_index import IndexedResult, LazyResult
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import COMPLETE, Status
 
@@ -20,7 +20,7 @@ ResumeMode = Literal["auto", "failed", "none"]
 class PlannedJob:
     spec: JobSpec
     job: JobStore
-    previous: JobResult | None
+    previous: JobResult | LazyResult | None
     run: bool
     attempt: int = 1
     carried: dict[str, float] | None = None
@@ -66,12 +66,11 @@ class Plan:
     index_complete: bool
 
 
-def _previous(job: JobStore, indexed: IndexedResult | None, mode: ResumeMode) -> tuple[JobResult | None, str | None,
-                                                                                        bool]:
+def _previous(job: JobStore, indexed: IndexedResult | None,
+              mode: ResumeMode) -> tuple[JobResult | LazyResult | None, str | None, bool]:
     """(record, status resume decides on, whether the index answered)."""
     if indexed is not None and indexed.current(job):
-        record = JobResult.model_validate(indexed.record)
-        return record, str(record.status), True
+        return indexed.result(), indexed.status, True
     previous = job.result_or_none()
     return previous, recorded_status(job, previous) if mode != "none" else None, previous is None
 

@@ -48,6 +48,10 @@ from trace_bench.store.spend import SpendJournal, read_spend
 STATE_KINDS = ("initial", "best", "final")
 
 
+
+META_FILE = "job_meta.json"
+RESULTS_FILE = "results.json"
+
 class JobStore:
     """A job directory; cheap to create (no I/O until a method is called)."""
 
@@ -64,11 +68,11 @@ class JobStore:
     # --- paths (for display and for the few tools that need a path: TensorBoard, a guide) ---
     @property
     def meta_path(self) -> Path:
-        return self.root / "job_meta.json"
+        return self.root / META_FILE
 
     @property
     def results_path(self) -> Path:
-        return self.root / "results.json"
+        return self.root / RESULTS_FILE
 
     @property
     def events_path(self) -> Path:

@@ -19,15 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.store.atomic import write_text
-from trace_bench.store.job_store import JobStore
+from trace_bench.store.job_store import META_FILE, RESULTS_FILE, JobStore
 from trace_bench.store.jsonio import dumps
 from trace_bench.store.masking import mask_secrets
 from trace_bench.store.models import JobResult
 
 INDEX_FILE = "results_index.jsonl"
+_RECORD = '"record": '
 
 
-def _stamp(path: Path) -> int | None:
+def _stamp(path: str | Path) -> int | None:
     """The file's mtime (ns) and size in one number: an edit within the file system's timestamp
     tick (a few ms) still changes the size in all but freak cases."""
     try:
@@ -37,23 +38,57 @@ def _stamp(path: Path) -> int | None:
     return stat.st_mtime_ns * 1_000_003 + stat.st_size
 
 
+class LazyResult:
+    """A record from the index, kept as its JSON text (a fifth of a parsed record's memory, which
+    matters at 100,000 jobs) and parsed when something beyond its id and status is read."""
+
+    __slots__ = ("job_id", "status", "_text")
+
+    def __init__(self, job_id: str, status: str, text: str) -> None:
+        self.job_id, self.status, self._text = job_id, status, text
+
+    def load(self) -> JobResult:
+        return JobResult.model_validate_json(self._text)
+
+    def fields(self, names: tuple[str, ...]) -> dict[str, Any]:
+        """Several fields as stored (JSON values), with one plain parse."""
+        data = json.loads(self._text)
+        return {name: data.get(name) for name in names}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.load(), name)
+
+
+def loaded(record: JobResult | LazyResult) -> JobResult:
+    return record.load() if isinstance(record, LazyResult) else record
+
+
 @dataclass(frozen=True)
 class IndexedResult:
-    record: dict[str, Any]
+    job_id: str
+    status: str
+    text: str
     results_stamp: int
     meta_stamp: int | None
 
+    def result(self) -> LazyResult:
+        return LazyResult(self.job_id, self.status, self.text)
+
     def current(self, job: JobStore) -> bool:
         """Whether the job's files are still the ones this line was written from."""
-        return _stamp(job.results_path) == self.results_stamp and _stamp(job.meta_path) == self.meta_stamp
+        root = str(job.root)
+        return (_stamp(os.path.join(root, RESULTS_FILE)) == self.results_stamp
+                and _stamp(os.path.join(root, META_FILE)) == self.meta_stamp)
 
 
-def _line(job: JobStore, record: JobResult) -> str | None:
+def _line(job: JobStore, record: JobResult | LazyResult) -> str | None:
     written = _stamp(job.results_path)
     if written is None:
         return None
     entry = {"job_id": record.job_id, "results_stamp": written, "meta_stamp": _stamp(job.meta_path),
-             "record": record.record()}
+             "record": loaded(record).record()}  # last: read() slices it out of the line
     return mask_secrets(dumps(entry, indent=None)) + "\n"
 
 
@@ -63,7 +98,7 @@ class ResultsIndex:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def append(self, job: JobStore, record: JobResult) -> None:
+    def append(self, job: JobStore, record: JobResult | LazyResult) -> None:
         """After ``job.write_result(record)``: one line for it."""
         line = _line(job, record)
         if line is None:
@@ -82,13 +117,16 @@ class ResultsIndex:
             for text in handle:
                 try:
                     data = json.loads(text)
-                    entries[str(data["job_id"])] = IndexedResult(dict(data["record"]), int(data["results_stamp"]),
-                                                                 data.get("meta_stamp"))
+                    job_id, status = str(data["job_id"]), str(data["record"]["status"])
+                    start = text.index(_RECORD) + len(_RECORD)  # the record is the line's last field
+                    end = text.rstrip().rindex("}")
+                    entries[job_id] = IndexedResult(job_id, status, text[start:end], int(data["results_stamp"]),
+                                                    data.get("meta_stamp"))
                 except (ValueError, KeyError, TypeError):
                     continue
         return entries
 
-    def rewrite(self, jobs: dict[str, JobStore], records: dict[str, JobResult]) -> None:
+    def rewrite(self, jobs: dict[str, JobStore], records: dict[str, JobResult | LazyResult]) -> None:
         """Replace the index with one line per record whose files exist (atomic)."""
         lines = [line for job_id, record in records.items() if job_id in jobs
                  for line in [_line(jobs[job_id], record)] if line is not None]
