@@ -71,13 +71,18 @@ def test_a_resume_of_a_finished_run_leaves_its_tables_as_they_were(finished: tup
     assert _tables(run) == before
 
 
-@pytest.mark.parametrize("damage", ["torn last line", "missing", "garbage"])
+@pytest.mark.parametrize("damage", ["torn last line", "torn at a nested brace", "missing", "garbage"])
 def test_a_damaged_index_is_repaired_from_the_job_files(finished: tuple[Path, Path], damage: str) -> None:
     _, run = finished
     index = run / "results_index.jsonl"
     before, lines = _tables(run), index.read_text().splitlines(keepends=True)
     if damage == "torn last line":
         index.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
+    elif damage == "torn at a nested brace":  # looks whole at a glance: ends in "}}" and a newline
+        record_at = lines[-1].index('"record": ')
+        cut = lines[-1].index("}", record_at) + 1  # a nested mapping's end, well before the record's
+        assert cut < len(lines[-1]) - 3
+        index.write_text("".join(lines[:-1]) + lines[-1][:cut] + "}\n")
     elif damage == "missing":
         index.unlink()
     else:
@@ -132,3 +137,18 @@ def test_the_manifest_is_json_with_one_entry_per_line(finished: tuple[Path, Path
     head = store.read_manifest_head()
     assert head is not None and head.jobs == [] and head.config_hash == data["config_hash"]
     assert store.manifest_job_ids() == (False, [j["job_id"] for j in data["jobs"]])
+
+
+def test_the_manifest_is_rewritten_only_when_an_entry_would_change(finished: tuple[Path, Path]) -> None:
+    _, run = finished
+    manifest = run / "meta" / "manifest.json"
+    _resume(run)  # ok -> reused: the entries change
+    first = manifest.read_text()
+    assert {job["status"] for job in json.loads(first)["jobs"]} == {"reused"}
+    _resume(run)
+    assert manifest.read_text() == first, "nothing changed: same file, same generated_at"
+    job = next((run / "jobs").iterdir())
+    (job / "results.json").unlink()  # the job runs again: its entry changes
+    _resume(run)
+    entries = {j["job_id"]: j["status"] for j in json.loads(manifest.read_text())["jobs"]}
+    assert entries[job.name] == "ok" and manifest.read_text() != first

@@ -7,6 +7,8 @@ atomic and a resume never sees a duplicate.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from trace_bench.config.models import RunConfig
@@ -95,8 +97,10 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
             tables.write()  # else nothing changed since they were written: a resume of a finished run
         statuses = {r.job_id: str(r.status) for r in tables.records.values()}
         statuses.update({job_id: str(PlanState.REUSED) for job_id in reused if job_id in statuses})
-        store.write_manifest_stream(manifest_head(meta, opened.config_hashes),
-                                    manifest_entries(jobs, statuses, records=tables.records, carried=carried))
+        digest = _entries_digest(meta, store, statuses, [j.job_id for j in jobs] + [e.job_id for e in carried])
+        if not _manifest_has(store, digest):  # else it holds these entries already: a resume that changed nothing
+            head = manifest_head(meta, opened.config_hashes).model_copy(update={"entries_digest": digest})
+            store.write_manifest_stream(head, manifest_entries(jobs, statuses, records=tables.records, carried=carried))
         events.write(RunFinished(run_id=run_id, counts=tables.counts(),
                                  not_run=len(not_run), interrupted=interrupted))
     finally:
@@ -177,6 +181,22 @@ class _Loop:
         self.events.write(JobEnded(job_id=record.job_id, status=record.status, score_best=record.score_best,
                                    time_seconds=record.time_seconds, done=self.console.done,
                                    total=self.console.total))
+
+
+def _entries_digest(meta: dict[str, Any], store: RunStore, statuses: dict[str, str], ids: list[str]) -> str:
+    """What the manifest's entries are written from: the run's meta, each job's state, and the
+    results index (its stamp changes with every record written, so with every resolved field)."""
+    digest = hashlib.sha256(json.dumps([meta, store.results_index.stamp()], sort_keys=True, default=str).encode())
+    digest.update("\n".join(f"{job_id} {statuses.get(job_id, '')}" for job_id in ids).encode())
+    return digest.hexdigest()
+
+
+def _manifest_has(store: RunStore, digest: str) -> bool:
+    try:
+        head = store.read_manifest_head()
+    except StoreError:
+        return False
+    return head is not None and head.entries_digest == digest
 
 
 def _listed_jobs(store: RunStore) -> list[str] | None:

@@ -14,6 +14,7 @@ Who writes what (one writer per file, so no file needs a lock):
 from __future__ import annotations
 
 import csv
+import functools
 import os
 import shutil
 import threading
@@ -56,14 +57,20 @@ class JobStore:
     """A job directory; cheap to create (no I/O until a method is called)."""
 
     def __init__(self, root: str | Path) -> None:
-        self.root = Path(root)
+        self.root_str = os.fspath(root)
+
+    @functools.cached_property
+    def root(self) -> Path:
+        """The directory as a Path, made on first use (a resume holds 100,000 stores that never
+        need one)."""
+        return Path(self.root_str)
 
     def __repr__(self) -> str:
-        return f"JobStore({str(self.root)!r})"
+        return f"JobStore({self.root_str!r})"
 
     @property
     def job_id(self) -> str:
-        return self.root.name
+        return os.path.basename(self.root_str)
 
     # --- paths (for display and for the few tools that need a path: TensorBoard, a guide) ---
     @property

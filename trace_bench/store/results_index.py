@@ -78,18 +78,20 @@ class IndexedResult:
 
     def current(self, job: JobStore) -> bool:
         """Whether the job's files are still the ones this line was written from."""
-        root = str(job.root)
-        return (_stamp(os.path.join(root, RESULTS_FILE)) == self.results_stamp
-                and _stamp(os.path.join(root, META_FILE)) == self.meta_stamp)
+        root = job.root_str
+        return (_stamp(f"{root}/{RESULTS_FILE}") == self.results_stamp
+                and _stamp(f"{root}/{META_FILE}") == self.meta_stamp)
 
 
 def _line(job: JobStore, record: JobResult | LazyResult) -> str | None:
     written = _stamp(job.results_path)
     if written is None:
         return None
-    entry = {"job_id": record.job_id, "results_stamp": written, "meta_stamp": _stamp(job.meta_path),
-             "record": loaded(record).record()}  # last: read() slices it out of the line
-    return mask_secrets(dumps(entry, indent=None)) + "\n"
+    text = mask_secrets(dumps(loaded(record).record(), indent=None))
+    head = dumps({"job_id": record.job_id, "status": str(record.status), "results_stamp": written,
+                  "meta_stamp": _stamp(job.meta_path), "record_chars": len(text)}, indent=None)
+    # the record comes last: read() parses only the head, and its length tells a whole line from a torn one
+    return f"{head[:-1]}, {_RECORD}{text}}}\n"
 
 
 class ResultsIndex:
@@ -97,6 +99,10 @@ class ResultsIndex:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+
+    def stamp(self) -> int | None:
+        """Changes whenever a line is added or the index rewritten."""
+        return _stamp(self.path)
 
     def append(self, job: JobStore, record: JobResult | LazyResult) -> None:
         """After ``job.write_result(record)``: one line for it."""
@@ -116,12 +122,14 @@ class ResultsIndex:
         with handle:
             for text in handle:
                 try:
-                    data = json.loads(text)
-                    job_id, status = str(data["job_id"]), str(data["record"]["status"])
-                    start = text.index(_RECORD) + len(_RECORD)  # the record is the line's last field
-                    end = text.rstrip().rindex("}")
-                    entries[job_id] = IndexedResult(job_id, status, text[start:end], int(data["results_stamp"]),
-                                                    data.get("meta_stamp"))
+                    at = text.index(_RECORD)  # the record is the line's last field: parse only what precedes
+                    head = json.loads(text[:at].rstrip().rstrip(",") + "}")
+                    job_id, status = str(head["job_id"]), str(head["status"])
+                    record = text[at + len(_RECORD):at + len(_RECORD) + int(head["record_chars"])]
+                    if len(record) != head["record_chars"] or not text.endswith(record + "}\n"):
+                        continue  # torn (a kill mid-append) or damaged: the job's files answer
+                    entries[job_id] = IndexedResult(job_id, status, record, int(head["results_stamp"]),
+                                                    head.get("meta_stamp"))
                 except (ValueError, KeyError, TypeError):
                     continue
         return entries

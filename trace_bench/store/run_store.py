@@ -22,8 +22,8 @@ from trace_bench.store.events import (
     job_event_class,
     read_lines,
     run_event_class,
-    utc_now,
 )
+from trace_bench.store.files_index import write_files_index
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.jsonio import listing_chunks, loads
 from trace_bench.store.models import (
@@ -317,48 +317,8 @@ class RunStore:
 
     def write_files_index(self) -> int:
         """Every file of the run with its size, so a reader knows what exists without listing dirs;
-        returns how many.  Incremental: a job directory unchanged since the previous index (every
-        write is an atomic rename, which bumps the directory's mtime) keeps its entries, so a
-        resume of a 100,000-job run does not walk every job's files again."""
-        previous, since = self._previous_files()
-        files: list[tuple[str, int]] = []
-        for directory, names, filenames in os.walk(self.root):
-            rel = os.path.relpath(directory, self.root)
-            if rel == ".":
-                names[:] = [n for n in names if n != "jobs" and not n.startswith(".")]
-            else:
-                names[:] = [n for n in names if not n.startswith(".")]
-            files += _sizes(directory, "" if rel == "." else rel + "/", filenames)
-        for entry in _scandir(self.jobs_dir):
-            prefix = f"jobs/{entry.name}/"
-            kept = previous.get(entry.name)
-            if kept is not None and _mtime(entry) < since:  # same tick as the index: look again
-                files += kept
-                continue
-            for directory, names, filenames in os.walk(entry.path):
-                names[:] = [n for n in names if not n.startswith(".")]
-                rel = os.path.relpath(directory, entry.path)
-                files += _sizes(directory, prefix if rel == "." else f"{prefix}{rel}/", filenames)
-        files.sort(key=lambda item: item[0].split("/"))
-        head = FilesIndex(run_dir=str(self.root), generated_at=utc_now())
-        write_text_chunks(self.files_index_path,
-                          listing_chunks(head.record(), "files", ({"path": p, "bytes": n} for p, n in files)))
-        return len(files)
-
-    def _previous_files(self) -> tuple[dict[str, list[tuple[str, int]]], int]:
-        """The previous index's entries per job directory, and its mtime (0 when unusable)."""
-        try:
-            since = os.stat(self.files_index_path).st_mtime_ns
-            with open(self.files_index_path, encoding="utf-8") as handle:
-                data = loads(handle.read())
-            by_job: dict[str, list[tuple[str, int]]] = {}
-            for item in data["files"]:
-                parts = item["path"].split("/", 2)
-                if parts[0] == "jobs" and len(parts) == 3:
-                    by_job.setdefault(parts[1], []).append((item["path"], int(item["bytes"])))
-            return by_job, since
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return {}, 0
+        returns how many (incremental, see :mod:`.files_index`)."""
+        return write_files_index(self.root, self.files_index_path)
 
     def read_files_index(self) -> FilesIndex | None:
         return read_record(self.files_index_path, FilesIndex)
@@ -443,28 +403,3 @@ def _entry_id(line: str) -> str:
             return line[len(prefix):end]
     return str(loads(line.rstrip().rstrip(","))["job_id"])
 
-
-def _sizes(directory: str, prefix: str, names: list[str]) -> list[tuple[str, int]]:
-    out = []
-    for name in names:
-        if name.startswith("."):
-            continue
-        try:
-            out.append((prefix + name, os.stat(os.path.join(directory, name)).st_size))
-        except OSError:
-            continue
-    return out
-
-
-def _scandir(directory: Path) -> list[os.DirEntry[str]]:
-    try:
-        return [entry for entry in os.scandir(directory) if entry.is_dir() and not entry.name.startswith(".")]
-    except FileNotFoundError:
-        return []
-
-
-def _mtime(entry: os.DirEntry[str]) -> int:
-    try:
-        return entry.stat().st_mtime_ns
-    except OSError:
-        return 1 << 62
