@@ -33,7 +33,7 @@ def v1_run(tmp_path: Path) -> Path:
 def test_every_file_of_a_version_1_run_loads_as_the_current_version(v1_run: Path) -> None:
     run = RunStore(v1_run)
     manifest = run.read_manifest()
-    assert manifest is not None and manifest.schema_version == 2 and len(manifest.jobs) == 3
+    assert manifest is not None and manifest.schema_version == 3 and len(manifest.jobs) == 3
     assert {str(j.status) for j in manifest.jobs} == {"budget_exhausted", "failed", "skipped"}
     # version 2: the original's flat resolved_* names, filled from the version-1 `resolved` block
     assert all(j.resolved_trainer_kwargs == j.resolved.trainer_kwargs and j.resolved_optimizer == j.resolved.optimizer

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from trace_bench.config.errors import ConfigError, did_you_mean
 from trace_bench.config.models import RunConfig, TrainerEntry
 from trace_bench.matrix.checks import check_eval_kwargs, check_optimizer, knob_label
-from trace_bench.matrix.identity import job_id, llm_identity
+from trace_bench.matrix.identity import arm_job_ids, llm_identity
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.registry.trainers import resolve_trainer
 
@@ -186,9 +186,10 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
             label = params_label(variant)
             if eval_variants[task_id] > 1:  # one task under several eval_kwargs: each is its own arm
                 label = f"{label};eval:{params_label(eval_kwargs)}"
+            seed_job_id = arm_job_ids(task=task_id, eval_kwargs=eval_kwargs, trainer=trainer_id, trainer_kwargs=kwargs,
+                                      optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, llm=identity)
             for seed in config.seeds:
-                jid = job_id(task=task_id, eval_kwargs=eval_kwargs, trainer=trainer_id, trainer_kwargs=kwargs,
-                             optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, llm=identity)
+                jid = seed_job_id(seed)
                 if jid in origin:
                     raise ConfigError(f"{where} with {cell_where} is the same arm as {origin[jid]} (same task, "
                                       "eval_kwargs, trainer, knobs, optimizer and models): results would be pooled",

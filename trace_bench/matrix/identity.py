@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -47,6 +48,20 @@ def job_id(*, task: str, eval_kwargs: dict[str, Any], trainer: str, trainer_kwar
     payload = {"task": task, "eval_kwargs": eval_kwargs, "trainer": trainer, "trainer_kwargs": trainer_kwargs,
                "optimizer": optimizer, "optimizer_kwargs": optimizer_kwargs, "seed": seed, "llm": llm}
     return sha256(payload)[:12]
+
+
+def arm_job_ids(*, task: str, eval_kwargs: dict[str, Any], trainer: str, trainer_kwargs: dict[str, Any],
+                optimizer: str | None, optimizer_kwargs: dict[str, Any], llm: dict[str, Any]) -> Callable[[int], str]:
+    """``job_id`` of each seed of one arm, the arm's JSON encoded once: canonical JSON sorts keys,
+    and ``seed`` falls between ``optimizer_kwargs`` and ``task``, so a job's text is the arm's
+    first half, the seed, the arm's second half (the ids are exactly :func:`job_id`'s)."""
+    first = canonical_json({"eval_kwargs": eval_kwargs, "llm": llm, "optimizer": optimizer,
+                            "optimizer_kwargs": optimizer_kwargs})[:-1] + ',"seed":'
+    second = "," + canonical_json({"task": task, "trainer": trainer, "trainer_kwargs": trainer_kwargs})[1:]
+
+    def for_seed(seed: int) -> str:
+        return hashlib.sha256((first + canonical_json(seed) + second).encode()).hexdigest()[:12]
+    return for_seed
 
 
 def new_run_id(config_digest: str) -> str:

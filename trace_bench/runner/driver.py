@@ -7,6 +7,8 @@ atomic and a resume never sees a duplicate.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from trace_bench.config.models import RunConfig
@@ -16,7 +18,7 @@ from trace_bench.runner.console import ConsoleReporter
 from trace_bench.runner.executors import make_executor
 from trace_bench.runner.interrupts import InterruptHandler
 from trace_bench.runner.job import ended_meta, job_meta, launch_args
-from trace_bench.runner.manifest import build_manifest
+from trace_bench.runner.manifest import manifest_entries, manifest_head
 from trace_bench.runner.options import OpenedRun, RunOptions, RunOutcome
 from trace_bench.runner.plan import PlannedJob, ResumeMode, plan_jobs, prepare_attempt
 from trace_bench.runner.salvage import record_for, salvage_record
@@ -42,21 +44,25 @@ from trace_bench.store.tables import ResultTables
 def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: RunStore, opened: OpenedRun,
           resume: ResumeMode, job_timeout: float | None, interrupts: InterruptHandler) -> RunOutcome:
     run_id = store.run_id
-    carried = carried_entries(store, jobs)
+    listed = _listed_jobs(store)
+    carried = carried_entries(store, jobs, listed)
     meta = {"run_id": run_id, "config_hash": opened.digest, "mode": config.mode, "tags": config.tags,
             "total_jobs": len(jobs) + len(carried), "created_at": opened.created_at,
             "task_root": opened.task_root}
     env = environment_info()
     env.sandbox = SandboxSetting.model_validate(sandbox_info(config.sandbox))
     store.write_environment(env, git_info())
-    store.write_manifest(build_manifest(meta, jobs, {}, carried=carried, config_hashes=opened.config_hashes))
-    plan = plan_jobs(jobs, store, resume)
+    head = manifest_head(meta, opened.config_hashes)
+    if listed != [j.job_id for j in jobs] + [e.job_id for e in carried]:  # a resume of the same matrix keeps it until the end
+        store.write_manifest_stream(head, manifest_entries(jobs, {}, carried=carried))
+    planned = plan_jobs(jobs, store, resume)
+    plan = planned.jobs
     tables = store.tables(meta)
     tables.set_order([j.job_id for j in jobs] + [e.job_id for e in carried])
     reused = set()
     for item in plan:
         if item.spec.skip_reason and item.previous is None:
-            tables.add(_record_skipped(item, run_id))
+            tables.add(_record_skipped(item, store))
         elif item.previous is not None and not item.run:
             tables.add(item.previous)
             reused.add(item.spec.job_id)
@@ -76,7 +82,7 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     for task, reason in sorted({(j.task, j.skip_reason) for j in jobs if j.skip_reason}):
         console.line(f"warning: {task}: {reason}; its jobs are recorded as skipped")
     try:
-        loop = _Loop(config, run_id, tables, console, events, interrupts, job_timeout, fresh=resume == "none")
+        loop = _Loop(config, store, tables, console, events, interrupts, job_timeout, fresh=resume == "none")
         executor = make_executor(config, options.executor, options.ray_address)
         try:
             interrupted = loop.run(executor, to_run)
@@ -84,12 +90,18 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
             if hasattr(executor, "shutdown"):
                 executor.shutdown()
         not_run = [item.spec.job_id for item in plan if item.spec.job_id not in tables.records]
-        tables.write()
+        if not planned.index_complete:
+            stores = {item.spec.job_id: item.job for item in plan} | {e.job_id: store.job(e.job_id) for e in carried}
+            store.results_index.rewrite(stores, tables.records)
+        if to_run or carried or not planned.index_complete or not tables.current_on_disk():
+            tables.write()  # else nothing changed since they were written: a resume of a finished run
         statuses = {r.job_id: str(r.status) for r in tables.records.values()}
         statuses.update({job_id: str(PlanState.REUSED) for job_id in reused if job_id in statuses})
-        store.write_manifest(build_manifest(meta, jobs, statuses, records=tables.records, carried=carried,
-                                            config_hashes=opened.config_hashes))
-        events.write(RunFinished(run_id=run_id, counts=tables.summary(tables.sorted_records()).counts,
+        digest = _entries_digest(meta, store, statuses, [j.job_id for j in jobs] + [e.job_id for e in carried])
+        if not _manifest_has(store, digest):  # else it holds these entries already: a resume that changed nothing
+            head = manifest_head(meta, opened.config_hashes).model_copy(update={"entries_digest": digest})
+            store.write_manifest_stream(head, manifest_entries(jobs, statuses, records=tables.records, carried=carried))
+        events.write(RunFinished(run_id=run_id, counts=tables.counts(),
                                  not_run=len(not_run), interrupted=interrupted))
     finally:
         console.close()
@@ -107,9 +119,9 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
 class _Loop:
     """Submits planned jobs while slots are free and records each job that ends."""
 
-    def __init__(self, config: RunConfig, run_id: str, tables: ResultTables, console: ConsoleReporter,
+    def __init__(self, config: RunConfig, store: RunStore, tables: ResultTables, console: ConsoleReporter,
                  events: EventLog, interrupts: InterruptHandler, job_timeout: float | None, fresh: bool) -> None:
-        self.config, self.run_id, self.tables, self.console = config, run_id, tables, console
+        self.config, self.store, self.run_id, self.tables, self.console = config, store, store.run_id, tables, console
         self.events, self.interrupts, self.job_timeout, self.fresh = events, interrupts, job_timeout, fresh
         self.tries: dict[str, int] = {}
         self.failed_seen = False
@@ -161,7 +173,7 @@ class _Loop:
                             interrupted=self.interrupts.stop_scheduling)
         meta = ended_meta(job_meta(item.spec, self.run_id, item.attempt), record)
         item.job.write_meta(meta.model_copy(update={"node_id": finished.node_id}) if finished.node_id else meta)
-        item.job.write_result(record)  # after the meta: a crash between the two leaves no record, so the job re-runs
+        self.store.record_result(item.job, record)  # after the meta: a crash between them leaves no record: it re-runs
         self.tables.add(record)
         self.tables.maybe_write()
         self.failed_seen = self.failed_seen or record.status not in SUCCESSFUL
@@ -171,27 +183,56 @@ class _Loop:
                                    total=self.console.total))
 
 
-def carried_entries(store: RunStore, jobs: list[JobSpec]) -> list[ManifestJob]:
+def _entries_digest(meta: dict[str, Any], store: RunStore, statuses: dict[str, str], ids: list[str]) -> str:
+    """What the manifest's entries are written from: the run's meta, each job's state, and the
+    results index (its stamp changes with every record written, so with every resolved field)."""
+    digest = hashlib.sha256(json.dumps([meta, store.results_index.stamp()], sort_keys=True, default=str).encode())
+    digest.update("\n".join(f"{job_id} {statuses.get(job_id, '')}" for job_id in ids).encode())
+    return digest.hexdigest()
+
+
+def _manifest_has(store: RunStore, digest: str) -> bool:
+    try:
+        head = store.read_manifest_head()
+    except StoreError:
+        return False
+    return head is not None and head.entries_digest == digest
+
+
+def _listed_jobs(store: RunStore) -> list[str] | None:
+    """The job ids of the run's manifest (``None`` without one, or for a validate-only manifest).
+    When it lists exactly the matrix's jobs (a resume of an unchanged matrix), it is rewritten
+    once, at the end, not also before the jobs run."""
+    try:
+        listed = store.manifest_job_ids()
+    except StoreError:
+        return None
+    return None if listed is None or listed[0] else listed[1]
+
+
+def carried_entries(store: RunStore, jobs: list[JobSpec], listed: list[str] | None) -> list[ManifestJob]:
     """Entries of the run's manifest that this matrix lacks (cells of an earlier config of an
     extended run, see :mod:`trace_bench.runner.extend`), with the same LLM identity: they stay in
     the run.  A cell of another model or mode is left out of the tables (its files stay)."""
+    ids = {job.job_id for job in jobs}
+    if listed is None or set(listed) <= ids:
+        return []  # nothing beyond this matrix: no need to build the manifest's entries
     try:
         manifest = store.read_manifest()
     except StoreError:
         return []
-    if manifest is None or manifest.validated_only:
+    if manifest is None:
         return []
-    ids = {job.job_id for job in jobs}
     identity = jobs[0].llm_identity if jobs else None
     return [entry for entry in manifest.jobs if entry.job_id not in ids and entry.llm_identity == identity]
 
 
-def _record_skipped(item: PlannedJob, run_id: str) -> JobResult:
+def _record_skipped(item: PlannedJob, store: RunStore) -> JobResult:
     """The record of a job whose task cannot run here: written like any other, never executed."""
     item.job.root.mkdir(parents=True, exist_ok=True)
-    record = salvage_record(item.spec, item.job, run_id=run_id, status=Status.SKIPPED,
+    record = salvage_record(item.spec, item.job, run_id=store.run_id, status=Status.SKIPPED,
                             error=item.spec.skip_reason or "skipped", wall_s=0.0, attempt=1)
-    item.job.write_meta(ended_meta(job_meta(item.spec, run_id), record))
-    item.job.write_result(record)
+    item.job.write_meta(ended_meta(job_meta(item.spec, store.run_id), record))
+    store.record_result(item.job, record)
     return record
 

@@ -9,6 +9,7 @@ from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.salvage import spent_in_training
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.models import Attempts, JobResult, StoreError
+from trace_bench.store.results_index import IndexedResult, LazyResult
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import COMPLETE, Status
 
@@ -19,7 +20,7 @@ ResumeMode = Literal["auto", "failed", "none"]
 class PlannedJob:
     spec: JobSpec
     job: JobStore
-    previous: JobResult | None
+    previous: JobResult | LazyResult | None
     run: bool
     attempt: int = 1
     carried: dict[str, float] | None = None
@@ -56,17 +57,41 @@ def recorded_status(job: JobStore, previous: JobResult | None) -> str | None:
     return str(previous.status)
 
 
-def plan_jobs(jobs: list[JobSpec], run: RunStore, mode: ResumeMode) -> list[PlannedJob]:
+@dataclass
+class Plan:
+    """The planned jobs, and whether the results index answered for every recorded one (when it
+    did not, the driver rewrites it)."""
+
+    jobs: list[PlannedJob]
+    index_complete: bool
+
+
+def _previous(job: JobStore, indexed: IndexedResult | None,
+              mode: ResumeMode) -> tuple[JobResult | LazyResult | None, str | None, bool]:
+    """(record, status resume decides on, whether the index answered)."""
+    if indexed is not None and indexed.current(job):
+        return indexed.result(), indexed.status, True
+    previous = job.result_or_none()
+    return previous, recorded_status(job, previous) if mode != "none" else None, previous is None
+
+
+def plan_jobs(jobs: list[JobSpec], run: RunStore, mode: ResumeMode) -> Plan:
+    """Per job: its previous record (from the results index while it matches the job's files,
+    else from the files) and whether it runs."""
+    index = run.results_index.read() if mode != "none" else {}
     planned = []
+    complete = True
     for spec in jobs:
         job = run.job(spec.job_id)
-        previous = job.result_or_none()
-        status = recorded_status(job, previous) if mode != "none" else None
+        previous, status, answered = _previous(job, index.get(spec.job_id), mode)
+        complete = complete and answered
+        if mode == "none":
+            status = None
         planned.append(PlannedJob(spec, job, previous, should_run(previous, mode, status)))
         if spec.skip_reason and planned[-1].run:
             planned[-1].run = False  # recorded as skipped by the runner, never executed
             planned[-1].previous = None
-    return planned
+    return Plan(planned, complete)
 
 
 def prepare_attempt(planned: PlannedJob, *, fresh: bool) -> None:

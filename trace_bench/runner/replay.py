@@ -40,7 +40,7 @@ def replay_config(reference: str, runs_dir: str | None) -> tuple[RunConfig, Path
     llm = config.llm.model_copy(update={"cache": "replay", "cache_path": str(recorded.resolve())})
     replay = config.model_copy(update={"llm": llm, "run_id": None})
     try:
-        manifest = store.read_manifest()
+        manifest = store.read_manifest_head()
     except StoreError:
         manifest = None
     root = manifest.task_root if manifest is not None else None

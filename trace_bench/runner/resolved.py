@@ -39,5 +39,8 @@ def resolved_fields(spec: JobSpec) -> dict[str, Any]:
 
 
 def resolved_of(record: Any) -> dict[str, Any]:
-    """The ``resolved_*`` fields of a job record (``JobResult``)."""
+    """The ``resolved_*`` fields of a job record (``JobResult``, or a ``LazyResult``: one parse)."""
+    fields = getattr(type(record), "fields", None)
+    if callable(fields):
+        return record.fields(RESOLVED_FIELDS)
     return {name: getattr(record, name) for name in RESOLVED_FIELDS}

@@ -148,8 +148,9 @@ def _expand(config: RunConfig, options: RunOptions, opened: OpenedRun) -> list[J
 
 
 def _manifest_or_none(store: RunStore) -> Manifest | None:
+    """The run's manifest head (its job entries are not needed here, and are many)."""
     try:
-        return store.read_manifest()
+        return store.read_manifest_head()
     except StoreError:
         return None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +39,24 @@ def fsync_dir(directory: Path) -> None:
 
 
 def write_bytes(path: str | Path, data: bytes, *, durable: bool = True) -> None:
+    write_chunks(path, [data], durable=durable)
+
+
+def write_text_chunks(path: str | Path, chunks: Iterable[str], *, durable: bool = True) -> None:
+    """Like :func:`write_text` for a file too large to hold as one string: each chunk is masked
+    and written as it comes (a chunk must not split a secret: give whole lines or records)."""
+    write_chunks(path, (mask_secrets(chunk).encode("utf-8") for chunk in chunks), durable=durable)
+
+
+def write_chunks(path: str | Path, chunks: Iterable[bytes], *, durable: bool = True) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, _FILE_MODE)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for data in chunks:
+                handle.write(data)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())

@@ -14,6 +14,7 @@ Who writes what (one writer per file, so no file needs a lock):
 from __future__ import annotations
 
 import csv
+import functools
 import os
 import shutil
 import threading
@@ -48,27 +49,37 @@ from trace_bench.store.spend import SpendJournal, read_spend
 STATE_KINDS = ("initial", "best", "final")
 
 
+
+META_FILE = "job_meta.json"
+RESULTS_FILE = "results.json"
+
 class JobStore:
     """A job directory; cheap to create (no I/O until a method is called)."""
 
     def __init__(self, root: str | Path) -> None:
-        self.root = Path(root)
+        self.root_str = os.fspath(root)
+
+    @functools.cached_property
+    def root(self) -> Path:
+        """The directory as a Path, made on first use (a resume holds 100,000 stores that never
+        need one)."""
+        return Path(self.root_str)
 
     def __repr__(self) -> str:
-        return f"JobStore({str(self.root)!r})"
+        return f"JobStore({self.root_str!r})"
 
     @property
     def job_id(self) -> str:
-        return self.root.name
+        return os.path.basename(self.root_str)
 
     # --- paths (for display and for the few tools that need a path: TensorBoard, a guide) ---
     @property
     def meta_path(self) -> Path:
-        return self.root / "job_meta.json"
+        return self.root / META_FILE
 
     @property
     def results_path(self) -> Path:
-        return self.root / "results.json"
+        return self.root / RESULTS_FILE
 
     @property
     def events_path(self) -> Path:

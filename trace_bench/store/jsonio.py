@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,25 @@ def dumps(data: Any, *, indent: int | None = 2) -> str:
         return json.dumps(data, indent=indent, separators=separators, default=_plain, allow_nan=False)
     except ValueError:
         return json.dumps(finite(data), indent=indent, separators=separators, default=_plain, allow_nan=False)
+
+
+def listing_chunks(head: dict[str, Any], key: str, items: Iterable[Any], *, batch: int = 512,
+                   raw: bool = False) -> Iterator[str]:
+    """``head`` with ``key`` set to the list ``items``, as JSON text in chunks: the head's fields
+    on one line, then one item per line.  Each item goes through the C encoder (an indented dump
+    goes through the pure-Python one, ~10x slower), so a 100,000-entry list streams in a second,
+    and a human still reads one entry per line.  ``raw``: the items are already JSON text."""
+    fields = dumps({k: v for k, v in head.items() if k != key}, indent=None)
+    yield (fields[:-1] + ", " if fields != "{}" else "{") + json.dumps(key) + ": ["
+    lines: list[str] = []
+    first = True
+    for item in items:
+        lines.append(("\n" if first else ",\n") + (item if raw else dumps(item, indent=None)))
+        first = False
+        if len(lines) >= batch:
+            yield "".join(lines)
+            lines = []
+    yield "".join(lines) + ("\n]}\n" if not first else "]}\n")
 
 
 def plain(value: Any) -> Any:

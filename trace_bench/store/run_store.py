@@ -9,33 +9,36 @@ Schema is exported to docs/schemas/.
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from trace_bench.store.atomic import write_json, write_text
+from trace_bench.store.atomic import write_json, write_text, write_text_chunks
 from trace_bench.store.events import (
     EventLog,
     LogFollower,
     job_event_class,
     read_lines,
     run_event_class,
-    utc_now,
 )
+from trace_bench.store.files_index import write_files_index
 from trace_bench.store.job_store import JobStore
+from trace_bench.store.jsonio import listing_chunks, loads
 from trace_bench.store.models import (
     RUN_EVENTS,
     EnvInfo,
     Event,
-    FileEntry,
     FilesIndex,
     GitInfo,
+    JobResult,
     Manifest,
     StoreError,
     Summary,
 )
 from trace_bench.store.reading import read_csv, read_record, read_yaml
+from trace_bench.store.results_index import INDEX_FILE, ResultsIndex
 from trace_bench.store.tables import ResultTables
 
 
@@ -225,6 +228,10 @@ class RunStore:
     def jobs_dir(self) -> Path:
         return self.root / "jobs"
 
+    @functools.cached_property
+    def _jobs_root(self) -> str:
+        return str(self.jobs_dir)
+
     @property
     def llm_cache_path(self) -> Path:
         """The run's LLM cache (SQLite, owned by the LLM layer) when the config names none."""
@@ -246,10 +253,57 @@ class RunStore:
         return data
 
     def write_manifest(self, manifest: Manifest) -> None:
-        write_json(self.manifest_path, manifest.record())
+        self.write_manifest_stream(manifest, (job.model_dump(mode="json") for job in manifest.jobs))
+
+    def write_manifest_stream(self, head: Manifest, entries: Iterable[dict[str, Any]]) -> None:
+        """The manifest ``head`` with ``entries`` (JSON-ready job entries) as its jobs, one per line,
+        written as they come (a 100,000-job manifest is never one string in memory)."""
+        write_text_chunks(self.manifest_path, listing_chunks(head.record(), "jobs", entries))
 
     def read_manifest(self) -> Manifest | None:
         return read_record(self.manifest_path, Manifest)
+
+    def read_manifest_head(self) -> Manifest | None:
+        """The manifest without its job entries (``jobs`` empty): what admission and the task root
+        need, read from the first line of the one-entry-per-line layout (the whole file otherwise)."""
+        marker = ', "jobs": ['
+        try:
+            with open(self.manifest_path, encoding="utf-8") as handle:
+                first = handle.readline().rstrip("\n")
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"{self.manifest_path}: cannot read it ({exc})") from exc
+        if first.endswith(marker):
+            try:
+                return Manifest.load({**loads(first[: -len(marker)] + "}"), "jobs": []}, source=self.manifest_path)
+            except (ValueError, StoreError):
+                pass
+        manifest = self.read_manifest()
+        return None if manifest is None else manifest.model_copy(update={"jobs": []})
+
+    def manifest_job_ids(self) -> tuple[bool, list[str]] | None:
+        """(``validated_only``, the job ids in order) of the run's manifest, without building its
+        entries: a manifest in the one-entry-per-line layout is read line by line, keeping ids only.
+        ``None`` when there is none; :class:`StoreError` when it cannot be read."""
+        marker = ', "jobs": ['
+        try:
+            handle = open(self.manifest_path, encoding="utf-8")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"{self.manifest_path}: cannot read it ({exc})") from exc
+        with handle:
+            first = handle.readline().rstrip("\n")
+            if first.endswith(marker):
+                try:
+                    head = loads(first[: -len(marker)] + "}")
+                    ids = [_entry_id(line) for line in handle if line.startswith("{")]
+                    return bool(head.get("validated_only")), ids
+                except (ValueError, KeyError, TypeError):
+                    pass  # not the streamed layout after all: read it whole
+        manifest = self.read_manifest()
+        return None if manifest is None else (manifest.validated_only, [job.job_id for job in manifest.jobs])
 
     def write_environment(self, env: EnvInfo, git: GitInfo) -> None:
         write_json(self.env_path, env.record())
@@ -261,26 +315,27 @@ class RunStore:
     def read_git(self) -> GitInfo | None:
         return read_record(self.git_path, GitInfo)
 
-    def write_files_index(self) -> FilesIndex:
-        """Every file of the run with its size, so a reader knows what exists without listing dirs."""
-        files = []
-        for path in sorted(self.root.rglob("*")):
-            if path.is_file() and not path.name.startswith("."):
-                try:
-                    size = path.stat().st_size
-                except OSError:
-                    continue
-                files.append(FileEntry(path=str(path.relative_to(self.root)), bytes=size))
-        index = FilesIndex(run_dir=str(self.root), generated_at=utc_now(), files=files)
-        write_json(self.files_index_path, index.record())
-        return index
+    def write_files_index(self) -> int:
+        """Every file of the run with its size, so a reader knows what exists without listing dirs;
+        returns how many (incremental, see :mod:`.files_index`)."""
+        return write_files_index(self.root, self.files_index_path)
 
     def read_files_index(self) -> FilesIndex | None:
         return read_record(self.files_index_path, FilesIndex)
 
     # --- jobs ---
     def job(self, job_id: str) -> JobStore:
-        return JobStore(self.jobs_dir / job_id)
+        return JobStore(os.path.join(self._jobs_root, job_id))  # no Path join: 100,000 calls on a resume
+
+    @property
+    def results_index(self) -> ResultsIndex:
+        """Every finished job's record in one file (see :mod:`.results_index`)."""
+        return ResultsIndex(self.root / INDEX_FILE)
+
+    def record_result(self, job: JobStore, record: JobResult) -> None:
+        """Write a job's ``results.json`` (the source of truth), then its line in the index."""
+        job.write_result(record)
+        self.results_index.append(job, record)
 
     def job_ids(self) -> list[str]:
         """Job directories present (sorted), whether or not the job has a record."""
@@ -337,4 +392,14 @@ class RunStore:
         target = Path(out) if out is not None else self.report_path
         write_text(target, html)
         return target
+
+
+def _entry_id(line: str) -> str:
+    """The job id of one manifest entry line; entries start with it, so most need no parsing."""
+    prefix = '{"job_id": "'
+    if line.startswith(prefix):
+        end = line.find('"', len(prefix))
+        if end > 0 and "\\" not in line[len(prefix):end]:
+            return line[len(prefix):end]
+    return str(loads(line.rstrip().rstrip(","))["job_id"])
 

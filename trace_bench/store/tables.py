@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.store.atomic import write_json, write_text
+from trace_bench.store.jsonio import loads
 from trace_bench.store.legacy_columns import legacy_values
 from trace_bench.store.models import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobResult, Summary
 from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, competition_ranks, task_metric
+from trace_bench.store.results_index import LazyResult, loaded
 from trace_bench.store.stats import summarize
 from trace_bench.store.status import SUCCESSFUL
 
@@ -55,7 +57,7 @@ class ResultTables:
                  min_interval_s: float = 1.0) -> None:
         self.results_csv, self.summary_path, self.leaderboard = results_csv, summary, leaderboard
         self.run_meta = run_meta
-        self.records: dict[str, JobResult] = {}
+        self.records: dict[str, JobResult | LazyResult] = {}
         self.order: dict[str, int] = {}
         self.min_interval_s = min_interval_s
         self._last_write = 0.0
@@ -64,7 +66,7 @@ class ResultTables:
     def set_order(self, job_ids: list[str]) -> None:
         self.order = {job_id: i for i, job_id in enumerate(job_ids)}
 
-    def add(self, record: JobResult) -> None:
+    def add(self, record: JobResult | LazyResult) -> None:
         self.records[record.job_id] = record
         self._dirty = True
 
@@ -72,11 +74,35 @@ class ResultTables:
         if self._dirty and time.monotonic() - self._last_write >= self.min_interval_s:
             self.write()
 
-    def sorted_records(self) -> list[JobResult]:
+    def current_on_disk(self) -> bool:
+        """Whether the files already hold these records' tables: the caller knows no record changed
+        since they were written (a resume that ran nothing, every record from the results index),
+        and the files are complete and in this version's layout (an older run's are rewritten)."""
+        try:
+            summary = loads(self.summary_path.read_text(encoding="utf-8"))
+            with open(self.results_csv, encoding="utf-8") as handle:
+                csv_header = handle.readline()
+            with open(self.leaderboard, encoding="utf-8") as handle:
+                board_header = handle.readline()
+        except (OSError, ValueError):
+            return False
+        return (isinstance(summary, dict) and summary.get("schema_version") == Summary.SCHEMA_VERSION
+                and summary.get("finished_jobs") == len(self.records)
+                and summary.get("total_jobs") == self.run_meta.get("total_jobs", len(self.records))
+                and csv_header.startswith(",".join(CSV_COLUMNS)) and board_header == ",".join(LEADERBOARD_COLUMNS) + "\n")
+
+    def sorted_records(self) -> list[JobResult | LazyResult]:
         return sorted(self.records.values(), key=lambda r: (self.order.get(r.job_id, 1 << 30), r.job_id))
 
+    def counts(self) -> dict[str, int]:
+        """Jobs per status (what ``summary.json`` counts), without parsing any record."""
+        counts: dict[str, int] = defaultdict(int)
+        for record in self.records.values():
+            counts[str(record.status)] += 1
+        return dict(sorted(counts.items()))
+
     def write(self) -> None:
-        records = self.sorted_records()
+        records = [loaded(record) for record in self.sorted_records()]  # parsed for the write only
         self._write_csv(records)
         write_json(self.summary_path, self.summary(records).record(), durable=True)
         self._write_leaderboard(records)

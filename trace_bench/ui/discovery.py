@@ -75,9 +75,13 @@ def run_state(run_dir: Path) -> str:
     return state
 
 
-def _manifest(store: RunStore) -> tuple[Manifest | None, str | None]:
+def _manifest(store: RunStore, *, entries: bool = True) -> tuple[Manifest | None, str | None]:
+    """The manifest; with ``entries=False`` its head only (a listing needs no job entries, and a
+    large run has 100,000 of them), unless an old manifest does not record its job count."""
     try:
-        manifest = store.read_manifest()
+        manifest = store.read_manifest() if entries else store.read_manifest_head()
+        if manifest is not None and not entries and not manifest.total_jobs:
+            manifest = store.read_manifest()
     except StoreError as exc:
         return None, problem_of(exc, store.manifest_path)
     return manifest, None if manifest is not None else "manifest.json: not written yet"
@@ -93,7 +97,7 @@ def _summary(store: RunStore) -> tuple[Summary | None, str | None]:
 def run_info(run_dir: Path) -> RunInfo:
     store = RunStore(run_dir)
     info = RunInfo(run_id=store.run_id, run_dir=store.root)
-    manifest, info.problem = _manifest(store)
+    manifest, info.problem = _manifest(store, entries=False)
     if manifest is not None:
         info.run_id = manifest.run_id or store.run_id
         info.created = manifest.created_at

@@ -65,13 +65,19 @@ def _manifest_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "jobs": jobs}
 
 
+def _manifest_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 only adds ``entries_digest`` (empty: unknown, so the next resume rewrites it)."""
+    return dict(data)
+
+
 class Manifest(StoreModel):
     """The expanded matrix.  Written when a run starts (every job ``pending``) and when it ends.
     Version 2 adds the entries' flat ``resolved_*`` fields, the ``reused`` state and
-    ``config_hashes`` (a run extended by a larger config: see ``trace_bench.runner.extend``)."""
+    ``config_hashes`` (a run extended by a larger config: see ``trace_bench.runner.extend``).
+    Version 3 adds ``entries_digest`` (empty in older files) and writes one entry per line."""
 
-    SCHEMA_VERSION: ClassVar[int] = 2
-    UPGRADES: ClassVar[dict[int, Upgrade]] = {1: _manifest_v1_to_v2}
+    SCHEMA_VERSION: ClassVar[int] = 3
+    UPGRADES: ClassVar[dict[int, Upgrade]] = {1: _manifest_v1_to_v2, 2: _manifest_v2_to_v3}
     FILE: ClassVar[str] = "manifest.json"
 
     run_id: str
@@ -85,6 +91,9 @@ class Manifest(StoreModel):
     validated_only: bool = Field(default=False, description="written by `validate --strict`, never run")
     config_hashes: list[str] = Field(default_factory=list, description="the hash of every config the run was "
                                      "started or extended with, in order; `config_hash` covers them all")
+    entries_digest: str = Field(default="", description="hash of the job ids, their states and the results "
+                                "index these entries were written from: a resume that would write the same entries "
+                                "leaves the file alone (version 3)")
     jobs: list[ManifestJob] = Field(default_factory=list)
 
 
