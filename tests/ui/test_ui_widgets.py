@@ -145,3 +145,22 @@ def test_running_runs_are_named_and_stoppable(live_run: Path, sleeper: subproces
     assert stoppable_launch(ctx, str(live_run), {"launch": "L1"}) is None
     assert dict((v, k) for k, v in ctx.run_choices())[str(live_run.resolve())].endswith("incomplete")
 
+
+
+def test_a_tick_that_changed_nothing_does_not_overwrite_the_launch_state(runs: Path) -> None:
+    """The timer's tick runs beside Start: had it written back the state it read, a Start landing
+    meanwhile would be undone and its launch never followed (the page showed "no run selected")."""
+    pytest.importorskip("gradio")
+    import gradio as gr
+
+    from trace_bench.ui import build_app
+
+    app = build_app(runs)
+    tick = next(f.fn for f in app.fns.values() if getattr(f.fn, "__name__", "") == "on_tick")
+    run_dir = str(list_runs(runs)[0].run_dir)
+    state = {"stoppable": False}
+    skipped = gr.skip()
+    first = tick(state, run_dir)
+    settled = state if first[3] == skipped else first[3]  # the first tick records what it shows
+    again = tick(settled, run_dir)
+    assert again[3] == skipped, "nothing changed: the state output is skipped"

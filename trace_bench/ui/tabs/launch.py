@@ -106,13 +106,17 @@ def build(ctx: UIContext) -> dict[str, Any]:
 
     @guarded(6, None)
     def on_tick(current: dict[str, Any], run_dir: str | None) -> tuple[Any, ...]:
+        given = current
         progress, log, run_update, current, message = _follow(current, run_dir)
         stoppable = stoppable_launch(ctx, run_dir, current) is not None
         stop_update: Any = gr.skip()
         if stoppable != current.get("stoppable"):
             current = {**current, "stoppable": stoppable}
             stop_update = gr.update(interactive=stoppable)
-        return progress, log, run_update, current, message, stop_update
+        # A tick that changed nothing leaves the state alone: returning the copy it read would undo
+        # a Start that landed while it ran (the new launch would never be followed).
+        state_update = gr.skip() if current is given else current
+        return progress, log, run_update, state_update, message, stop_update
 
     def _follow(current: dict[str, Any], run_dir: str | None) -> tuple[Any, ...]:
         launch = ctx.launcher.get(current.get("launch"))
