@@ -59,7 +59,8 @@ def read_yaml(path: Path) -> Any:
 
 
 def read_csv(path: Path) -> tuple[list[str], list[list[str]]] | None:
-    """(header, rows) of a table; rows with the wrong number of cells (torn) are dropped.
+    """(header, rows) of a table; rows with the wrong number of cells (torn) are dropped.  Equal
+    cells are one string object, so a 100,000-row results.csv costs its distinct values only.
     ``None`` when the file does not exist; :class:`StoreError` when it is empty or not CSV."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -67,14 +68,16 @@ def read_csv(path: Path) -> tuple[list[str], list[list[str]]] | None:
         return None
     except OSError as exc:
         raise StoreError(f"{path}: cannot be read ({exc})") from None
+    shared: dict[str, str] = {}  # one object per distinct cell: most columns repeat a few values
     try:
-        rows = list(csv.reader(io.StringIO(text)))
+        reader = csv.reader(io.StringIO(text))
+        header = next(reader, None)
+        if header is None:
+            raise StoreError(f"{path}: empty file (no header row)")
+        rows = [[shared.setdefault(cell, cell) for cell in row] for row in reader if len(row) == len(header)]
     except csv.Error as exc:
         raise StoreError(f"{path}: cannot be read as CSV ({exc})") from None
-    if not rows:
-        raise StoreError(f"{path}: empty file (no header row)")
-    header = rows[0]
-    return header, [row for row in rows[1:] if len(row) == len(header)]
+    return header, rows
 
 
 def read_text(path: Path, limit: int = TAIL_BYTES) -> str | None:

@@ -47,8 +47,18 @@ class LazyResult:
     def __init__(self, job_id: str, status: str, text: str) -> None:
         self.job_id, self.status, self._text = job_id, status, text
 
+    @classmethod
+    def of(cls, record: JobResult) -> LazyResult:
+        return cls(record.job_id, str(record.status), dumps(record.record(), indent=None))
+
     def load(self) -> JobResult:
         return JobResult.model_validate_json(self._text)
+
+    def objective_names(self) -> list[str]:
+        """The keys of ``score_dict_best`` (most records have none: no parse then)."""
+        if '"score_dict_best": {}' in self._text:
+            return []
+        return list(json.loads(self._text).get("score_dict_best") or {})
 
     def fields(self, names: tuple[str, ...]) -> dict[str, Any]:
         """Several fields as stored (JSON values), with one plain parse."""

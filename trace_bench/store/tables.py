@@ -1,9 +1,12 @@
 """results.csv, summary.json and leaderboard.csv, rebuilt from per-job results.json records.
 
-The driver keeps every job's record in memory (loaded once from disk when resuming), replaces
-a job's record when it finishes again, and rewrites the tables from that map, so a resumed run
-never holds duplicate or stale rows.  Rewrites are throttled; a final write happens at the end.
-Obtain one from :meth:`trace_bench.store.RunStore.tables`.
+The driver keeps every job's record (loaded once from disk when resuming), replaces a job's record
+when it finishes again, and rewrites the tables from that map, so a resumed run never holds
+duplicate or stale rows.  Records are kept as JSON text and parsed one at a time while the tables
+are written (a 100,000-job run holds ~1.4 KB per job, not a parsed record's ~5 KB), and results.csv
+is streamed to disk.  Rewrites are throttled so that they take at most a tenth of the driver's time
+(at least ``min_interval_s`` apart); a final write happens at the end.  Obtain one from
+:meth:`trace_bench.store.RunStore.tables`.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ import json
 import math
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trace_bench.store.atomic import write_json, write_text
+from trace_bench.store.atomic import write_json, write_text, write_text_chunks
 from trace_bench.store.jsonio import loads
 from trace_bench.store.legacy_columns import legacy_values
 from trace_bench.store.models import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobResult, Summary
@@ -60,18 +65,18 @@ class ResultTables:
         self.records: dict[str, JobResult | LazyResult] = {}
         self.order: dict[str, int] = {}
         self.min_interval_s = min_interval_s
-        self._last_write = 0.0
+        self._next_write = 0.0
         self._dirty = False
 
     def set_order(self, job_ids: list[str]) -> None:
         self.order = {job_id: i for i, job_id in enumerate(job_ids)}
 
     def add(self, record: JobResult | LazyResult) -> None:
-        self.records[record.job_id] = record
+        self.records[record.job_id] = record if isinstance(record, LazyResult) else LazyResult.of(record)
         self._dirty = True
 
     def maybe_write(self) -> None:
-        if self._dirty and time.monotonic() - self._last_write >= self.min_interval_s:
+        if self._dirty and time.monotonic() >= self._next_write:
             self.write()
 
     def current_on_disk(self) -> bool:
@@ -102,81 +107,64 @@ class ResultTables:
         return dict(sorted(counts.items()))
 
     def write(self) -> None:
-        records = [loaded(record) for record in self.sorted_records()]  # parsed for the write only
-        self._write_csv(records)
-        write_json(self.summary_path, self.summary(records).record(), durable=True)
-        self._write_leaderboard(records)
-        self._last_write = time.monotonic()
+        """All three tables in one pass over the records, each parsed once and dropped."""
+        started = time.monotonic()
+        ordered = self.sorted_records()
+        objectives = [f"obj_{name}" for name in sorted({n for r in ordered for n in r.objective_names()} - {"score"})]
+        totals = _Totals()  # the summary and the leaderboard keep only what they need of each record
+        arms: dict[tuple[str, str, str], list[_Scores]] = defaultdict(list)
+
+        def rows() -> Iterator[str]:
+            buffer = io.StringIO()
+            writer = csv.writer(buffer, lineterminator="\n")
+            writer.writerow([*CSV_COLUMNS, *objectives, *LEGACY_CSV_COLUMNS])
+            for index, lazy in enumerate(ordered):
+                record = loaded(lazy)
+                totals.add(record)
+                arms[(record.task, record.trainer, record.params_label)].append(_Scores.of(record))
+                writer.writerow(_csv_row(record, objectives))
+                if index % 512 == 511:
+                    yield buffer.getvalue()
+                    buffer.seek(0)
+                    buffer.truncate()
+            yield buffer.getvalue()
+
+        write_text_chunks(self.results_csv, rows())
+        write_json(self.summary_path, totals.summary(self.run_meta, len(ordered)).record(), durable=True)
+        self._write_leaderboard(arms)
+        now = time.monotonic()
+        self._next_write = now + max(self.min_interval_s, 9 * (now - started))
         self._dirty = False
 
-    def _objective_columns(self, records: list[JobResult]) -> list[str]:
-        names = sorted({k for r in records for k in r.score_dict_best if k != "score"})
-        return [f"obj_{name}" for name in names]
-
-    def _write_csv(self, records: list[JobResult]) -> None:
-        objectives = self._objective_columns(records)
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow([*CSV_COLUMNS, *objectives, *LEGACY_CSV_COLUMNS])
-        for record in records:
-            data = record.model_dump(mode="json")
-            row = [_cell(data.get(column)) for column in CSV_COLUMNS]
-            row += [_cell(record.score_dict_best.get(name[4:])) for name in objectives]
-            legacy = legacy_values(record)
-            row += [_cell(legacy[column]) for column in LEGACY_CSV_COLUMNS]
-            writer.writerow(row)
-        write_text(self.results_csv, buffer.getvalue())
-
     def summary(self, records: list[JobResult]) -> Summary:
-        counts: dict[str, int] = defaultdict(int)
+        totals = _Totals()
         for record in records:
-            counts[str(record.status)] += 1
-        total = {
-            "prompt": sum(r.prompt_tokens for r in records),
-            "completion": sum(r.completion_tokens for r in records),
-            "total": sum(r.total_tokens for r in records),
-        }
-        return Summary.model_validate({
-            **self.run_meta,
-            "total_jobs": self.run_meta.get("total_jobs", len(records)),
-            "finished_jobs": len(records),
-            "counts": dict(sorted(counts.items())),
-            "token_totals": total,
-            "tokens_estimated": any(r.tokens_estimated for r in records),
-            "llm_calls": sum(r.llm_calls for r in records),
-            "cache_hits": sum(r.cache_hits for r in records),
-            "cost_usd": round(sum(r.cost_usd for r in records), 10),
-            "job_seconds": round(sum(r.time_seconds for r in records), 6),
-        })
+            totals.add(record)
+        return totals.summary(self.run_meta, len(records))
 
-    def leaderboard_rows(self, records: list[JobResult], metric: str = DEFAULT_METRIC) -> list[dict[str, Any]]:
+    @staticmethod
+    def leaderboard_rows(arms: dict[tuple[str, str, str], list[_Scores]],
+                         metric: str = DEFAULT_METRIC) -> list[dict[str, Any]]:
         """Per task, arms ranked by the mean of the task's ranking metric (``ranked_on``): a held-out
         test score where some scored job of the task has one, else the best selection score."""
-        groups: dict[tuple[str, str, str], list[JobResult]] = defaultdict(list)
-        for record in records:
-            groups[(record.task, record.trainer, record.params_label)].append(record)
-        scored_by_arm = {arm: [m for m in members if m.status in SUCCESSFUL and m.score_best is not None]
-                         for arm, members in groups.items()}
-        field = METRIC_FIELDS[metric]
-        held_out = {arm[0] for arm, scored in scored_by_arm.items() if any(getattr(m, field) is not None
-                                                                            for m in scored)}
+        scored_by_arm = {arm: [m for m in members if m.scored] for arm, members in arms.items()}
+        held_out = {arm[0] for arm, scored in scored_by_arm.items() if any(m.get(metric) is not None for m in scored)}
         rows = []
-        for (task, trainer, label), members in groups.items():
+        for (task, trainer, label), members in arms.items():
             scored = scored_by_arm[(task, trainer, label)]
             ranked_on = task_metric(task in held_out, metric)
-            values = [getattr(m, METRIC_FIELDS[ranked_on]) for m in scored]
-            n, mean, std, low, high = summarize([v for v in values if v is not None])
-            _, mean_best, std_best, _, _ = summarize([m.score_best for m in scored])  # type: ignore[misc]
+            n, mean, std, low, high = summarize([v for m in scored if (v := m.get(ranked_on)) is not None])
+            _, mean_best, std_best, _, _ = summarize([m.best for m in scored])  # type: ignore[misc]
             rows.append({
                 "task": task, "suite": members[0].suite, "trainer": trainer, "params_label": label,
                 "ranked_on": ranked_on, "count": len(scored), "failed": len(members) - len(scored),
                 "mean": mean, "std": std, "ci95_low": low, "ci95_high": high,
                 "mean_best": mean_best, "std_best": std_best,
-                "mean_test": _mean([m.score_test_best for m in scored]),  # type: ignore[misc]
-                "mean_test_last": _mean([m.score_test_last for m in scored]),  # type: ignore[misc]
-                "mean_initial": _mean([m.score_initial for m in scored]),  # type: ignore[misc]
+                "mean_test": _mean([m.test_best for m in scored]),  # type: ignore[misc]
+                "mean_test_last": _mean([m.test_last for m in scored]),  # type: ignore[misc]
+                "mean_initial": _mean([m.initial for m in scored]),  # type: ignore[misc]
                 "mean_llm_calls": _mean([float(m.llm_calls) for m in scored]),
-                "mean_tokens": _mean([float(m.total_tokens) for m in scored]),
+                "mean_tokens": _mean([float(m.tokens) for m in scored]),
                 "mean_cost_usd": _mean([m.cost_usd for m in scored]),
             })
         by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -191,10 +179,84 @@ class ResultTables:
                                                      r["params_label"]))
         return ranked
 
-    def _write_leaderboard(self, records: list[JobResult]) -> None:
+    def _write_leaderboard(self, arms: dict[tuple[str, str, str], list[_Scores]]) -> None:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(LEADERBOARD_COLUMNS)
-        for row in self.leaderboard_rows(records):
+        for row in self.leaderboard_rows(arms):
             writer.writerow([_cell(row.get(c)) for c in LEADERBOARD_COLUMNS])
         write_text(self.leaderboard, buffer.getvalue())
+
+
+def _csv_row(record: JobResult, objectives: list[str]) -> list[Any]:
+    data = record.model_dump(mode="json")
+    row = [_cell(data.get(column)) for column in CSV_COLUMNS]
+    row += [_cell(record.score_dict_best.get(name[4:])) for name in objectives]
+    legacy = legacy_values(record)
+    return row + [_cell(legacy[column]) for column in LEGACY_CSV_COLUMNS]
+
+
+@dataclass(frozen=True)
+class _Scores:
+    """What the leaderboard needs of one job."""
+
+    suite: str
+    scored: bool
+    best: float | None
+    test_best: float | None
+    test_last: float | None
+    initial: float | None
+    llm_calls: int
+    tokens: int
+    cost_usd: float
+
+    @classmethod
+    def of(cls, record: JobResult) -> _Scores:
+        return cls(record.suite, record.status in SUCCESSFUL and record.score_best is not None, record.score_best,
+                   record.score_test_best, record.score_test_last, record.score_initial, record.llm_calls,
+                   record.total_tokens, record.cost_usd)
+
+    def get(self, metric: str) -> float | None:
+        """The score a ranking metric names (``METRIC_FIELDS``)."""
+        return {"score_best": self.best, "score_test_best": self.test_best,
+                "score_test_last": self.test_last}[METRIC_FIELDS[metric]]
+
+
+@dataclass
+class _Totals:
+    """What summary.json sums over the jobs."""
+
+    counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    prompt: int = 0
+    completion: int = 0
+    total: int = 0
+    estimated: bool = False
+    llm_calls: int = 0
+    cache_hits: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+
+    def add(self, record: JobResult) -> None:
+        self.counts[str(record.status)] += 1
+        self.prompt += record.prompt_tokens
+        self.completion += record.completion_tokens
+        self.total += record.total_tokens
+        self.estimated = self.estimated or record.tokens_estimated
+        self.llm_calls += record.llm_calls
+        self.cache_hits += record.cache_hits
+        self.cost_usd += record.cost_usd
+        self.seconds += record.time_seconds
+
+    def summary(self, run_meta: dict[str, Any], finished: int) -> Summary:
+        return Summary.model_validate({
+            **run_meta,
+            "total_jobs": run_meta.get("total_jobs", finished),
+            "finished_jobs": finished,
+            "counts": dict(sorted(self.counts.items())),
+            "token_totals": {"prompt": self.prompt, "completion": self.completion, "total": self.total},
+            "tokens_estimated": self.estimated,
+            "llm_calls": self.llm_calls,
+            "cache_hits": self.cache_hits,
+            "cost_usd": round(self.cost_usd, 10),
+            "job_seconds": round(self.seconds, 6),
+        })
