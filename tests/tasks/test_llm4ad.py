@@ -27,13 +27,22 @@ _PROBLEMS: dict[str, dict[str, Any]] = {}
 REFERENCE = json.loads((Path(__file__).with_name("llm4ad_reference_scores.json")).read_text())
 
 
+def same_score(value: float, expected: float) -> bool:
+    """Equal up to the last bits: OpenBLAS picks its kernels by CPU (DYNAMIC_ARCH), so a fit's
+    sums are reassociated differently on an AMD and an Intel machine (seen: 5e-16 relative).
+    Any change of what an evaluator computes moves a score by far more than 1e-9."""
+    return math.isclose(value, expected, rel_tol=1e-9, abs_tol=1e-12)
+
+
 def assert_reference(name: str, split: str, program: str, value: float, problem: dict[str, Any]) -> None:
     expected = REFERENCE[f"{name}|{split}|{hashlib.sha256(program.encode()).hexdigest()[:16]}"]
     if isinstance(expected, dict):  # multi-objective: compare every objective
         data = problem[split]
-        assert problem["guide"].get_score_dict(data["inputs"][0], program, data["infos"][0]) == expected
+        scores = problem["guide"].get_score_dict(data["inputs"][0], program, data["infos"][0])
+        assert scores.keys() == expected.keys()
+        assert all(same_score(scores[key], expected[key]) for key in expected), (scores, expected)
     else:
-        assert value == expected
+        assert same_score(value, expected), (value, expected)
 
 
 def problem_for(name: str) -> dict[str, Any]:
