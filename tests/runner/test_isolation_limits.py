@@ -101,8 +101,8 @@ def test_killed_worker_is_lost_then_retried(tmp_path: Path) -> None:
     from tests.conftest import REPO
 
     config = tmp_path / "c.yaml"
-    config.write_text("run_id: lost\ntasks:\n  - id: slow_numeric\n    eval_kwargs: {delay: 0.5}\n"
-                      "trainers:\n  - id: PrioritySearch\n    ps_steps: 6\nmax_retries: 1\n")
+    config.write_text("run_id: lost\ntasks:\n  - id: slow_numeric\n    eval_kwargs: {delay: 0.3}\n"
+                      "trainers:\n  - id: PrioritySearch\n    ps_steps: 3\nmax_retries: 1\n")
     proc = subprocess.Popen([sys.executable, "-m", "trace_bench", "run", "--config", str(config), "--root",
                              str(USER_TASKS), "--runs-dir", str(tmp_path / "r"), "--quiet"], cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
