@@ -1,4 +1,7 @@
-"""1,000-job stub matrix: wall time and the driver's peak RSS, local pool (and Ray with --ray)."""
+"""A stub matrix run for real: wall time and the driver's peak RSS, local pool (and Ray with --ray).
+
+    .venv/bin/python perf/large_matrix.py [--jobs N] [--ray]      (default 1,000 jobs)
+"""
 
 from __future__ import annotations
 
@@ -51,7 +54,7 @@ def run(executor: str, n_seeds: int) -> tuple[float, float, int]:
 
 
 def main() -> None:
-    jobs = 1000
+    jobs = int(sys.argv[sys.argv.index("--jobs") + 1]) if "--jobs" in sys.argv else 1000
     wall, peak, rows = run("local", jobs // 4)
     report(f"{rows}-job stub matrix, local, 2 workers: wall", wall, "s")
     report("  driver peak RSS", peak, "MB", "< 300 MB")

@@ -23,54 +23,122 @@ _JOB_LINE = '{"path": "jobs/'
 
 
 def write_files_index(root: Path, target: Path) -> int:
-    """Write the index of ``root`` to ``target``; returns how many files it lists."""
-    kept, since = _previous_job_lines(target)
-    blocks: list[tuple[list[str], list[str]]] = []  # (sort key, entry lines)
+    """Write the index of ``root`` to ``target``; returns how many files it lists.
+
+    Streamed: job directories are visited in the index's order and their lines written as they
+    come, and the previous index is read alongside in the same order, so memory does not grow with
+    the run (a 100,000-job run lists a million files)."""
+    since = _previous_mtime(target)
+    run_level: list[tuple[list[str], str]] = []  # (sort key, entry line): the few files outside jobs/
     for directory, names, filenames in os.walk(root):
         rel = os.path.relpath(directory, root)
         names[:] = [n for n in names if not n.startswith(".") and not (rel == "." and n == "jobs")]
         prefix = "" if rel == "." else rel + "/"
-        blocks += [(path.split("/"), [_entry(path, size)]) for path, size in _sizes(directory, prefix, filenames)]
-    for entry in _job_dirs(root / "jobs"):
-        lines = kept.get(entry.name)
-        if lines is None or _mtime(entry) >= since:
-            lines = [_entry(path, size) for path, size in sorted(_walk_job(entry), key=lambda f: f[0].split("/"))]
-        if lines:
-            blocks.append((["jobs", entry.name], lines))
-    blocks.sort(key=lambda block: block[0])
+        run_level += [(path.split("/"), _entry(path, size)) for path, size in _sizes(directory, prefix, filenames)]
+    run_level.sort(key=lambda item: item[0])
+    count = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal count
+        before_jobs = [line for key, line in run_level if key < _JOBS_KEY]
+        after_jobs = [line for key, line in run_level if key >= _JOBS_KEY]
+        yield from before_jobs
+        with _PreviousJobLines(target if since else None) as previous:
+            for name in _job_names(root / "jobs"):
+                path = os.path.join(root, "jobs", name)
+                kept = previous.lines_of(name)
+                if kept is None or _mtime(path) >= since:
+                    kept = [_entry(file, size) for file, size in sorted(_walk_job(name, path),
+                                                                        key=lambda f: f[0].split("/"))]
+                count += len(kept)
+                yield from kept
+        yield from after_jobs
+        count += len(before_jobs) + len(after_jobs)
+
     head = FilesIndex(run_dir=str(root), generated_at=utc_now()).record()
-    write_text_chunks(target, listing_chunks(head, "files", (line for _, lines in blocks for line in lines), raw=True))
-    return sum(len(lines) for _, lines in blocks)
+    write_text_chunks(target, listing_chunks(head, "files", lines(), raw=True))
+    return count
+
+
+_JOBS_KEY = ["jobs", ""]  # sorts after a run-level ["jobs"] and before every ["jobs", <job>]
 
 
 def _entry(path: str, size: int) -> str:
     return dumps({"path": path, "bytes": size}, indent=None)
 
 
-def _previous_job_lines(target: Path) -> tuple[dict[str, list[str]], int]:
-    """The previous index's entry lines per job directory, and its mtime (ns; 0 when unusable)."""
-    kept: dict[str, list[str]] = {}
+def _previous_mtime(target: Path) -> int:
+    """The previous index's mtime (ns), or 0 when there is none or it has another layout."""
     try:
         since = os.stat(target).st_mtime_ns
         with open(target, encoding="utf-8") as handle:
-            if not handle.readline().rstrip().endswith('"files": ['):
-                return {}, 0  # another layout: rebuild everything
-            for line in handle:
+            return since if handle.readline().rstrip().endswith('"files": [') else 0
+    except OSError:
+        return 0
+
+
+class _PreviousJobLines:
+    """The previous index's entry lines of each job directory, read in step with the new index:
+    both list job directories in name order, so one pass over the old file serves the whole walk
+    (a directory the old index lacks, or one it listed out of order, is simply walked again)."""
+
+    def __init__(self, target: Path | None) -> None:
+        self._handle = None
+        if target is not None:
+            try:
+                self._handle = open(target, encoding="utf-8")  # closed by __exit__
+                self._handle.readline()  # the head
+            except OSError:
+                self._handle = None
+        self._pending: tuple[str, str] | None = None  # a line read ahead: (job name, entry text)
+
+    def __enter__(self) -> _PreviousJobLines:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._handle is not None:
+            self._handle.close()
+
+    def _next(self) -> tuple[str, str] | None:
+        if self._pending is not None:
+            item, self._pending = self._pending, None
+            return item
+        if self._handle is None:
+            return None
+        try:
+            for line in self._handle:
                 if line.startswith(_JOB_LINE):
                     text = line.rstrip().rstrip(",")
                     end = text.find("/", len(_JOB_LINE))
                     if end > 0:
-                        kept.setdefault(text[len(_JOB_LINE):end], []).append(text)
-    except OSError:
-        return {}, 0
-    return kept, since
+                        return text[len(_JOB_LINE):end], text
+        except (OSError, UnicodeDecodeError):
+            pass
+        self._handle.close()
+        self._handle = None
+        return None
+
+    def lines_of(self, name: str) -> list[str] | None:
+        """The old lines of job directory ``name`` (None when the old index has none for it)."""
+        while (item := self._next()) is not None and item[0] < name:
+            continue  # a directory gone since, or listed out of order
+        if item is None:
+            return None
+        if item[0] > name:
+            self._pending = item
+            return None
+        lines = [item[1]]
+        while (item := self._next()) is not None and item[0] == name:
+            lines.append(item[1])
+        self._pending = item
+        return lines
 
 
-def _walk_job(entry: os.DirEntry[str]) -> Iterator[tuple[str, int]]:
-    prefix = f"jobs/{entry.name}/"
-    for directory, names, filenames in os.walk(entry.path):
+def _walk_job(name: str, job_path: str) -> Iterator[tuple[str, int]]:
+    prefix = f"jobs/{name}/"
+    for directory, names, filenames in os.walk(job_path):
         names[:] = [n for n in names if not n.startswith(".")]
-        rel = os.path.relpath(directory, entry.path)
+        rel = os.path.relpath(directory, job_path)
         yield from _sizes(directory, prefix if rel == "." else f"{prefix}{rel}/", filenames)
 
 
@@ -86,15 +154,17 @@ def _sizes(directory: str, prefix: str, names: list[str]) -> list[tuple[str, int
     return out
 
 
-def _job_dirs(directory: Path) -> list[os.DirEntry[str]]:
+def _job_names(directory: Path) -> list[str]:
+    """Names of the job directories, in the index's order."""
     try:
-        return [entry for entry in os.scandir(directory) if entry.is_dir() and not entry.name.startswith(".")]
+        with os.scandir(directory) as entries:
+            return sorted(entry.name for entry in entries if entry.is_dir() and not entry.name.startswith("."))
     except FileNotFoundError:
         return []
 
 
-def _mtime(entry: os.DirEntry[str]) -> int:
+def _mtime(path: str) -> int:
     try:
-        return entry.stat().st_mtime_ns
+        return os.stat(path).st_mtime_ns
     except OSError:
         return 1 << 62
