@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 from trace_bench.store.atomic import write_text_chunks
 from trace_bench.store.events import utc_now
@@ -28,7 +29,6 @@ def write_files_index(root: Path, target: Path) -> int:
     Streamed: job directories are visited in the index's order and their lines written as they
     come, and the previous index is read alongside in the same order, so memory does not grow with
     the run (a 100,000-job run lists a million files)."""
-    since = _previous_mtime(target)
     run_level: list[tuple[list[str], str]] = []  # (sort key, entry line): the few files outside jobs/
     for directory, names, filenames in os.walk(root):
         rel = os.path.relpath(directory, root)
@@ -43,11 +43,11 @@ def write_files_index(root: Path, target: Path) -> int:
         before_jobs = [line for key, line in run_level if key < _JOBS_KEY]
         after_jobs = [line for key, line in run_level if key >= _JOBS_KEY]
         yield from before_jobs
-        with _PreviousJobLines(target if since else None) as previous:
+        with _PreviousJobLines(target) as previous:
             for name in _job_names(root / "jobs"):
                 path = os.path.join(root, "jobs", name)
                 kept = previous.lines_of(name)
-                if kept is None or _mtime(path) >= since:
+                if kept is None or _mtime(path) >= previous.since:
                     kept = [_entry(file, size) for file, size in sorted(_walk_job(name, path),
                                                                         key=lambda f: f[0].split("/"))]
                 count += len(kept)
@@ -67,29 +67,27 @@ def _entry(path: str, size: int) -> str:
     return dumps({"path": path, "bytes": size}, indent=None)
 
 
-def _previous_mtime(target: Path) -> int:
-    """The previous index's mtime (ns), or 0 when there is none or it has another layout."""
-    try:
-        since = os.stat(target).st_mtime_ns
-        with open(target, encoding="utf-8") as handle:
-            return since if handle.readline().rstrip().endswith('"files": [') else 0
-    except OSError:
-        return 0
-
-
 class _PreviousJobLines:
     """The previous index's entry lines of each job directory, read in step with the new index:
     both list job directories in name order, so one pass over the old file serves the whole walk
-    (a directory the old index lacks, or one it listed out of order, is simply walked again)."""
+    (a directory the old index lacks, or one it listed out of order, is simply walked again).
+    ``since``: the old index's mtime (ns), taken from the file read; 0 when there is none or it
+    has another layout, and then nothing of it is used."""
 
-    def __init__(self, target: Path | None) -> None:
-        self._handle = None
-        if target is not None:
-            try:
-                self._handle = open(target, encoding="utf-8")  # closed by __exit__
-                self._handle.readline()  # the head
-            except OSError:
+    def __init__(self, target: Path) -> None:
+        self._handle: TextIO | None = None
+        self.since = 0
+        try:
+            self._handle = open(target, encoding="utf-8")  # closed by __exit__
+            if self._handle.readline().rstrip().endswith('"files": ['):
+                self.since = os.fstat(self._handle.fileno()).st_mtime_ns
+            else:
+                self._handle.close()
                 self._handle = None
+        except (OSError, UnicodeDecodeError):
+            if self._handle is not None:
+                self._handle.close()
+            self._handle = None
         self._pending: tuple[str, str] | None = None  # a line read ahead: (job name, entry text)
 
     def __enter__(self) -> _PreviousJobLines:
