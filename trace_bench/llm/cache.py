@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,25 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS completions (
     key TEXT NOT NULL, sample INTEGER NOT NULL, model TEXT NOT NULL, texts TEXT NOT NULL,
     prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost_usd REAL,
     PRIMARY KEY (key, sample))"""
+
+
+_BUSY_S = 30.0
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Switch the file to WAL. The switch needs the file to itself and SQLite answers "database is
+    locked" at once, without waiting on its busy timeout, while another job process opens the same
+    new cache (the first LLM calls of parallel jobs). WAL persists in the file, so a retry after the
+    other process switched it is a no-op."""
+    deadline = time.monotonic() + _BUSY_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)  # a poll interval: the other opener holds the file for milliseconds
 
 
 class LLMCache:
@@ -40,9 +60,9 @@ class LLMCache:
     def _connection(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA busy_timeout=30000")
+            db = sqlite3.connect(self.path, timeout=_BUSY_S, isolation_level=None)
+            _use_wal(db)
+            db.execute(f"PRAGMA busy_timeout={int(_BUSY_S * 1000)}")
             self._local.db = db
         return db
 
