@@ -1,7 +1,10 @@
 """Records for jobs that did not report (killed on timeout, out of memory, crashed, interrupted).
 
 What a job writes as it goes (curve.csv, events.jsonl, best_state.yaml) is enough to keep its
-best-so-far result and the LLM spend so far, so a killed job is still a useful row.
+best-so-far result and the LLM spend so far, so a killed job is still a useful row.  Its curve gets
+a last ``stop`` row at the spend its budget journal counted (calls cut in flight included), so the
+curve reaches the job's whole trainer-phase spend, and its traceback field holds the tail of its
+stdout.log (a killed process leaves no Python traceback; a crash prints one there).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.job import new_result
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.models import JobResult, JobStarted, LLMCall
+from trace_bench.store.models import CurveRow, JobResult, JobStarted, LLMCall, StoreError
 from trace_bench.store.status import Status
 
 
@@ -38,6 +41,8 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     trainer's calls as the job's spend, the harness's measurement calls apart, as a finished job)."""
     record = new_result(spec, run_id, attempt, status=Status(status))
     record.error = error
+    tail = job.read_stdout_tail()
+    record.traceback = f"{error}\n--- the last lines of stdout.log ---\n{tail}" if tail.strip() else error
     record.time_seconds = round(wall_s, 6)
     record.finished_at = utc_now()
     rows = job.read_curve()
@@ -73,7 +78,24 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     spent = spent_in_training(job)
     carried = carried or {}
     record.budget_spent = {k: spent.get(k, 0) + carried.get(k, 0) for k in ("llm_calls", "tokens", "usd")}
+    if rows and rows[-1].kind not in ("final", "harness_final", "stop"):
+        _append_stop_row(job, rows[-1], record, spent, wall_s)
     return record
+
+
+def _append_stop_row(job: JobStore, last: CurveRow, record: JobResult, spent: dict[str, float], wall_s: float) -> None:
+    """The curve's last row at the spend the job reached before it was killed (no score: the
+    parameters it left were never measured)."""
+    row = CurveRow(step=last.step, wall_s=round(wall_s, 6), n_evals=last.n_evals,
+                   llm_calls=max(int(spent.get("llm_calls", 0)), last.llm_calls or 0),
+                   tokens=max(int(spent.get("tokens", 0)), last.tokens or 0),
+                   usd=round(max(float(spent.get("usd", 0.0)), last.usd or 0.0), 10), score=None,
+                   best_score=record.score_best, measure_llm_calls=record.measure_llm_calls,
+                   measure_tokens=record.measure_tokens, measure_usd=record.measure_cost_usd, kind="stop")
+    try:
+        job.append_curve_row(row)
+    except (OSError, StoreError):
+        pass  # the record stands without it
 
 
 def record_for(spec: JobSpec, job: JobStore, finished: Finished, *, run_id: str, attempt: int,

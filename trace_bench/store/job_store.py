@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import os
 import shutil
 import threading
@@ -228,6 +229,39 @@ class JobStore:
                 continue
         return points
 
+    def append_curve_row(self, row: CurveRow) -> None:
+        """Add one row to a curve written by a job that has ended (the driver's ``stop`` row of a
+        killed job), in the file's own column order; a row torn by the kill stays a torn row that
+        readers drop."""
+        header, _ = self._curve_table()
+        if not header:
+            return
+        values = jsonio.finite(row.model_dump())
+        objectives = values.get("objectives") or {}
+        cells = [objectives.get(name[len(OBJECTIVE_PREFIX):]) if name.startswith(OBJECTIVE_PREFIX) else values.get(name)
+                 for name in header]
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerow(["" if value is None else value for value in cells])
+        with open(self.curve_path, "rb+") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell():
+                handle.seek(-1, os.SEEK_END)
+                torn = handle.read(1) != b"\n"
+            else:
+                torn = False
+            handle.write((("\n" if torn else "") + buffer.getvalue()).encode("utf-8"))
+
+    def read_stdout_tail(self, lines: int = 40) -> str:
+        """The last ``lines`` lines of ``stdout.log`` (empty when there is none)."""
+        try:
+            with open(self.stdout_path, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, handle.tell() - 64 * 1024))
+                text = handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
     def curve_cells(self) -> tuple[list[str], list[list[str]]]:
         """(the file's header, rows as strings in ``CURVE_COLUMNS`` order, objective columns left
         out); a row with the wrong number of cells (torn by a kill) is dropped.  Fast path for bulk
@@ -335,6 +369,10 @@ class CurveWriter:
         self._objectives = list(objectives or [])
         self._writer.writerow([*CURVE_COLUMNS, *(OBJECTIVE_PREFIX + name for name in self._objectives)])
         self._handle.flush()
+
+    @property
+    def closed(self) -> bool:
+        return self._handle.closed
 
     def row(self, row: CurveRow) -> None:
         values = jsonio.finite(row.model_dump())

@@ -9,6 +9,10 @@ Failures never score well: a rollout whose trainable code raised, or whose outpu
 not score, gets :attr:`Problem.failure_score`: the task's declared ``failure_score``, else the
 bottom of its declared ``score_range``, else :data:`DEFAULT_FAILURE_SCORE`, far below any score a
 task reports.  Both keys may sit at the top level or in ``metadata``.
+
+A guide that raises or returns a non-finite score fails the job (``task_error``, see
+:mod:`trace_bench.tasks.guide`) unless the task opts in with ``score_guide_errors: true`` (top level
+or ``metadata``); a guide rejects one output on purpose by raising ``OutputRejected``.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from trace_bench.tasks.guide import GuideFailures
 
 REQUIRED_KEYS = ("param", "guide", "train_dataset")
 DEFAULT_FAILURE_SCORE = -1e9
@@ -90,6 +96,9 @@ class Problem:
     extras: dict[str, Any] = field(default_factory=dict)
     score_range: tuple[float, float] | None = None
     declared_failure_score: float | None = None
+    #: the task's opt-in: its guide's exceptions and non-finite scores are scored as failures
+    score_guide_errors: bool = False
+    guide_failures: GuideFailures = field(default_factory=GuideFailures, repr=False)
 
     @classmethod
     def from_mapping(cls, raw: Any, task_id: str) -> Problem:
@@ -103,6 +112,7 @@ class Problem:
         known = {
             "param", "guide", "train_dataset", "validate_dataset", "validation_dataset", "test_dataset",
             "optimizer_kwargs", "objective_config", "metadata", "stub_candidates", "score_range", "failure_score",
+            "score_guide_errors",
         }
         validate = raw.get("validate_dataset", raw.get("validation_dataset"))
         optimizer_kwargs = raw.get("optimizer_kwargs") or {}
@@ -114,6 +124,9 @@ class Problem:
         score_range = _score_range(raw.get("score_range", metadata.get("score_range")), task_id)
         failure = raw.get("failure_score", metadata.get("failure_score"))
         failure = None if failure is None else _number(failure, "failure_score", task_id)
+        opt_in = raw.get("score_guide_errors", metadata.get("score_guide_errors", False))
+        if not isinstance(opt_in, bool):
+            raise ProblemError(f"{task_id}: score_guide_errors must be true or false, got {opt_in!r}")
         if failure is not None and score_range is not None and failure > score_range[0]:
             raise ProblemError(f"{task_id}: failure_score {failure:g} is above the bottom of score_range "
                                f"{score_range[0]:g}; a failure must never beat a valid answer")
@@ -131,6 +144,7 @@ class Problem:
             extras={k: v for k, v in raw.items() if k not in known},
             score_range=score_range,
             declared_failure_score=failure,
+            score_guide_errors=opt_in,
         )
 
     @property

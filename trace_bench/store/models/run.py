@@ -31,6 +31,8 @@ class ManifestJob(BaseModel):
     job_id: str
     index: int = 0
     task: str
+    task_label: str = Field(default="", description="the task as tables name it (see results.json); empty in "
+                            "older manifests")
     suite: str = ""
     trainer: str
     params: dict[str, Any] = Field(default_factory=dict)
