@@ -2,7 +2,8 @@
 
 Inline CSS and SVG only, no scripts and no external resources, so the file opens anywhere, can be
 mailed or archived with the run, and cannot run code injected through a task id or an error text.
-Sections (stable ids, linked from the top): leaderboard, per-task, curves, win-matrix, cost, failures.
+Sections (stable ids, linked from the top): leaderboard, per-task, curves, win-matrix, power, cost,
+failures.
 ``report_main`` is what ``trace-bench report`` calls: exit code 0, or 2 with a one-line message for
 anything the user can fix (a wrong path, a damaged run, an unwritable output), never a traceback.
 """
@@ -20,12 +21,14 @@ from trace_bench.analysis import _html as h
 from trace_bench.analysis.chart import Panel, Series, curve_chart
 from trace_bench.analysis.curves import AXES, arm_curves, best_so_far, generalization_gap, job_auc
 from trace_bench.analysis.load import ARM, RunDirError, RunSet, distinguish_runs, load_runs
+from trace_bench.analysis.power import DEFAULT_ALPHA, DEFAULT_POWER, power_table, seeds_text
+from trace_bench.analysis.power import describe as describe_power
 from trace_bench.analysis.protocol import RANK_SCORE, describe, task_metrics, with_rank_score
 from trace_bench.analysis.stats import arm_label, arm_stats, leaderboard, pairwise_tests, win_matrix
 from trace_bench.store.run_store import RunStore
 
 SECTIONS = (("leaderboard", "Leaderboard"), ("per-task", "Per-task results"), ("curves", "Anytime curves"),
-            ("win-matrix", "Win / tie / loss"), ("cost", "Cost"), ("failures", "Failures"))
+            ("win-matrix", "Win / tie / loss"), ("power", "Power"), ("cost", "Cost"), ("failures", "Failures"))
 MAX_FAILURE_ROWS = 500
 
 
@@ -140,6 +143,20 @@ def _win_matrix(runs: RunSet) -> str:
                             numeric=range(3, 9), row_classes=classes)])
 
 
+def _power(runs: RunSet) -> str:
+    frame = power_table(runs.jobs)
+    if frame.empty:
+        return h.paragraph("fewer than two arms share seeds on any task: nothing to pair")
+    rows = [[r["task"], r["arm_a"], r["arm_b"], _metric_cell(r["metric"]), r["n"], r["mean_diff"], r["sd_diff"],
+             r["power"], seeds_text(r["seeds_needed"], r["effect_size"]), r["min_detectable_diff"]]
+            for _, r in frame.iterrows()]
+    underpowered = ["low" if pd.notna(p) and p < DEFAULT_POWER else "" for p in frame["power"]]
+    return "".join([h.paragraph(describe_power(DEFAULT_ALPHA, DEFAULT_POWER)),
+                    h.table(rows, ["task", "A", "B", "ranked on", "seeds", "mean A − B", "sd of A − B", "power",
+                                   f"seeds for {DEFAULT_POWER:.0%}", "min. detectable difference"],
+                            numeric=range(4, 10), row_classes=underpowered)])
+
+
 def _cost(runs: RunSet) -> str:
     jobs = runs.jobs
     rows = []
@@ -220,10 +237,13 @@ def build_report(runs: RunSet) -> str:
              "win-matrix": "Arms paired by seed on each task, on the leaderboard's metric: Wilcoxon signed-rank "
                            "test, Holm–Bonferroni corrected over every comparison in the matrix (all tasks, all "
                            "pairs), alpha 0.05; not significant counts as a tie.",
+             "power": "Are there enough seeds? Per task and pair of arms, the power of a two-sided paired t-test "
+                      "at the current seeds, the seeds needed for 80% power at the observed effect, and the smallest "
+                      "difference the current seeds detect with 80% power; rows below 80% power are shaded.",
              "cost": "Spend per arm over all its jobs, failed ones included (they spent too).",
              "failures": "Jobs that did not end ok, with status and error."}
     builders = {"leaderboard": _leaderboard, "per-task": _per_task, "curves": _curves, "win-matrix": _win_matrix,
-                "cost": _cost, "failures": _failures}
+                "power": _power, "cost": _cost, "failures": _failures}
     body = [h.section(sid, name, notes[sid], h.Safe(builders[sid](runs))) for sid, name in SECTIONS]
     title = "trace-bench report: " + ", ".join(runs.run_ids)
     return h.page(title, _intro(runs), SECTIONS, body)
