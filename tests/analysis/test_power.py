@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("scipy")
-from scipy import integrate, stats  # noqa: E402
+from scipy import stats  # noqa: E402
 
 from tests.analysis.runs_kit import job, make_run  # noqa: E402
 from tests.conftest import only_run_dir, run_cli  # noqa: E402
@@ -28,13 +28,26 @@ from trace_bench.analysis.power import (  # noqa: E402
 
 def scipy_power(effect: float, n: int, alpha: float = 0.05) -> float:
     """The textbook formula, straight from scipy: both tails of nct(n - 1, effect * sqrt(n)).  Where
-    scipy's nct.cdf gives NaN (far tails, see below) the far tail is integrated from nct's density."""
+    scipy's nct.cdf gives NaN (far tails) the far tail is read by symmetry, P(T'(nc) < -c) =
+    P(T'(-nc) > c), an identity checked below wherever scipy gives both."""
     critical = stats.t.ppf(1 - alpha / 2, n - 1)
     nc = effect * math.sqrt(n)
     far = stats.nct.cdf(-critical, n - 1, nc)
     if math.isnan(far):
-        far = integrate.quad(lambda x: stats.nct.pdf(x, n - 1, nc), -np.inf, -critical)[0]
+        far = stats.nct.sf(critical, n - 1, -nc)
     return float(stats.nct.sf(critical, n - 1, nc) + far)
+
+
+def test_the_far_tail_identity_holds_where_scipy_gives_both() -> None:
+    checked = 0
+    for df in (1, 2, 4, 9, 29):
+        critical = stats.t.ppf(0.975, df)
+        for nc in np.linspace(0.0, 40.0, 81):
+            direct = stats.nct.cdf(-critical, df, nc)
+            if math.isfinite(direct):
+                assert stats.nct.sf(critical, df, -nc) == pytest.approx(direct, rel=1e-9, abs=1e-300)
+                checked += 1
+    assert checked > 200
 
 
 HAND_MADE = [  # (A, B): paired by position
@@ -120,6 +133,16 @@ def test_huge_and_far_effects_stay_numbers() -> None:
     for n in (2, 3, 5, 10, 30):
         for nc in np.linspace(0.0, 60.0, 61):
             assert 0.05 - 1e-12 <= t_test_power(nc / math.sqrt(n), n) <= 1.0
+
+
+@pytest.mark.parametrize(("power", "alpha"), [(0.8, 0.05), (0.9, 0.01), (0.5, 0.2), (0.99, 0.001)])
+def test_seeds_needed_equal_a_search_from_two(power: float, alpha: float) -> None:
+    """The search starts near the normal approximation; it must land where counting up from 2 does."""
+    for effect in (0.1, 0.3, 0.5, 0.8, 1.0, 1.5, 3.0, 10.0, -0.7):
+        n = 2
+        while scipy_power(effect, n, alpha) < power:
+            n += 1
+        assert seeds_for_power(effect, power, alpha) == n, (effect, power, alpha)
 
 
 def test_the_power_grows_with_seeds_and_effect() -> None:

@@ -164,14 +164,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "table", "print the paper-style table of one or more runs",
                  "Per task and arm: mean (standard error) over seeds of a held-out test score (of the last\n"
                  "iterate by default), n, failed jobs, and mean wall time, trainer-phase tokens and USD per\n"
-                 "job. Tasks without a test split show the selection split's best score, marked optimistic.",
-                 ["trace-bench table runs/RUN_ID", "trace-bench table runs/RUN_ID --metric test_best --format latex",
+                 "job. Tasks without a test split show the selection split's best score, marked optimistic.\n"
+                 "--frontier adds each task's cost-quality frontier.",
+                 ["trace-bench table runs/RUN_ID", "trace-bench table runs/RUN_ID --frontier", "trace-bench table runs/RUN_ID --metric test_best --format latex",
                   "trace-bench table runs/RUN_A runs/RUN_B --format csv > table.csv"])
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (runs of another LLM stay apart)")
     p.add_argument("--metric", choices=("test_last", "test_best", "best"), default="test_last",
                    help="test_last: test score of the last iterate (default); test_best: of the best state; "
                         "best: selection split (optimistic)")
     p.add_argument("--format", choices=("md", "csv", "latex"), default="md", help="output format (default: md)")
+    p.add_argument("--frontier", action="store_true",
+                   help="mark each task's cost-quality frontier (arms no other beats on both mean cost and score) "
+                        "and list it under the table")
 
     p = _command(sub, "power", "are there enough seeds? power of the paired tests of one or more runs",
                  "Per task and pair of arms, over the seeds both completed: n, the mean and sd of the paired\n"
