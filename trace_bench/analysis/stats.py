@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -269,30 +269,50 @@ def arm_label(trainer: str, params_label: str) -> str:
     return trainer if params_label in ("", "default") else f"{trainer} [{params_label}]"
 
 
+def paired_samples(jobs: pd.DataFrame, column: str = "score_best") -> Iterator[tuple[str, str, str, np.ndarray,
+                                                                                  np.ndarray]]:
+    """Per task and unordered pair of arms (``arm_a`` < ``arm_b``, by :func:`arm_label`), the scores
+    in ``column`` of the scored seeds both arms have, paired by seed: (task, arm_a, arm_b, a, b).
+    Only seeds both arms completed are paired (:func:`seeds_run` says which others either arm ran).
+    Pairs that share no scored seed are left out.  Every paired statistic (the tests, the power
+    analysis) pairs through here, so they always compare the same seeds."""
+    scored = jobs[jobs["scored"]]
+    if scored.empty:
+        return
+    labelled = scored.assign(arm=[arm_label(t, p) for t, p in zip(scored["trainer"], scored["params_label"],
+                                                                    strict=True)])
+    for task, group in labelled.groupby("task", sort=True):
+        table = group.pivot_table(index="seed", columns="arm", values=column, aggfunc="mean").sort_index(axis=1)
+        values = table.to_numpy(float)
+        for (i, arm_a), (j, arm_b) in itertools.combinations(enumerate(table.columns), 2):
+            both = np.isfinite(values[:, i]) & np.isfinite(values[:, j])
+            if both.any():
+                yield str(task), str(arm_a), str(arm_b), values[both, i], values[both, j]
+
+
+def seeds_run(jobs: pd.DataFrame) -> dict[tuple[str, str], set[int]]:
+    """Per (task, arm label), every seed the arm has a job for, whatever its status."""
+    found: dict[tuple[str, str], set[int]] = {}
+    for task, trainer, label, seed in zip(jobs["task"], jobs["trainer"], jobs["params_label"], jobs["seed"],
+                                          strict=True):
+        found.setdefault((str(task), arm_label(trainer, label)), set()).add(int(seed))
+    return found
+
+
 def pairwise_tests(jobs: pd.DataFrame, column: str = "score_best", alpha: float = 0.05,
                    tolerance: float = TIE_TOLERANCE) -> pd.DataFrame:
     """One row per task and unordered pair of arms (``arm_a`` < ``arm_b``) with the paired test of
     A − B over the seeds both arms completed (``dropped``: seeds either arm ran that are not paired,
     because the other arm's job failed or is missing), the p-value Holm-corrected over every row of
     the table (every task, every pair: one family), and the outcome for A."""
-    scored = jobs[jobs["scored"]]
-    if scored.empty:
-        return pd.DataFrame(columns=ARM_PAIR_COLUMNS)
-    labelled = jobs.assign(arm=[arm_label(t, p) for t, p in zip(jobs["trainer"], jobs["params_label"], strict=True)])
+    ran = seeds_run(jobs)
     cells, pairs = [], []
-    for task, group in labelled.groupby("task", sort=True):
-        ran = group.groupby("arm")["seed"].agg(set).to_dict()
-        usable = group[group["scored"]]
-        if usable.empty:
-            continue
-        table = usable.pivot_table(index="seed", columns="arm", values=column, aggfunc="mean").sort_index(axis=1)
-        values = table.to_numpy(float)
-        for (i, arm_a), (j, arm_b) in itertools.combinations(enumerate(table.columns), 2):
-            both = np.isfinite(values[:, i]) & np.isfinite(values[:, j])
-            if both.any():
-                dropped = len(ran.get(arm_a, set()) | ran.get(arm_b, set())) - int(both.sum())
-                cells.append({"task": task, "arm_a": arm_a, "arm_b": arm_b, "dropped": dropped})
-                pairs.append((values[both, i], values[both, j]))
+    for task, arm_a, arm_b, a, b in paired_samples(jobs, column):
+        dropped = len(ran.get((task, arm_a), set()) | ran.get((task, arm_b), set())) - len(a)
+        cells.append({"task": task, "arm_a": arm_a, "arm_b": arm_b, "dropped": dropped})
+        pairs.append((a, b))
+    if not cells:
+        return pd.DataFrame(columns=ARM_PAIR_COLUMNS)
     rows = [{**cell, **test.as_dict()} for cell, test in zip(cells, paired_tests(pairs, tolerance), strict=True)]
     frame = pd.DataFrame(rows, columns=[c for c in ARM_PAIR_COLUMNS if c not in ("p_holm", "outcome")])
     frame["p_holm"] = holm(frame["p_value"].tolist())

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.store.atomic import write_json, write_text, write_text_chunks
+from trace_bench.store.frontier import cost_axis, on_frontier
 from trace_bench.store.jsonio import loads
 from trace_bench.store.legacy_columns import legacy_values
 from trace_bench.store.models import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobResult, Summary
@@ -35,8 +36,10 @@ LEADERBOARD_COLUMNS = (
     "task", "suite", "rank", "trainer", "params_label", "ranked_on", "count", "failed", "planned", "complete",
     "mean", "std",
     "ci95_low", "ci95_high", "mean_best", "std_best", "mean_test", "mean_test_last", "mean_initial",
-    "mean_llm_calls", "mean_tokens", "mean_cost_usd",
+    "mean_llm_calls", "mean_tokens", "mean_cost_usd", "frontier_axis", "on_frontier",
 )
+#: leaderboard.csv's column of each cost axis (``frontier_axis`` names one)
+_AXIS_COLUMNS = {"usd": "mean_cost_usd", "tokens": "mean_tokens", "llm_calls": "mean_llm_calls"}
 
 
 def _cell(value: Any) -> Any:
@@ -159,7 +162,9 @@ class ResultTables:
         """Per task (a task label: one task under one eval_kwargs), arms ranked by the mean of the
         task's ranking metric (``ranked_on``): a held-out test score where some scored job of the task
         has one, else the best selection score.  Complete arms (every planned seed scored) come
-        before incomplete ones (``complete`` false; ``count`` of ``planned`` seeds scored)."""
+        before incomplete ones (``complete`` false; ``count`` of ``planned`` seeds scored).
+        ``on_frontier``: the arm is on the task's cost–quality frontier (that mean against the mean
+        trainer-phase cost on ``frontier_axis``, see :mod:`trace_bench.store.frontier`)."""
         planned = planned or {}
         arms = {**{arm: [] for arm in planned}, **arms}  # an arm none of whose jobs ended yet is listed too
         scored_by_arm = {arm: [m for m in members if m.scored] for arm, members in arms.items()}
@@ -189,9 +194,14 @@ class ResultTables:
             by_task[row["task"]].append(row)
         for row in rows:
             row["complete"] = row["count"] == row["planned"] > 0
+        axes = {task: cost_axis((m.llm_calls, m.tokens, m.cost_usd) for (t, _, _), scored in scored_by_arm.items()
+                                if t == task for m in scored) for task in by_task}
         ranked: list[dict[str, Any]] = []
         for task in sorted(by_task):
             entries = by_task[task]
+            column = _AXIS_COLUMNS[axes[task]]
+            for row, front in zip(entries, on_frontier([(r[column], r["mean"]) for r in entries]), strict=True):
+                row["frontier_axis"], row["on_frontier"] = axes[task], front
             ranks = arm_ranks([r["mean"] for r in entries], [r["complete"] for r in entries])
             for row, rank in zip(entries, ranks, strict=True):
                 row["rank"] = rank
