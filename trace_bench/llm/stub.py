@@ -24,11 +24,12 @@ from typing import Any
 from trace_bench.llm import stub_formats as formats
 from trace_bench.llm.stub_mutations import (
     NUMBER_LIST,
+    OVERSHOOT,
     Hint,
     feedback_hint,
     mutate_code_literal,
     mutate_number_list,
-    numeric_step,
+    numeric_proposal,
 )
 
 _VARIABLE_LINE = re.compile(r"^\((?P<type>[A-Za-z_][\w\.]*)\) (?P<name>[A-Za-z_]\w*)=(?P<value>.*)$")
@@ -240,9 +241,10 @@ class StubPolicy:
     def _suggestion(self, prompt: str, rng: random.Random, hint: Hint) -> str:
         variables = parse_variables(prompt)
         share = 1.0 / max(1, sum(v.type in ("int", "float") for v in variables))
+        factor = rng.uniform(*OVERSHOOT)  # one step size for every number: together they move by it
         suggestion: dict[str, Any] = {}
         for variable in variables:
-            proposal = self._propose(variable, rng, hint, share)
+            proposal = self._propose(variable, rng, hint, share, factor)
             if proposal is not None:
                 suggestion[variable.name] = proposal
         reasoning = (
@@ -256,7 +258,8 @@ class StubPolicy:
         the newest pair holds the current values."""
         variables = parse_opro_variables(prompt)
         share = 1.0 / max(1, sum(v.type in ("int", "float") for v in variables))
-        suggestion = {v.name: p for v in variables if (p := self._propose(v, rng, hint, share)) is not None}
+        factor = rng.uniform(*OVERSHOOT)
+        suggestion = {v.name: p for v in variables if (p := self._propose(v, rng, hint, share, factor)) is not None}
         return json.dumps({"suggestion": suggestion})
 
     def _candidates_for(self, variable: Variable) -> list[Any]:
@@ -288,10 +291,11 @@ class StubPolicy:
         return type(candidate).__name__ == variable.type
 
     def _propose(self, variable: Variable, rng: random.Random, hint: Hint | None = None,
-                 share: float = 1.0) -> Any:
+                 share: float = 1.0, factor: float | None = None) -> Any:
         """A new value for ``variable``, or None to leave it.
 
-        Numbers follow the feedback (a task candidate now and then); code switches to a candidate
+        Numbers follow the feedback (a task candidate now and then) but never land on the value it
+        points at (:func:`~trace_bench.llm.stub_mutations.keep_off`); code switches to a candidate
         or changes one literal; text switches to a candidate, moves the numbers of a number list,
         or gains an edit.  Candidates are plausible starting points, never the answer."""
         hint = hint or Hint()
@@ -299,13 +303,17 @@ class StubPolicy:
         if variable.type in ("int", "float"):
             if candidates and rng.random() < (0.25 if hint.direction else 0.7):
                 return rng.choice(candidates)
+            if variable.type == "int" and hint.distance is None and candidates:
+                # without a stated distance an integer step could land on an optimum the stub cannot
+                # see (a float step lands on one with probability zero): a task candidate instead
+                return rng.choice(candidates)
             try:
                 value = float(variable.value)
             except ValueError:
                 return None
-            new = numeric_step(value, hint, rng, share=share, scale=self.mutation_scale)
-            # six decimals: a coarse grid would let every good trainer land exactly on a target
-            return int(round(new)) if variable.type == "int" else round(new, 6)
+            # full precision: rounding to a grid would let trainers land exactly on a round target
+            return numeric_proposal(value, hint, rng, share=share, scale=self.mutation_scale,
+                                    integer=variable.type == "int", factor=factor)
         if variable.type == "bool":
             return variable.value.strip() != "True" if rng.random() < 0.3 else None
         if variable.type == "code":
