@@ -134,4 +134,4 @@ def test_a_kernelbench_job_evaluates_on_the_local_gpu(tmp_path: Path) -> None:
     evaluations = [line for line in log.read_text().splitlines() if "local_eval" in line]
     assert evaluations, "candidates were evaluated by the local evaluator's child process"
     curve = (run / "jobs" / row["job_id"] / "artifacts" / "curve.csv").read_text().splitlines()
-    assert len(curve) == 1 + 3
+    assert len(curve) == 1 + 3 + 1  # header, initial and two steps, the final state at the job's spend

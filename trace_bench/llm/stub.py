@@ -17,11 +17,12 @@ import json
 import random
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from trace_bench.llm import stub_formats as formats
+from trace_bench.llm.stub_agent import agent_answer
 from trace_bench.llm.stub_mutations import (
     NUMBER_LIST,
     OVERSHOOT,
@@ -188,6 +189,8 @@ class StubPolicy:
     seed: int = 0
     candidates: Sequence[Any] = field(default_factory=list)
     mutation_scale: float = 0.5
+    #: question -> gold answer, from a task's ``stub_answers`` (:mod:`trace_bench.llm.stub_agent`)
+    answers: Mapping[str, str] = field(default_factory=dict)
 
     _seen: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -224,7 +227,7 @@ class StubPolicy:
         if formats.is_openevolve(text):
             return formats.openevolve_answer(text, rng, propose)
         if formats.is_dspy(text):
-            return formats.dspy_answer(messages, rng, propose, lambda: self._answer(text, rng))
+            return formats.dspy_answer(messages, rng, propose, lambda: self._agent(messages))
         if formats.is_gepa_reflection(text):
             return formats.gepa_answer(text, rng, propose)
         if "<IMPROVED_VARIABLE>" in text:
@@ -235,7 +238,13 @@ class StubPolicy:
             return self._opro_suggestion(text, rng, hint)
         if "<VARIABLE>" in text or "feedback" in text.lower() and "variable" in text.lower():
             return self._critique(rng, hint)
-        return self._answer(text, rng)
+        return self._agent(messages)
+
+    def _agent(self, messages: list[dict[str, Any]]) -> str:
+        """An agent's answer: the system messages are its instruction (:mod:`.stub_agent`)."""
+        system = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "system")
+        user = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") != "system")
+        return agent_answer(system, user, seed=self.seed, answers=self.answers)
 
     # -- OptoPrime / OPRO -----------------------------------------------------------------
     def _suggestion(self, prompt: str, rng: random.Random, hint: Hint) -> str:
@@ -367,11 +376,3 @@ class StubPolicy:
             "Make the variable more specific so the output satisfies the objective.",
         )
         return rng.choice(hints)
-
-    @staticmethod
-    def _answer(prompt: str, rng: random.Random) -> str:
-        numbers = re.findall(r"-?\d+(?:\.\d+)?", prompt[-2000:])
-        if numbers and rng.random() < 0.5:
-            return f"The answer is {rng.choice(numbers)}."
-        words = re.findall(r"[A-Za-z]{3,}", prompt[-500:])
-        return f"Answer: {rng.choice(words) if words else 'unknown'}"

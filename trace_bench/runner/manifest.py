@@ -32,7 +32,7 @@ def _arm_part(spec: JobSpec) -> dict[str, Any]:
         "task": spec.task, "task_label": spec.task_label or spec.task, "suite": spec.suite, "trainer": spec.trainer,
         "params": spec.params,
         "params_label": spec.params_label, "eval_kwargs": spec.eval_kwargs, "raw_params": spec.params,
-        "resolved": {"trainer_kwargs": spec.trainer_kwargs, "optimizer": spec.optimizer or default_optimizer(spec.trainer),
+        "resolved": {"trainer_kwargs": spec.trainer_kwargs, "optimizer": spec.optimizer or default_optimizer(spec.trainer) or None,
                      "optimizer_kwargs": spec.optimizer_kwargs, "logger": spec.logger},
         "llm_identity": spec.llm_identity, **resolved_fields(spec)})
 

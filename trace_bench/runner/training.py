@@ -52,10 +52,13 @@ def train(spec: JobSpec, setup: JobSetup, recorder: JobRecorder, events: EventLo
     try:
         trainer.train()
     except BudgetExhaustedError as exc:
-        outcome.status, outcome.error = Status.BUDGET_EXHAUSTED, str(exc)
         spent = setup.session.budget_spent()  # settled: calls in flight when the stop came are counted
-        events.write(BudgetExhausted(resource=exc.resource, limit=exc.limit,
-                                     spent=spent.get(exc.resource, exc.spent)))
+        used = spent.get(exc.resource, exc.spent)
+        # the settled figure, not the one the stopping thread saw while other threads' calls were in
+        # flight: the text is then the same in a run and in its replay
+        outcome.status = Status.BUDGET_EXHAUSTED
+        outcome.error = f"budget exhausted: {exc.resource} {used:g} >= {exc.limit:g}"
+        events.write(BudgetExhausted(resource=exc.resource, limit=exc.limit, spent=used))
     except MemoryError:
         raise
     except Exception as exc:

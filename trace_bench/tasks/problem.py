@@ -57,6 +57,17 @@ def _check_dataset(name: str, value: Any, *, task_id: str, required: bool) -> Da
     return {"inputs": inputs, "infos": infos}
 
 
+def _stub_answers(value: Any, task_id: str) -> dict[str, str]:
+    """``stub_answers``: a mapping question -> answer, or (question, answer) pairs."""
+    if value is None:
+        return {}
+    pairs = value.items() if isinstance(value, dict) else value
+    try:
+        return {str(question): str(answer) for question, answer in pairs}
+    except (TypeError, ValueError):
+        raise ProblemError(f"{task_id}: stub_answers must map questions to answers") from None
+
+
 def _number(value: Any, what: str, task_id: str, *, allow_infinite: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ProblemError(f"{task_id}: {what} must be a number, got {value!r}")
@@ -93,6 +104,8 @@ class Problem:
     objective_config: Any = None
     metadata: dict[str, Any] = field(default_factory=dict)
     stub_candidates: list[Any] = field(default_factory=list)
+    #: question text -> gold answer, for the stub agent of a prompt task (``trace_bench.llm.stub_agent``)
+    stub_answers: dict[str, str] = field(default_factory=dict)
     extras: dict[str, Any] = field(default_factory=dict)
     score_range: tuple[float, float] | None = None
     declared_failure_score: float | None = None
@@ -112,7 +125,7 @@ class Problem:
         known = {
             "param", "guide", "train_dataset", "validate_dataset", "validation_dataset", "test_dataset",
             "optimizer_kwargs", "objective_config", "metadata", "stub_candidates", "score_range", "failure_score",
-            "score_guide_errors",
+            "score_guide_errors", "stub_answers",
         }
         validate = raw.get("validate_dataset", raw.get("validation_dataset"))
         optimizer_kwargs = raw.get("optimizer_kwargs") or {}
@@ -141,6 +154,7 @@ class Problem:
             objective_config=raw.get("objective_config"),
             metadata=dict(metadata),
             stub_candidates=list(raw.get("stub_candidates") or []),
+            stub_answers=_stub_answers(raw.get("stub_answers"), task_id),
             extras={k: v for k, v in raw.items() if k not in known},
             score_range=score_range,
             declared_failure_score=failure,

@@ -145,7 +145,7 @@ def check_restorable(outcome: JobOutcome, tolerance: float = 1e-9) -> None:
     problem = load_problem(spec)
     parameters = trainable_parameters(problem.param)
     session = build_session(mode=spec.mode, llm=spec.llm, budget=None, seed=spec.seed,
-                            stub_candidates=problem.stub_candidates)
+                            stub_candidates=problem.stub_candidates, stub_answers=problem.stub_answers)
     score, _ = Measurer(problem, parameters, session).selection(state)
     assert score is not None and result.score_best is not None, "no score to compare"
     assert math.isclose(score, result.score_best, rel_tol=0, abs_tol=tolerance), (

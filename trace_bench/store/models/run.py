@@ -15,7 +15,8 @@ class ResolvedJob(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     trainer_kwargs: dict[str, Any] = Field(default_factory=dict)
-    optimizer: str | None = Field(default=None, description="OptoPrime when the config names none")
+    optimizer: str | None = Field(default=None, description="OptoPrime when the config names none; null for a "
+                                  "trainer that uses no opto optimizer")
     optimizer_kwargs: dict[str, Any] = Field(default_factory=dict)
     logger: str | None = None
 
