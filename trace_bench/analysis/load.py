@@ -30,7 +30,8 @@ REQUIRED_COLUMNS = ("job_id", "task", "trainer", "seed", "status", "score_best")
 FLOAT_COLUMNS = ("score_initial", "score_final", "score_best", "score_test", "score_test_last", "score_test_best",
                  "cost_usd", "measure_cost_usd", "time_seconds")
 COUNT_COLUMNS = ("n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens", "completion_tokens",
-                 "total_tokens", "measure_llm_calls", "measure_tokens")
+                 "total_tokens", "measure_llm_calls", "measure_tokens", "leaked_test_items", "leaked_validation_items",
+                 "sandbox_denials")
 LLM_CALL_COLUMNS = ("ts", "role", "model", "phase", "prompt_tokens", "completion_tokens", "cost_usd",
                     "latency_s", "cached", "retries", "error")
 
@@ -140,7 +141,7 @@ def _typed_jobs(frame: pd.DataFrame, run_id: str, path: Path) -> pd.DataFrame:
     ``score_test_best``, read from ``score_test``), seeds as ints, flags as bools; a job listed twice keeps its
     last row (results.csv is rebuilt from results.json, so duplicates only come from hand edits)."""
     frame["run_id"] = run_id
-    for column in ("suite", "params", "mode", "llm_model", "error", "selection_split"):
+    for column in ("suite", "params", "mode", "llm_model", "error", "selection_split", "sandbox_denial_kinds"):
         if column not in frame:
             frame[column] = ""
     frame["params_label"] = frame.get("params_label", pd.Series("default", index=frame.index)).replace("", "default")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from trace_bench.analysis.frontier import FRONTIER_NOTE, frontier_lines, frontier_table
+from trace_bench.analysis.integrity import describe_row, integrity_table
 from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs
 from trace_bench.analysis.protocol import METRICS, task_metrics
 from trace_bench.analysis.stats import arm_label
@@ -25,7 +26,9 @@ from trace_bench.store.ranking import competition_ranks
 
 FORMATS = ("md", "csv", "latex")
 DEFAULT_TABLE_METRIC = "test_last"
-COLUMNS = ("task", "trainer", "params_label", "metric", "n", "failed", "mean", "se", "wall_s", "tokens", "usd")
+COLUMNS = ("task", "trainer", "params_label", "metric", "n", "failed", "mean", "se", "wall_s", "tokens", "usd",
+           "leaked_test_items", "sandbox_denials", "integrity")
+AUDIT_MARK = "†"
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,12 @@ class PaperTable:
         rows = self.rows.merge(extra, on=keys, how="left", sort=False)
         rows["on_frontier"] = rows["on_frontier"].astype("boolean").fillna(False).astype(bool)
         return PaperTable(rows, self.preferred, frontier)
+
+    @property
+    def audit_notes(self) -> list[str]:
+        """One line per arm the integrity audit flagged (marked :data:`AUDIT_MARK` in the table)."""
+        return [f"{AUDIT_MARK} {arm_label(str(r['trainer']), str(r['params_label']))} on {r['task']}: {r['_audit']}"
+                for _, r in self.rows.iterrows() if r["integrity"]]
 
     @property
     def optimistic_tasks(self) -> list[str]:
@@ -78,7 +87,12 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
                      "se": values.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan,
                      "wall_s": scored["time_seconds"].mean(), "tokens": scored["total_tokens"].mean(),
                      "usd": scored["cost_usd"].mean()})
-    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    audit = integrity_table(jobs).set_index(["task", "trainer", "params_label"])
+    for row in rows:
+        found = audit.loc[(row["task"], row["trainer"], row["params_label"])]
+        row.update({"leaked_test_items": int(found["leaked_test_items"]), "sandbox_denials": int(found["sandbox_denials"]),
+                    "integrity": str(found["flags"]), "_audit": describe_row(found)})
+    frame = pd.DataFrame(rows, columns=[*COLUMNS, "_audit"])
     ordered = []
     for _, group in frame.groupby("task", sort=True):
         ranks = competition_ranks([None if math.isnan(m) else float(m) for m in group["mean"]])
@@ -109,7 +123,8 @@ def _score_cell(row: pd.Series) -> str:
 
 def _display_rows(table: PaperTable) -> list[list[str]]:
     frontier = table.frontier is not None
-    return [[str(r["task"]), arm_label(str(r["trainer"]), str(r["params_label"])), _score_cell(r), str(r["n"]),
+    return [[str(r["task"]), arm_label(str(r["trainer"]), str(r["params_label"])) + (f" {AUDIT_MARK}" if r["integrity"]
+                                                                                  else ""), _score_cell(r), str(r["n"]),
              str(r["failed"]), _num(r["wall_s"], 1), "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}",
              _num(r["usd"], 4), *(["yes" if r["on_frontier"] else ""] if frontier else [])]
             for _, r in table.rows.iterrows()]
@@ -120,6 +135,12 @@ HEADER = ["task", "arm", "score: mean (SE)", "n", "failed", "wall s", "tokens", 
 
 def _header(table: PaperTable) -> list[str]:
     return [*HEADER, "frontier"] if table.frontier is not None else HEADER
+
+
+def audit_text(table: PaperTable) -> list[str]:
+    """The lines under a table that the integrity audit flagged arms of (none when it flagged none)."""
+    notes = table.audit_notes
+    return ["", f"{AUDIT_MARK} integrity audit (see report.html#integrity):", *notes] if notes else []
 
 
 def frontier_text(table: PaperTable) -> list[str]:
@@ -135,17 +156,18 @@ def to_markdown(table: PaperTable) -> str:
     align = ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"] + ([":---:"] if table.frontier is not None
                                                                              else [])
     return "\n".join([line(_header(table)), "|" + "|".join(align) + "|", *(line(r) for r in _display_rows(table)), "",
-                      table.caption(), *frontier_text(table)]) + "\n"
+                      table.caption(), *audit_text(table), *frontier_text(table)]) + "\n"
 
 
 def to_csv(table: PaperTable) -> str:
     buffer = io.StringIO()
-    table.rows.to_csv(buffer, index=False, lineterminator="\n", float_format="%.10g")
+    table.rows.drop(columns="_audit").to_csv(buffer, index=False, lineterminator="\n", float_format="%.10g")
     return buffer.getvalue()
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  AUDIT_MARK: r"\textdagger{}"}
 
 
 def _latex(text: str) -> str:
@@ -162,7 +184,8 @@ def to_latex(table: PaperTable) -> str:
             lines.append(r"\midrule")
         previous = row[0]
         lines.append(" & ".join(_latex(c) for c in row) + r" \\")
-    caption = table.caption() + (" " + FRONTIER_NOTE if table.frontier is not None else "")
+    caption = table.caption() + "".join(f" {note}" for note in table.audit_notes) \
+        + (" " + FRONTIER_NOTE if table.frontier is not None else "")
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_latex(caption)}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 

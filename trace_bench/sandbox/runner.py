@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Any
 
-from trace_bench.sandbox import codec, mode, policy, server
+from trace_bench.sandbox import codec, denials, mode, policy, server
 from trace_bench.sandbox.limits import STATUSES, SandboxLimits, SandboxResult, tail
 
 _DEFAULT_LIMITS = SandboxLimits()
@@ -51,10 +51,10 @@ class Call:
     """A launched call: the job's ends of its result, status and cancel pipes."""
 
     def __init__(self, handle: server.ZygoteHandle, result_r: int, status_r: int, cancel_w: int,
-                 limits: SandboxLimits, started: float) -> None:
+                 limits: SandboxLimits, started: float, target: str = "") -> None:
         self.handle, self.result_r, self.status_r = handle, result_r, status_r
         self.cancel = _Cancel(cancel_w)
-        self.limits, self.started = limits, started
+        self.limits, self.started, self.target = limits, started, target
 
     def finish(self) -> SandboxResult:
         """Wait for the call to end (or for its deadline) and read what it left."""
@@ -66,6 +66,7 @@ class Call:
         result.mode = self.handle.mode
         result.wall_s = time.monotonic() - self.started
         mode.record_use(self.handle.mode)
+        denials.note(self.target, result)  # reward-hacking signals for the job's audit
         return result
 
 
@@ -102,7 +103,7 @@ def start_call(target: str, payload: Any, limits: SandboxLimits, *, packages: tu
         finally:
             for fd in (result_w, status_w, cancel_r):
                 os.close(fd)
-        return Call(handle, result_r, status_r, cancel_w, limits, started)
+        return Call(handle, result_r, status_r, cancel_w, limits, started, target)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
