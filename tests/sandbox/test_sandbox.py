@@ -81,7 +81,7 @@ def bound_under_tmp() -> list[str]:
     checkout's packages when the checkout itself lives under /tmp (a CI clone in /tmp/...)."""
     from trace_bench.sandbox import policy
 
-    dests = [bind.dest for bind in policy.binds(policy.visible_paths(["tests"])) if policy.under_call_tmp(bind.dest)]
+    dests = [bind.dest for bind in policy.sandbox_view(["tests"]).all_binds if policy.under_call_tmp(bind.dest)]
     return sorted({dest.split(os.sep)[2] for dest in dests})
 
 
