@@ -11,13 +11,13 @@ import pytest
 
 from tests.conftest import only_run_dir, run_cli
 from trace_bench.sandbox import SandboxLimits, denials, run_sandboxed
-from trace_bench.sandbox.limits import SandboxResult
+from trace_bench.sandbox.limits import DENIALS, SandboxResult
 
 ESCAPES = {"network": "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(('10.1.2.3', 80))",
            "process": "import os\nresult = os.fork()",
            "file": "open('/etc/escaped-by-candidate', 'w').write('x')",
            "timeout": "while True:\n    pass"}
-KINDS = {"timeout", "memory", "result_too_large", "forged_result", "file", "network", "process", "syscall"}
+KINDS = set(DENIALS)
 
 
 def test_kinds_of_results() -> None:
@@ -62,9 +62,9 @@ def test_escape_attempts_are_told_as_they_end() -> None:
         assert honest.value == 2
     finally:
         stop()
-    assert len(seen) == len(ESCAPES), [vars(d) for d in seen]
-    assert {d.target for d in seen} == {"tests.sandbox.targets:run_code"} and {d.kind for d in seen} <= KINDS
-    assert seen[-1].kind == "timeout" and not any(d.caught for d in seen)
+    assert [d.kind for d in seen] == list(ESCAPES), [vars(d) for d in seen]  # the sandbox's typed kinds
+    assert {d.target for d in seen} == {"tests.sandbox.targets:run_code"} and not any(d.caught for d in seen)
+    assert all(d.status == ("timeout" if d.kind == "timeout" else "denied") for d in seen)
 
 
 ESCAPE_TASK = '''
@@ -112,7 +112,7 @@ def test_a_candidate_that_tries_to_escape_leaves_denials_counted_in_its_arm(tmp_
         denied = [e for e in events if e["type"] == "sandbox_denial"]
         kinds = json.loads(row["sandbox_denial_kinds"])
         assert int(row["sandbox_denials"]) == len(denied) == sum(kinds.values()), row["job_id"]
-        assert {e["kind"] for e in denied} == set(kinds) <= KINDS
+        assert {e["kind"] for e in denied} == set(kinds) <= {"network", "process", "file"}, kinds
         assert all(e["target"].startswith("trace_bench.tasks.llm4ad") for e in denied)
         if row["trainer"] == "NoOpTrainer":
             assert denied == [], "the seed program is honest: no denial"
@@ -124,6 +124,7 @@ def test_a_candidate_that_tries_to_escape_leaves_denials_counted_in_its_arm(tmp_
     ps_total = sum(int(r["sandbox_denials"]) for r in rows if r["trainer"] == "PrioritySearch")
     assert int(by_trainer["PrioritySearch"]["sandbox_denials"]) == ps_total > 0
     assert "denials" in by_trainer["PrioritySearch"]["integrity"] and by_trainer["NoOpTrainer"]["sandbox_denials"] == "0"
+    assert not by_trainer["NoOpTrainer"]["integrity"]
     run_cli("report", str(run), check=True)
     html = (run / "report.html").read_text()
     section = html[html.index('<section id="integrity">'):html.index('<section id="cost">')]
