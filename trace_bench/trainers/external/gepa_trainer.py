@@ -158,16 +158,13 @@ class GEPATrainer(Trainer[GEPAParams]):
                     tracker.record(state, rollout.score)
                 return result.score, {"feedback": " | ".join(result.feedbacks)[:4000]}
 
-            lm_kwargs: dict[str, Any] = {"api_base": link.base_url, "api_key": link.api_key, "num_retries": 0}
-            if params.max_tokens:
-                lm_kwargs["max_tokens"] = params.max_tokens
             fixed = view.program.prefix.replace("```", "")[-1500:] if view.program.marked else ""
             background = (f"The component is the code between the EVOLVE-BLOCK markers of this program; the code "
                           f"before it is fixed:\n{fixed}") if fixed else None
             config = GEPAConfig(
                 engine=EngineConfig(seed=ctx.seed, max_metric_calls=params.max_metric_calls, parallel=False,
                                     display_progress_bar=False, capture_stdio=False),
-                reflection=ReflectionConfig(reflection_lm=gateway_model("optimizer"), reflection_lm_kwargs=lm_kwargs,
+                reflection=ReflectionConfig(reflection_lm=GatewayChat(link, params.max_tokens),
                                             module_selector=params.module_selector,
                                             skip_perfect_score=False))
             with link.guard():
@@ -183,3 +180,20 @@ class GEPATrainer(Trainer[GEPAParams]):
             state, note = base, f"best candidate invalid, kept the initial state: {exc}"
         ctx.report_step(state, None, final=True, candidates=len(result.candidates), **({"note": note} if note else {}))
         ctx.apply(state)
+
+
+class GatewayChat:
+    """gepa's ``LanguageModel`` (prompt -> text) as one chat completion at the job's gateway, with the
+    ``openai`` client (gepa's default, a LiteLLM model string, costs seconds of import per job)."""
+
+    def __init__(self, link: GatewayLink, max_tokens: int | None) -> None:
+        import openai
+
+        self.client = openai.OpenAI(base_url=link.base_url, api_key=link.api_key, max_retries=0)
+        self.max_tokens = max_tokens
+
+    def __call__(self, prompt: str | list[dict[str, Any]]) -> str:
+        messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
+        extra = {"max_tokens": self.max_tokens} if self.max_tokens else {}
+        response = self.client.chat.completions.create(model="trace-bench-optimizer", messages=messages, **extra)
+        return response.choices[0].message.content or ""

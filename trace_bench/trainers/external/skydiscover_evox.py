@@ -36,7 +36,25 @@ logger = logging.getLogger(__name__)
 
 
 # -- sandbox targets (run inside the sandbox only) -------------------------------------------
+def _light_import() -> None:
+    """Make ``import skydiscover.<module>`` skip the package's ``__init__`` (which loads its whole
+    controller and the OpenAI client, ~2.5 s): a strategy needs only the database modules."""
+    import importlib.util
+    import sys
+    import types
+
+    if "skydiscover" in sys.modules:
+        return
+    spec = importlib.util.find_spec("skydiscover")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    package = types.ModuleType("skydiscover")
+    package.__path__ = list(spec.submodule_search_locations)
+    sys.modules["skydiscover"] = package
+
+
 def _load_strategy(code: str) -> tuple[Any, Any]:
+    _light_import()
     from skydiscover.search.utils.discovery_utils import load_database_from_file
 
     path = os.path.join(tempfile.mkdtemp(prefix="strategy_"), "strategy.py")
@@ -47,6 +65,7 @@ def _load_strategy(code: str) -> tuple[Any, Any]:
 
 def check_strategy(payload: dict[str, Any]) -> Any:
     """Sandbox target: skydiscover's own validation of a search strategy's code."""
+    _light_import()
     from skydiscover.search.evox.database import search_strategy_evaluator
 
     path = os.path.join(tempfile.mkdtemp(prefix="strategy_"), "strategy.py")
@@ -57,6 +76,7 @@ def check_strategy(payload: dict[str, Any]) -> Any:
 
 def sample_with_strategy(payload: dict[str, Any]) -> Any:
     """Sandbox target: replay the programs into the strategy's database and ask it to sample."""
+    _light_import()
     from skydiscover.config import EvoxDatabaseConfig
 
     database_class, program_class = _load_strategy(str(payload["code"]))
