@@ -44,7 +44,8 @@ __all__ = ["OpenEvolveParams", "OpenEvolveTrainer", "parse_program", "render_pro
 
 
 class OpenEvolveParams(TrainerParams):
-    iterations: int = Field(default=10, ge=0, description="evolution iterations (one child each)")
+    iterations: int | None = Field(default=None, ge=0, description="iterations (one child program each); "
+                                   "default: the task's own max_iterations (a task folder's config.yaml), else 10")
     diff_based: bool = Field(default=True, description="SEARCH/REPLACE diffs; false asks for full rewrites")
     num_islands: int = Field(default=2, ge=1)
     population_size: int = Field(default=50, ge=2)

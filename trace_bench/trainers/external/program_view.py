@@ -77,12 +77,15 @@ def system_message(problem: Any) -> str:
     return str(getattr(problem, "extras", {}).get("discovery_system_message") or "")
 
 
+DEFAULT_ITERATIONS = 10
+
+
 def suggested_iterations(problem: Any, params: Any) -> int:
-    """``params.iterations``, or the task's own ``max_iterations`` when the config left it unset."""
+    """``params.iterations``, else the task's own ``max_iterations``, else :data:`DEFAULT_ITERATIONS`."""
+    if params.iterations is not None:
+        return int(params.iterations)
     suggested = (getattr(problem, "metadata", {}) or {}).get("suggested_iterations")
-    if "iterations" not in params.model_fields_set and isinstance(suggested, int) and suggested > 0:
-        return suggested
-    return int(params.iterations)
+    return suggested if isinstance(suggested, int) and suggested > 0 else DEFAULT_ITERATIONS
 
 
 def task_metrics(problem: Any, state: list[Any]) -> dict[str, float]:

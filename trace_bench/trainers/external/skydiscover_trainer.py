@@ -77,7 +77,8 @@ _HARNESS_OWNED = ("db_path", "log_prompts", "random_seed", "database_file_path",
 
 class SkyDiscoverParams(TrainerParams):
     search: Search = Field(default="adaevolve", description="the SkyDiscover search algorithm")
-    iterations: int = Field(default=10, ge=0, description="iterations (one child program each)")
+    iterations: int | None = Field(default=None, ge=0, description="iterations (one child program each); "
+                                   "default: the task's own max_iterations (a task folder's config.yaml), else 10")
     diff_based: bool = Field(default=True, description="SEARCH/REPLACE diffs; false asks for full rewrites")
     num_inspirations: int = Field(default=4, ge=0)
     temperature: float = Field(default=0.7, ge=0)
