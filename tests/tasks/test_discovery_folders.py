@@ -86,15 +86,30 @@ def test_a_candidate_cannot_write_outside_the_sandbox(tmp_path: Path) -> None:
     assert honest.ok and honest.metrics["total"] == 5.0
 
 
-def test_results_csv_carries_the_new_columns(tmp_path: Path) -> None:
+def test_results_table_and_report_show_the_distance_to_the_best_known_value(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
-    config.write_text(f"mode: stub\nruns_dir: {tmp_path / 'runs'}\nseeds: [1]\ntasks: [discovery:kissing_11]\n"
+    config.write_text(f"mode: stub\nruns_dir: {tmp_path / 'runs'}\nseeds: [1, 2]\n"
+                      "tasks: [discovery:kissing_11, fixture_arena:plain_secret]\n"
                       "trainers:\n  - id: PrioritySearch\n    params_variants: [{ps_steps: 1, ps_batches: 1}]\n",
                       encoding="utf-8")
-    proc = run_cli("run", "--config", str(config))
+    proc = run_cli("run", "--config", str(config), "--root", str(ROOT))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    [results] = list((tmp_path / "runs").glob("*/results.csv"))
-    with open(results, encoding="utf-8") as handle:
-        [row] = list(csv.DictReader(handle))
-    assert row["best_known"] == "593.0" and row["score_trust"] == "trusted"
-    assert 0 < float(row["pct_of_best_known"]) < 100
+    [run] = list((tmp_path / "runs").iterdir())
+    with open(run / "results.csv", encoding="utf-8") as handle:
+        rows = {row["task"]: row for row in csv.DictReader(handle)}
+    kissing = rows["discovery:kissing_11"]
+    assert kissing["best_known"] == "593.0" and kissing["score_trust"] == "trusted"
+    assert 0 < float(kissing["pct_of_best_known"]) < 100
+    assert rows["fixture_arena:plain_secret"]["score_trust"] == "candidate-reachable"
+    table = run_cli("table", str(run))
+    assert table.returncode == 0, table.stderr
+    assert "% of best known" in table.stdout.splitlines()[0]
+    line = next(x for x in table.stdout.splitlines() if "kissing_11" in x)
+    assert f"{float(kissing['pct_of_best_known']):.2f}" in line
+    assert "PrioritySearch [ps_batches=1,ps_steps=1] †" in next(x for x in table.stdout.splitlines()
+                                                              if "plain_secret" in x)
+    assert "candidate-reachable" in table.stdout
+    report = run_cli("report", str(run))
+    assert report.returncode == 0, report.stderr
+    html = (run / "report.html").read_text(encoding="utf-8")
+    assert "Distance to the best known value and score trust" in html and "candidate-reachable" in html

@@ -15,7 +15,13 @@ import pytest
 
 from tests.tasks import published_constructions as published
 from trace_bench.tasks.discovery.catalog import BUILTIN
-from trace_bench.tasks.discovery.problems import autocorrelation, circle_packing, erdos_overlap, heilbronn, kissing
+from trace_bench.tasks.discovery.problems import (
+    autocorrelation,
+    circle_packing,
+    erdos_overlap,
+    heilbronn,
+    kissing,
+)
 from trace_bench.tasks.discovery.problems import min_max_distance as minmax
 from trace_bench.tasks.discovery.problems.common import InvalidConstruction
 

@@ -24,7 +24,8 @@ from trace_bench.store.ranking import competition_ranks
 
 FORMATS = ("md", "csv", "latex")
 DEFAULT_TABLE_METRIC = "test_last"
-COLUMNS = ("task", "trainer", "params_label", "metric", "n", "failed", "mean", "se", "wall_s", "tokens", "usd")
+COLUMNS = ("task", "trainer", "params_label", "metric", "n", "failed", "mean", "se", "wall_s", "tokens", "usd",
+           "pct_of_best_known", "score_trust")
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,20 @@ class PaperTable:
         if self.optimistic_tasks:
             text += (" * no test split: best score on the selection split, optimistic "
                      f"({', '.join(self.optimistic_tasks)}).")
+        if self.with_best_known:
+            text += (" % of best known: the best state's value against the best published value (100 = matched), "
+                     "mean over seeds.")
+        if self.candidate_reachable:
+            text += " † the candidate ran in the process that scored it (plain evaluate()): candidate-reachable."
         return text
+
+    @property
+    def with_best_known(self) -> bool:
+        return bool(self.rows["pct_of_best_known"].notna().any())
+
+    @property
+    def candidate_reachable(self) -> bool:
+        return any("candidate-reachable" in str(t) for t in self.rows["score_trust"])
 
 
 def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC) -> PaperTable:
@@ -65,7 +79,8 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC) -> PaperTable:
                      "failed": len(group) - len(scored), "mean": values.mean() if n else math.nan,
                      "se": values.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan,
                      "wall_s": scored["time_seconds"].mean(), "tokens": scored["total_tokens"].mean(),
-                     "usd": scored["cost_usd"].mean()})
+                     "usd": scored["cost_usd"].mean(), "pct_of_best_known": scored["pct_of_best_known"].mean(),
+                     "score_trust": ",".join(sorted({str(t) for t in group["score_trust"] if t}))})
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     ordered = []
     for _, group in frame.groupby("task", sort=True):
@@ -95,19 +110,32 @@ def _score_cell(row: pd.Series) -> str:
 
 
 def _display_rows(table: PaperTable) -> list[list[str]]:
-    return [[str(r["task"]), arm_label(str(r["trainer"]), str(r["params_label"])), _score_cell(r), str(r["n"]),
-             str(r["failed"]), _num(r["wall_s"], 1), "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}",
-             _num(r["usd"], 4)] for _, r in table.rows.iterrows()]
+    rows = []
+    for _, r in table.rows.iterrows():
+        arm = arm_label(str(r["trainer"]), str(r["params_label"]))
+        arm += " †" if "candidate-reachable" in str(r["score_trust"]) else ""
+        row = [str(r["task"]), arm, _score_cell(r)]
+        if table.with_best_known:
+            row.append(_num(r["pct_of_best_known"], 2))
+        rows.append(row + [str(r["n"]), str(r["failed"]), _num(r["wall_s"], 1),
+                           "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}", _num(r["usd"], 4)])
+    return rows
 
 
 HEADER = ["task", "arm", "score: mean (SE)", "n", "failed", "wall s", "tokens", "USD"]
+BEST_KNOWN_HEADER = "% of best known"
+
+
+def _header(table: PaperTable) -> list[str]:
+    return [*HEADER[:3], BEST_KNOWN_HEADER, *HEADER[3:]] if table.with_best_known else list(HEADER)
 
 
 def to_markdown(table: PaperTable) -> str:
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-    align = ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"]
-    return "\n".join([line(HEADER), "|" + "|".join(align) + "|", *(line(r) for r in _display_rows(table)), "",
+    header = _header(table)
+    align = ["---", "---"] + ["---:"] * (len(header) - 2)
+    return "\n".join([line(header), "|" + "|".join(align) + "|", *(line(r) for r in _display_rows(table)), "",
                       table.caption()]) + "\n"
 
 
@@ -126,8 +154,9 @@ def _latex(text: str) -> str:
 
 
 def to_latex(table: PaperTable) -> str:
-    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{llrrrrrr}", r"\toprule",
-             " & ".join(_latex(h) for h in HEADER) + r" \\", r"\midrule"]
+    header = _header(table)
+    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{ll" + "r" * (len(header) - 2) + "}", r"\toprule",
+             " & ".join(_latex(h) for h in header) + r" \\", r"\midrule"]
     previous = None
     for row in _display_rows(table):
         if previous is not None and row[0] != previous:
