@@ -47,6 +47,20 @@ def evaluation_overhead(task: str, repeat: int = 25) -> tuple[float, float]:
     return statistics.median(direct), statistics.median(s - d for s, d in zip(sandboxed, direct, strict=True))
 
 
+def ping_call(repeat: int = 25) -> float:
+    """Median seconds of a sandboxed call of a no-op target: the sandbox's own floor, for comparison."""
+    from trace_bench.sandbox import SandboxLimits, run_sandboxed
+
+    limits = SandboxLimits(wall_s=10, memory_mb=2048, file_size_mb=64)
+    run_sandboxed("trace_bench.sandbox.child:ping", {}, limits)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run_sandboxed("trace_bench.sandbox.child:ping", {}, limits)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def main() -> None:
     print("load:", os.getloadavg())
     cli = str(BIN / "trace-bench")
@@ -55,6 +69,7 @@ def main() -> None:
     report("trace-bench list-tasks (all default suites)", time_command([cli, "list-tasks"], repeat=7), "s", "< 0.5 s")
     report("trace-bench list-tasks --bench discovery", time_command([cli, "list-tasks", "--bench", "discovery"],
                                                                     repeat=7), "s", "< 0.5 s")
+    report("sandboxed call of a no-op target (median, for comparison)", ping_call() * 1000, "ms")
     for task in ("discovery:circle_packing_26", "discovery:kissing_11", "discovery:erdos_min_overlap"):
         own, overhead = evaluation_overhead(task)
         report(f"{task}: evaluator's own time (median)", own * 1000, "ms")
