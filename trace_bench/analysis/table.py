@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from trace_bench.analysis.frontier import FRONTIER_NOTE, frontier_lines, frontier_table
 from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs
 from trace_bench.analysis.protocol import METRICS, task_metrics
 from trace_bench.analysis.stats import arm_label
@@ -34,6 +35,16 @@ class PaperTable:
 
     rows: pd.DataFrame
     preferred: str
+    frontier: pd.DataFrame | None = None
+
+    def with_frontier(self, frontier: pd.DataFrame) -> PaperTable:
+        """The table with columns ``cost_axis``, ``cost`` (mean per job on that axis) and
+        ``on_frontier`` from :func:`.frontier.frontier_table` of the same jobs and metric."""
+        keys = ["task", "trainer", "params_label"]
+        extra = frontier[[*keys, "cost_axis", "cost_mean", "on_frontier"]].rename(columns={"cost_mean": "cost"})
+        rows = self.rows.merge(extra, on=keys, how="left", sort=False)
+        rows["on_frontier"] = rows["on_frontier"].astype("boolean").fillna(False).astype(bool)
+        return PaperTable(rows, self.preferred, frontier)
 
     @property
     def optimistic_tasks(self) -> list[str]:
@@ -63,9 +74,10 @@ class PaperTable:
         return any("candidate-reachable" in str(t) for t in self.rows["score_trust"])
 
 
-def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC) -> PaperTable:
+def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool = False) -> PaperTable:
     """Per task × arm, the mean and standard error of ``metric`` over the scored seeds; arms of a task
-    ordered by mean, best first (ties and unscored arms as in every leaderboard)."""
+    ordered by mean, best first (ties and unscored arms as in every leaderboard).  ``frontier`` adds
+    each arm's place on the task's cost–quality frontier on the same metric (:mod:`.frontier`)."""
     runs = distinguish_runs(runs)
     jobs = runs.jobs
     chosen = task_metrics(jobs, metric) if not jobs.empty else {}
@@ -88,7 +100,8 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC) -> PaperTable:
         ordered.append(group.assign(_rank=[math.inf if r is None else r for r in ranks])
                        .sort_values(["_rank", "trainer", "params_label"]).drop(columns="_rank"))
     frame = pd.concat(ordered, ignore_index=True) if ordered else frame
-    return PaperTable(frame, metric)
+    table = PaperTable(frame, metric)
+    return table.with_frontier(frontier_table(jobs, metric)) if frontier else table
 
 
 def _num(value: float, digits: int = 3) -> str:
@@ -110,6 +123,7 @@ def _score_cell(row: pd.Series) -> str:
 
 
 def _display_rows(table: PaperTable) -> list[list[str]]:
+    frontier = table.frontier is not None
     rows = []
     for _, r in table.rows.iterrows():
         arm = arm_label(str(r["trainer"]), str(r["params_label"]))
@@ -118,7 +132,8 @@ def _display_rows(table: PaperTable) -> list[list[str]]:
         if table.with_best_known:
             row.append(_num(r["pct_of_best_known"], 2))
         rows.append(row + [str(r["n"]), str(r["failed"]), _num(r["wall_s"], 1),
-                           "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}", _num(r["usd"], 4)])
+                           "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}", _num(r["usd"], 4),
+                           *(["yes" if r["on_frontier"] else ""] if frontier else [])])
     return rows
 
 
@@ -127,16 +142,25 @@ BEST_KNOWN_HEADER = "% of best known"
 
 
 def _header(table: PaperTable) -> list[str]:
-    return [*HEADER[:3], BEST_KNOWN_HEADER, *HEADER[3:]] if table.with_best_known else list(HEADER)
+    header = [*HEADER[:3], BEST_KNOWN_HEADER, *HEADER[3:]] if table.with_best_known else list(HEADER)
+    return [*header, "frontier"] if table.frontier is not None else header
+
+
+def frontier_text(table: PaperTable) -> list[str]:
+    """The lines under a table with ``--frontier``: what the frontier is, then one line per task."""
+    if table.frontier is None:
+        return []
+    return ["", FRONTIER_NOTE, *(f"- {line}" for line in frontier_lines(table.frontier))]
 
 
 def to_markdown(table: PaperTable) -> str:
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
     header = _header(table)
-    align = ["---", "---"] + ["---:"] * (len(header) - 2)
+    numeric = len(header) - 2 - (table.frontier is not None)
+    align = ["---", "---"] + ["---:"] * numeric + ([":---:"] if table.frontier is not None else [])
     return "\n".join([line(header), "|" + "|".join(align) + "|", *(line(r) for r in _display_rows(table)), "",
-                      table.caption()]) + "\n"
+                      table.caption(), *frontier_text(table)]) + "\n"
 
 
 def to_csv(table: PaperTable) -> str:
@@ -155,7 +179,8 @@ def _latex(text: str) -> str:
 
 def to_latex(table: PaperTable) -> str:
     header = _header(table)
-    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{ll" + "r" * (len(header) - 2) + "}", r"\toprule",
+    spec = "ll" + "r" * (len(header) - 2 - (table.frontier is not None)) + ("c" if table.frontier is not None else "")
+    lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
              " & ".join(_latex(h) for h in header) + r" \\", r"\midrule"]
     previous = None
     for row in _display_rows(table):
@@ -163,21 +188,24 @@ def to_latex(table: PaperTable) -> str:
             lines.append(r"\midrule")
         previous = row[0]
         lines.append(" & ".join(_latex(c) for c in row) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_latex(table.caption())}}}", r"\end{table}"]
+    caption = table.caption() + (" " + FRONTIER_NOTE if table.frontier is not None else "")
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_latex(caption)}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
 RENDERERS = {"md": to_markdown, "csv": to_csv, "latex": to_latex}
 
 
-def table_main(run_paths: list[str], metric: str = DEFAULT_TABLE_METRIC, fmt: str = "md") -> int:
-    """Print the paper table of one or more runs; 2 on a user error (bad run, metric or format)."""
+def table_main(run_paths: list[str], metric: str = DEFAULT_TABLE_METRIC, fmt: str = "md",
+               frontier: bool = False) -> int:
+    """Print the paper table of one or more runs (with ``frontier``, each arm's place on its task's
+    cost–quality frontier); 2 on a user error (bad run, metric or format)."""
     try:
         if fmt not in RENDERERS:
             raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
         if metric not in METRICS:
             raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
-        table = paper_table(load_runs(run_paths), metric)
+        table = paper_table(load_runs(run_paths), metric, frontier)
     except (RunDirError, ValueError) as exc:
         print(f"trace-bench: error: {exc}", file=sys.stderr)
         return 2
