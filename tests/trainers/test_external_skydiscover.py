@@ -123,3 +123,12 @@ def test_stub_answers_skydiscover_prompts_with_an_applicable_diff() -> None:
     assert is_skydiscover(prompt)
     reply = answer(prompt, random.Random(0), lambda current, name, rng: current.replace("0.5", "0.75"))
     assert apply_diff(program, reply) == program.replace("0.5", "0.75")
+
+
+def test_any_task_runs_with_its_parameters_as_labelled_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = {"mode": "stub", "seeds": [1], "tasks": ["internal:code_param"],
+              "trainers": [{"id": "SkyDiscover", "params_variants": [{"search": "best_of_n", "iterations": 3}]}]}
+    [(result, job)] = run_jobs(config, tmp_path, monkeypatch)
+    assert result.status == "ok", (result.error, result.traceback)
+    assert result.n_steps == 3 + 1 and result.llm_calls > 0
+    assert result.score_trust == "" and result.pct_of_best_known is None  # not a discovery task
