@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from trace_bench.analysis import _html as h
+from trace_bench.analysis.best_known import CANDIDATE_REACHABLE, best_known_summary
 from trace_bench.analysis.chart import Panel, Series, curve_chart
 from trace_bench.analysis.curves import AXES, arm_curves, best_so_far, generalization_gap, job_auc
 from trace_bench.analysis.frontier import frontier_lines, frontier_table
@@ -48,7 +49,23 @@ def _leaderboard(runs: RunSet) -> str:
             for _, r in board.iterrows()]
     table = h.table(rows, ["task", "rank", "trainer", "params", "ranked on", "seeds", "failed", "budget exhausted",
                            "mean", "std", "95% CI"], numeric=range(5, 10), empty="no jobs")
-    return "".join([h.paragraph(describe(task_metrics(runs.jobs))), table])
+    return "".join([h.paragraph(describe(task_metrics(runs.jobs))), table, _best_known(runs)])
+
+
+def _best_known(runs: RunSet) -> str:
+    """Tasks with a best known value (discovery tasks): each arm's distance to it."""
+    summary = best_known_summary(runs.jobs)
+    if summary.empty:
+        return ""
+    rows = [[r["task"], *_arm_cells(r), r["best_known"], r["n"], r["pct_mean"], r["pct_max"],
+             "candidate-reachable" if CANDIDATE_REACHABLE in r["trust"] else r["trust"] or "-"]
+            for _, r in summary.iterrows()]
+    note = ("% of best known: the best state's value against the best published value of the task (100 = matched, "
+            "above = beaten). Candidate-reachable scores were computed in the process the candidate ran in (a plain "
+            "evaluate() task): treat them as claims to re-check.")
+    return "".join([h.heading(3, "Distance to the best known value and score trust"), h.paragraph(note),
+                    h.table(rows, ["task", "trainer", "params", "best known", "seeds", "% of best known (mean)",
+                                   "% of best known (best seed)", "score trust"], numeric=range(3, 7))])
 
 
 def _metric_cell(name: object) -> str:

@@ -194,6 +194,16 @@ class JobResult(StoreModel):
                                                  "(version 5)")
     llm_provider: str = Field(default="", description="`llm.provider` of the config, `stub` in stub mode")
     llm_base_url: str = Field(default="", description="`llm.base_url` of the config")
+    best_known: float | None = Field(default=None, description="the best value published for the task (discovery "
+                                     "tasks), of the metric it names; null when the task declares none")
+    best_known_source: str = Field(default="", description="where the best known value comes from")
+    pct_of_best_known: float | None = Field(default=None, description="how far the best state got, as % of the best "
+                                            "known value (100 = matched, above = beaten; direction applied)")
+    score_trust: str = Field(default="", description="`trusted`: the score was computed outside the candidate's "
+                             "process; `candidate-reachable`: the candidate ran in the process that scored it "
+                             "(a plain evaluate() task); empty for tasks that do not say")
+    metrics_best: dict[str, float | None] = Field(default_factory=dict, description="the task evaluator's metrics "
+                                                  "of the best state (discovery tasks)")
 
     @model_validator(mode="after")
     def _null_non_finite(self) -> JobResult:
@@ -207,6 +217,10 @@ class JobResult(StoreModel):
             if value is not None and not math.isfinite(value):
                 self.score_dict_best[key] = None
                 flagged.append(f"score_dict_best.{key}")
+        for key, value in list(self.metrics_best.items()):
+            if value is not None and not math.isfinite(value):
+                self.metrics_best[key] = None
+                flagged.append(f"metrics_best.{key}")
         if flagged != self.non_finite:
             object.__setattr__(self, "non_finite", sorted(set(flagged)))
         return self
@@ -219,7 +233,7 @@ CSV_COLUMNS = (
     "score_best", "score_test", "score_test_last", "score_test_best", "selection_split", "n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens",
     "completion_tokens", "total_tokens", "tokens_estimated", "cost_usd", "measure_llm_calls", "measure_tokens",
     "measure_cost_usd", "time_seconds", "started_at", "finished_at", "leaked_test_items", "leaked_validation_items",
-    "sandbox_denials", "sandbox_denial_kinds",
+    "sandbox_denials", "sandbox_denial_kinds", "best_known", "pct_of_best_known", "score_trust",
 )
 #: The original Trace-Bench's results.csv columns that ours lack, in its order; written after ours and
 #: after the ``obj_<metric>`` columns (see ``trace_bench.store.legacy_columns``).

@@ -16,8 +16,8 @@ from trace_bench.ui.plots import AXES, frontier_html, run_curve_frame
 from trace_bench.ui.readers import frame_of, markdown_text, masked, read_csv_rows, read_json, read_text
 
 RESULT_COLUMNS = ["job_id", "task", "trainer", "params_label", "seed", "status", "score_initial", "score_best",
-                  "score_final", "score_test", "n_steps", "llm_calls", "total_tokens", "cost_usd", "time_seconds",
-                  "leaked_test_items", "sandbox_denials", "error"]
+                  "pct_of_best_known", "score_trust", "score_final", "score_test", "n_steps", "llm_calls",
+                  "total_tokens", "cost_usd", "time_seconds", "leaked_test_items", "sandbox_denials", "error"]
 RUN_COLUMNS = ["run_id", "created", "jobs", "finished", "state", "counts", "problem"]
 GROUPS = {"mean per trainer": "trainer", "per job": "job"}
 
