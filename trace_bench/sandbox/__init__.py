@@ -34,6 +34,7 @@ _EXPORTS = {
     "SETTING_ENV": "mode",
     "SandboxUnavailable": "mode",
     "allow_weak": "mode",
+    "prepare": "mode",
     "availability": "mode",
     "quick_check": "policy",
     "require": "mode",

@@ -65,6 +65,26 @@ def require(*modules: str) -> str:
     return handle.mode
 
 
+def prepare(*modules: str) -> None:
+    """Fail now, without starting anything, where candidate code could not run here (bubblewrap
+    missing and the weak mode not allowed), and start the sandbox for ``modules`` in the background,
+    so that the first call finds it warm.  A start that fails in the background fails that call."""
+    wanted = setting()
+    if wanted == "strong":
+        missing = policy.quick_check()
+        if missing:
+            raise SandboxUnavailable(f"candidate code needs the sandbox, and bubblewrap does not work here "
+                                     f"({missing}); {INSTALL_HINT}")
+
+    def start() -> None:
+        try:
+            server.release(handle_for(frozenset(modules)))
+        except (SandboxUnavailable, server.ZygoteUnavailable):
+            pass  # remembered by the server: the first call reports it
+
+    threading.Thread(target=start, name="trace-bench-sandbox-warm-up", daemon=True).start()
+
+
 def availability() -> dict[str, str]:
     """What this machine gives, without raising: ``{"setting", "mode", "reason"}`` (mode "" = none)."""
     try:
