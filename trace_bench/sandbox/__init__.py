@@ -40,6 +40,7 @@ _EXPORTS = {
     "require": "mode",
     "sandbox_info": "mode",
     "used_modes": "mode",
+    "weak_warning": "mode",
     "capabilities": "runner",
     "run_sandboxed": "runner",
     "warm_up": "runner",
