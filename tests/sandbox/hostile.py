@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import socket
 import threading
 import uuid
@@ -88,9 +89,10 @@ class Trap:
     def planted(self) -> list[Path]:
         return [p for place in self.places for p in Path(place).glob(f"planted-{self.tag}*")]
 
-    def exfiltrate(self) -> str:
+    def exfiltrate(self, then: str = "") -> str:
         """Find the key (environment, every /proc/*/environ and cmdline, the parents'), then send it
-        everywhere: host files, TCP, UDP, unix and abstract sockets, and the function's own output."""
+        everywhere: host files, TCP, UDP, unix and abstract sockets, and the function's own output
+        (unless ``then`` gives other statements to end with)."""
         return f'''
 _found = []
 import os as _os, socket as _socket
@@ -130,8 +132,7 @@ try:
     _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM).sendto(_note.encode(), ("127.0.0.1", {self.udp.getsockname()[1]}))
 except Exception:
     pass
-if _found:
-    return "EXFIL " + _note
+{then or 'if _found:' + chr(10) + '    return "EXFIL " + _note'}
 '''
 
     def assert_clean(self, run: Path, server: FakeLLMServer) -> None:
@@ -140,8 +141,8 @@ if _found:
         assert self.planted() == [], self.planted()
         leaked = [path for path in run.rglob("*") if path.is_file() and self.canary.encode() in path.read_bytes()]
         assert leaked == []
-        assert not any(self.canary in body for body in server.bodies), "the key reached a prompt"
-        assert not any("EXFIL" in body for body in server.bodies), "an attack found the key"
+        found = re.compile(re.escape(CANARY_PREFIX) + "[0-9a-f]{6}")  # the attack's own code names only the prefix
+        assert not any(found.search(body) for body in server.bodies), "the key (or part of it) reached a prompt"
 
 
 def attacks_file(path: Path, attacks: list[Attack]) -> Path:
