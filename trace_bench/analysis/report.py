@@ -299,6 +299,10 @@ def _intro(runs: RunSet) -> list[str]:
         lines.append(f"Run {run_id} ({manifest.get('mode') or '-'} mode, LLM {model}, created "
                      f"{manifest.get('created_at') or '-'}): {len(jobs)} of {planned} planned jobs have results"
                      f" ({counts or 'none'}).")
+        weak = int(jobs["sandbox"].astype(str).str.contains("weak").sum()) if "sandbox" in jobs else 0
+        if weak:
+            lines.append(f"WARNING: in run {run_id}, {weak} job(s) ran LLM-written code in the WEAK sandbox "
+                         "(no bubblewrap): their candidates were not isolated from the machine (column sandbox).")
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     lines.append(f"Scores: higher is better. Statistics use jobs that ended ok or budget_exhausted; the others are "
                  f"counted under failures. Generated {stamp}.")

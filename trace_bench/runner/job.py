@@ -66,10 +66,12 @@ def prepare_process() -> None:
     from trace_bench.compat import fast_inspect
     from trace_bench.compat.opto_shim import install
     from trace_bench.runtime import configure_environment
+    from trace_bench.tasks import code_nodes
 
     configure_environment()
     fast_inspect.install()
     install()
+    code_nodes.install()  # optimizer-written code of trainable functions runs in the sandbox
 
 
 def new_result(spec: JobSpec, run_id: str, attempt: int, status: Status = Status.FAILED) -> JobResult:

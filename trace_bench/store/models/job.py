@@ -232,8 +232,9 @@ CSV_COLUMNS = (
     "llm_model", "model_optimizer", "model_agent", "model_judge", "status", "error", "score_initial", "score_final",
     "score_best", "score_test", "score_test_last", "score_test_best", "selection_split", "n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens",
     "completion_tokens", "total_tokens", "tokens_estimated", "cost_usd", "measure_llm_calls", "measure_tokens",
-    "measure_cost_usd", "time_seconds", "started_at", "finished_at", "leaked_test_items", "leaked_validation_items",
-    "sandbox_denials", "sandbox_denial_kinds", "best_known", "pct_of_best_known", "score_trust",
+    "measure_cost_usd", "time_seconds", "started_at", "finished_at", "sandbox", "leaked_test_items",
+    "leaked_validation_items", "sandbox_denials", "sandbox_denial_kinds", "best_known", "pct_of_best_known",
+    "score_trust",
 )
 #: The original Trace-Bench's results.csv columns that ours lack, in its order; written after ours and
 #: after the ``obj_<metric>`` columns (see ``trace_bench.store.legacy_columns``).
