@@ -30,6 +30,19 @@ _COMPLETION_TOKEN_MODELS = re.compile(r"(^|/)(gpt-5|o1|o3|o4)")
 
 
 _custom_backend = custom_backend
+_SSL_CONTEXT: Any = None
+
+
+def shared_ssl_context() -> Any:
+    """One verified TLS context per process: loading the CA bundle costs about 30 ms, which every
+    job's first call paid.  A real run's job template makes it (:mod:`trace_bench.llm.preload`),
+    and every client of every job forked from it reuses it."""
+    global _SSL_CONTEXT
+    if _SSL_CONTEXT is None:
+        import httpx
+
+        _SSL_CONTEXT = httpx.create_ssl_context()
+    return _SSL_CONTEXT
 
 
 def resolve_model(model: str | None, provider: str | None, base_url: str | None) -> str:
@@ -145,7 +158,8 @@ class OpenAIBackend(LiteLLMBackend):
                 import openai
 
                 self._client = openai.OpenAI(api_key=self._api_key or "no-key", base_url=self.base_url,
-                                             timeout=self.timeout_s, max_retries=0)
+                                             timeout=self.timeout_s, max_retries=0,
+                                             http_client=openai.DefaultHttpxClient(verify=shared_ssl_context()))
             return self._client
 
     def complete(self, messages: list[dict[str, Any]], *, n: int = 1, sample_index: int = 0, **params: Any) -> Completion:
