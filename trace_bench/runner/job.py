@@ -110,6 +110,7 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
         heartbeat.stop()
         result.sandbox = ",".join(sandbox.used_modes())
         if setup is not None:
+            setup.session.charge_cut_off()  # calls a thread left in flight: the provider bills them
             fill_usage(result, setup.session)
             if setup.session.journal is not None:
                 setup.session.journal.close()
