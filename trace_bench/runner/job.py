@@ -116,6 +116,7 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
         watch.close()
         audit_job(job, setup.problem if setup is not None else None, result)
         if setup is not None:
+            setup.session.charge_cut_off()  # calls a thread left in flight: the provider bills them
             fill_usage(result, setup.session)
             if setup.session.journal is not None:
                 setup.session.journal.close()

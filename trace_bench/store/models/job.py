@@ -259,18 +259,26 @@ class Attempts(StoreModel):
 
 
 class SpendEntry(StoreModel):
-    """A line of ``llm_spend.jsonl``, the job's budget journal: one ``sent`` line before each
-    training-phase LLM call goes out, one ``settled`` line when it came back (``llm_calls`` 0 for
-    a call that failed: failed calls do not count against the budget).  A ``sent`` line without
-    its ``settled`` one is a call cut by a kill: it is charged as one call and its prompt-token
-    estimate, since the provider received it."""
+    """A line of ``llm_spend.jsonl``, the job's spend journal: one ``sent`` line before each LLM
+    call goes out, one ``settled`` line when it came back (``llm_calls`` 0 for a call that failed:
+    failed calls are not charged).  A ``sent`` line without its ``settled`` one is a call cut off
+    in flight (a kill, a timeout, a job that ended while it ran): the provider received it and
+    bills it, so it is charged as one call, its prompt's estimated tokens plus a completion of
+    ``completion_cap`` tokens (the request's limit; 0 without one) and ``usd_if_cut``, all flagged
+    estimated.  Only ``train`` lines count against the budget.  Version 2 adds ``phase``,
+    ``completion_cap`` and ``usd_if_cut`` (version-1 files journaled training calls only)."""
 
-    SCHEMA_VERSION: ClassVar[int] = 1
+    SCHEMA_VERSION: ClassVar[int] = 2
     FILE: ClassVar[str] = "llm_spend.jsonl"
 
     call: int = Field(description="number of the call within the job's attempt, from 1")
     event: Literal["sent", "settled"]
+    phase: Literal["train", "measure"] = Field(default="train", description="whose call: the trainer's "
+                                               "(what a budget counts) or the harness measuring a state")
     prompt_tokens: int = Field(default=0, description="sent: the prompt's estimated token count")
+    completion_cap: int | None = Field(default=None, description="sent: the completion limit the request carried")
+    usd_if_cut: float = Field(default=0.0, description="sent: the estimated cost of the prompt and a completion "
+                              "of completion_cap tokens (0 when the model's price is unknown)")
     llm_calls: int = Field(default=0, description="settled: 1, or 0 for a call that failed")
     tokens: int = Field(default=0, description="settled: total tokens the provider reported (or the cache replayed)")
     usd: float = Field(default=0.0, description="settled: the call's cost")
