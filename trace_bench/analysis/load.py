@@ -35,9 +35,10 @@ ARM = ["task", "trainer", "params_label"]
 JOB_KEYS = ["run_id", "job_id", *ARM, "seed", "status"]
 REQUIRED_COLUMNS = ("job_id", "task", "trainer", "seed", "status", "score_best")
 FLOAT_COLUMNS = ("score_initial", "score_final", "score_best", "score_test", "score_test_last", "score_test_best",
-                 "cost_usd", "measure_cost_usd", "time_seconds")
+                 "cost_usd", "measure_cost_usd", "time_seconds", "best_known", "pct_of_best_known")
 COUNT_COLUMNS = ("n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens", "completion_tokens",
-                 "total_tokens", "measure_llm_calls", "measure_tokens")
+                 "total_tokens", "measure_llm_calls", "measure_tokens", "leaked_test_items", "leaked_validation_items",
+                 "sandbox_denials")
 LLM_CALL_COLUMNS = ("ts", "role", "model", "phase", "prompt_tokens", "completion_tokens", "cost_usd",
                     "latency_s", "cached", "retries", "error")
 
@@ -162,7 +163,8 @@ def _typed_jobs(frame: pd.DataFrame, run_id: str, path: Path) -> pd.DataFrame:
     ``score_test_best``, read from ``score_test``), seeds as ints, flags as bools; a job listed twice keeps its
     last row (results.csv is rebuilt from results.json, so duplicates only come from hand edits)."""
     frame["run_id"] = run_id
-    for column in ("suite", "params", "mode", "llm_model", "error", "selection_split", "task_label"):
+    for column in ("suite", "params", "mode", "llm_model", "error", "selection_split", "sandbox_denial_kinds",
+                   "task_label"):
         if column not in frame:
             frame[column] = ""
     frame["params_label"] = frame.get("params_label", pd.Series("default", index=frame.index)).replace("", "default")
@@ -181,6 +183,7 @@ def _typed_jobs(frame: pd.DataFrame, run_id: str, path: Path) -> pd.DataFrame:
         frame[column] = pd.to_numeric(frame[column], errors="coerce") if column in frame else float("nan")
     # results.csv before JobResult v4 had only ``score_test``, the test score of the best state
     frame["score_test_best"] = frame["score_test_best"].fillna(frame["score_test"])
+    frame["score_trust"] = frame["score_trust"].fillna("") if "score_trust" in frame else ""
     frame["tokens_estimated"] = frame.get("tokens_estimated", pd.Series("", index=frame.index)).str.lower() \
         .isin(("true", "1", "yes"))
     for column in ("started_at", "finished_at"):

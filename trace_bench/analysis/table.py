@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from trace_bench.analysis.frontier import FRONTIER_NOTE, frontier_lines, frontier_table
+from trace_bench.analysis.integrity import describe_row, integrity_table
 from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs
 from trace_bench.analysis.protocol import METRICS, task_metrics
 from trace_bench.analysis.stats import arm_label
@@ -27,7 +28,10 @@ from trace_bench.store.ranking import arm_ranks
 FORMATS = ("md", "csv", "latex")
 DEFAULT_TABLE_METRIC = "test_last"
 COLUMNS = ("task", "trainer", "params_label", "metric", "n", "failed", "planned", "complete", "mean", "se", "wall_s",
-           "tokens", "usd")
+           "tokens", "usd", "leaked_test_items", "sandbox_denials", "integrity", "pct_of_best_known", "score_trust")
+AUDIT_MARK = "†"
+#: marks an arm whose scores a candidate could reach (a plain evaluate() task: it ran where it was scored)
+REACHABLE_MARK = "‡"
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,12 @@ class PaperTable:
         return PaperTable(rows, self.preferred, frontier)
 
     @property
+    def audit_notes(self) -> list[str]:
+        """One line per arm the integrity audit flagged (marked :data:`AUDIT_MARK` in the table)."""
+        return [f"{AUDIT_MARK} {arm_label(str(r['trainer']), str(r['params_label']))} on {r['task']}: {r['_audit']}"
+                for _, r in self.rows.iterrows() if r["integrity"]]
+
+    @property
     def optimistic_tasks(self) -> list[str]:
         return sorted({t for t, m in zip(self.rows["task"], self.rows["metric"], strict=True) if m == "best"})
 
@@ -63,7 +73,21 @@ class PaperTable:
         if self.optimistic_tasks:
             text += (" * no test split: best score on the selection split, optimistic "
                      f"({', '.join(self.optimistic_tasks)}).")
+        if self.with_best_known:
+            text += (" % of best known: the best state's value against the best published value (100 = matched), "
+                     "mean over seeds.")
+        if self.candidate_reachable:
+            text += (f" {REACHABLE_MARK} the candidate ran in the process that scored it (plain evaluate()): "
+                     "candidate-reachable.")
         return text
+
+    @property
+    def with_best_known(self) -> bool:
+        return bool(self.rows["pct_of_best_known"].notna().any())
+
+    @property
+    def candidate_reachable(self) -> bool:
+        return any("candidate-reachable" in str(t) for t in self.rows["score_trust"])
 
 
 def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool = False) -> PaperTable:
@@ -86,8 +110,14 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
                      "mean": values.mean() if n else math.nan,
                      "se": values.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan,
                      "wall_s": scored["time_seconds"].mean(), "tokens": scored["total_tokens"].mean(),
-                     "usd": scored["cost_usd"].mean()})
-    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+                     "usd": scored["cost_usd"].mean(), "pct_of_best_known": scored["pct_of_best_known"].mean(),
+                     "score_trust": ",".join(sorted({str(t) for t in group["score_trust"] if t}))})
+    audit = integrity_table(jobs).set_index(["task", "trainer", "params_label"])
+    for row in rows:
+        found = audit.loc[(row["task"], row["trainer"], row["params_label"])]
+        row.update({"leaked_test_items": int(found["leaked_test_items"]), "sandbox_denials": int(found["sandbox_denials"]),
+                    "integrity": str(found["flags"]), "_audit": describe_row(found)})
+    frame = pd.DataFrame(rows, columns=[*COLUMNS, "_audit"])
     ordered = []
     for _, group in frame.groupby("task", sort=True):
         ranks = arm_ranks([None if math.isnan(m) else float(m) for m in group["mean"]], list(group["complete"]))
@@ -118,18 +148,34 @@ def _score_cell(row: pd.Series) -> str:
 
 def _display_rows(table: PaperTable) -> list[list[str]]:
     frontier = table.frontier is not None
-    return [[str(r["task"]), arm_label(str(r["trainer"]), str(r["params_label"])), _score_cell(r),
-             str(r["n"]) if r["complete"] else f"{r['n']}/{r['planned']}",
-             str(r["failed"]), _num(r["wall_s"], 1), "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}",
-             _num(r["usd"], 4), *(["yes" if r["on_frontier"] else ""] if frontier else [])]
-            for _, r in table.rows.iterrows()]
+    rows = []
+    for _, r in table.rows.iterrows():
+        arm = arm_label(str(r["trainer"]), str(r["params_label"]))
+        arm += f" {AUDIT_MARK}" if r["integrity"] else ""
+        arm += f" {REACHABLE_MARK}" if "candidate-reachable" in str(r["score_trust"]) else ""
+        row = [str(r["task"]), arm, _score_cell(r)]
+        if table.with_best_known:
+            row.append(_num(r["pct_of_best_known"], 2))
+        seeds = str(r["n"]) if r["complete"] else f"{r['n']}/{r['planned']}"
+        rows.append(row + [seeds, str(r["failed"]), _num(r["wall_s"], 1),
+                           "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}", _num(r["usd"], 4),
+                           *(["yes" if r["on_frontier"] else ""] if frontier else [])])
+    return rows
 
 
 HEADER = ["task", "arm", "score: mean (SE)", "n", "failed", "wall s", "tokens", "USD"]
+BEST_KNOWN_HEADER = "% of best known"
 
 
 def _header(table: PaperTable) -> list[str]:
-    return [*HEADER, "frontier"] if table.frontier is not None else HEADER
+    header = [*HEADER[:3], BEST_KNOWN_HEADER, *HEADER[3:]] if table.with_best_known else list(HEADER)
+    return [*header, "frontier"] if table.frontier is not None else header
+
+
+def audit_text(table: PaperTable) -> list[str]:
+    """The lines under a table that the integrity audit flagged arms of (none when it flagged none)."""
+    notes = table.audit_notes
+    return ["", f"{AUDIT_MARK} integrity audit (see report.html#integrity):", *notes] if notes else []
 
 
 def frontier_text(table: PaperTable) -> list[str]:
@@ -142,20 +188,22 @@ def frontier_text(table: PaperTable) -> list[str]:
 def to_markdown(table: PaperTable) -> str:
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-    align = ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"] + ([":---:"] if table.frontier is not None
-                                                                             else [])
-    return "\n".join([line(_header(table)), "|" + "|".join(align) + "|", *(line(r) for r in _display_rows(table)), "",
-                      table.caption(), *frontier_text(table)]) + "\n"
+    header = _header(table)
+    numeric = len(header) - 2 - (table.frontier is not None)
+    align = ["---", "---"] + ["---:"] * numeric + ([":---:"] if table.frontier is not None else [])
+    return "\n".join([line(header), "|" + "|".join(align) + "|", *(line(r) for r in _display_rows(table)), "",
+                      table.caption(), *audit_text(table), *frontier_text(table)]) + "\n"
 
 
 def to_csv(table: PaperTable) -> str:
     buffer = io.StringIO()
-    table.rows.to_csv(buffer, index=False, lineterminator="\n", float_format="%.10g")
+    table.rows.drop(columns="_audit").to_csv(buffer, index=False, lineterminator="\n", float_format="%.10g")
     return buffer.getvalue()
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  AUDIT_MARK: r"\textdagger{}"}
 
 
 def _latex(text: str) -> str:
@@ -163,16 +211,18 @@ def _latex(text: str) -> str:
 
 
 def to_latex(table: PaperTable) -> str:
-    spec = "llrrrrrr" + ("c" if table.frontier is not None else "")
+    header = _header(table)
+    spec = "ll" + "r" * (len(header) - 2 - (table.frontier is not None)) + ("c" if table.frontier is not None else "")
     lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
-             " & ".join(_latex(h) for h in _header(table)) + r" \\", r"\midrule"]
+             " & ".join(_latex(h) for h in header) + r" \\", r"\midrule"]
     previous = None
     for row in _display_rows(table):
         if previous is not None and row[0] != previous:
             lines.append(r"\midrule")
         previous = row[0]
         lines.append(" & ".join(_latex(c) for c in row) + r" \\")
-    caption = table.caption() + (" " + FRONTIER_NOTE if table.frontier is not None else "")
+    caption = table.caption() + "".join(f" {note}" for note in table.audit_notes) \
+        + (" " + FRONTIER_NOTE if table.frontier is not None else "")
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_latex(caption)}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 

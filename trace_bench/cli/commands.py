@@ -119,9 +119,13 @@ def cmd_run(args: Namespace) -> int:
 
 def _run(args: Namespace, interrupts: Any) -> int:
     if args.executor in (None, "local"):
-        from trace_bench.runner.warm import start_job_template
+        from trace_bench.runner.warm import peek_real, snapshot_of, start_job_template
 
-        start_job_template()  # asynchronous: the job template imports opto while this process reads the config
+        resumed = args.resume if args.resume not in (None, "auto", "failed", "none") else None
+        config_path = args.config or (snapshot_of(resumed, args.runs_dir) if resumed else None)
+        # asynchronous: the job template imports opto while this process reads the config (and,
+        # for a real run, the provider libraries, once for every job)
+        start_job_template(real=not args.replay and peek_real(config_path))
     from trace_bench.runner.run import RunOptions, execute_run, locate_run
     from trace_bench.store.run_store import RunStore
 

@@ -266,9 +266,12 @@ class _Totals:
     cache_hits: int = 0
     cost_usd: float = 0.0
     seconds: float = 0.0
+    sandbox: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
     def add(self, record: JobResult) -> None:
         self.counts[str(record.status)] += 1
+        if record.sandbox:
+            self.sandbox[record.sandbox] += 1
         self.prompt += record.prompt_tokens
         self.completion += record.completion_tokens
         self.total += record.total_tokens
@@ -290,4 +293,5 @@ class _Totals:
             "cache_hits": self.cache_hits,
             "cost_usd": round(self.cost_usd, 10),
             "job_seconds": round(self.seconds, 6),
+            "sandbox": dict(sorted(self.sandbox.items())),
         })
