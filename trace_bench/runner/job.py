@@ -114,7 +114,8 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
         result.status = status_of(exc)
         prefix = f"{result.status}: " if result.status == Status.TASK_ERROR else f"{type(exc).__name__}: "
         result.error = f"{prefix}{exc}"
-        result.traceback = traceback.format_exc()
+        # a broken guide's own traceback says where the task failed; the harness's frames add nothing
+        result.traceback = getattr(exc, "traceback_text", "") or traceback.format_exc()
     finally:
         heartbeat.stop()
         result.sandbox = ",".join(sandbox.used_modes())

@@ -111,7 +111,8 @@ class JobResult(StoreModel):
     Trace-Bench's ``eval_kwargs``, ``resolved_*``, ``llm_provider`` and ``llm_base_url`` (empty in
     older files).  Version 5 adds the integrity audit: ``leaked_test_items``,
     ``leaked_validation_items``, ``sandbox_denials`` and ``sandbox_denial_kinds`` (null in older
-    files: not audited)."""
+    files: not audited), ``task_label`` (empty in older files: the task id) and
+    ``guide_errors_scored`` (null), and the status ``task_error``."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
     SCHEMA_VERSION: ClassVar[int] = 5
