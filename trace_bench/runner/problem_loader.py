@@ -22,8 +22,7 @@ def load_problem(spec: JobSpec) -> Problem:
     except JobFailure:
         raise
     except Exception as exc:
-        named = status_of(exc)
-        status = Status.TASK_ERROR if named == Status.FAILED else named
+        status = status_of(exc) if getattr(exc, "job_status", None) else Status.TASK_ERROR
         raise JobFailure(status, f"task_load_error: {type(exc).__name__}: {exc}") from exc
     try:
         return Problem.from_mapping(raw, spec.task)
