@@ -30,6 +30,8 @@ def test_infinite_loop_is_killed_at_its_timeout(tmp_path: Path) -> None:
     assert looping["status"] == "timeout"
     assert "exceeded 3s" in looping["error"]
     assert float(looping["time_seconds"]) >= 3, "not killed before its timeout"
+    record = json.loads((run / "jobs" / looping["job_id"] / "results.json").read_text())
+    assert record["traceback"].startswith("job_timeout: exceeded 3s"), "every failure fills its traceback"
     assert rows["internal:numeric_param"]["status"] == "ok", "the run goes on after a timeout"
     wait_gone(job_pids(run), what="the killed job's process")
 
