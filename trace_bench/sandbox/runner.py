@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Any
 
-from trace_bench.sandbox import codec, mode, policy, server, verdict, view
+from trace_bench.sandbox import codec, denials, mode, policy, server, verdict, view
 from trace_bench.sandbox.frames import send_frame
 from trace_bench.sandbox.limits import SandboxLimits, SandboxResult
 
@@ -52,10 +52,10 @@ class Call:
     """A launched call: the job's ends of its result, status and cancel pipes."""
 
     def __init__(self, handle: server.ZygoteHandle, result_r: int, status_r: int, cancel_w: int,
-                 limits: SandboxLimits, started: float) -> None:
+                 limits: SandboxLimits, started: float, target: str = "") -> None:
         self.handle, self.result_r, self.status_r = handle, result_r, status_r
         self.cancel = _Cancel(cancel_w)
-        self.limits, self.started = limits, started
+        self.limits, self.started, self.target = limits, started, target
 
     def finish(self) -> SandboxResult:
         """Wait for the call to end (or for its deadline) and read what it left."""
@@ -68,6 +68,7 @@ class Call:
         result.mode = self.handle.mode
         result.wall_s = time.monotonic() - self.started
         mode.record_use(self.handle.mode)
+        denials.note(self.target, result)  # reward-hacking signals for the job's audit
         return result
 
 
@@ -121,7 +122,7 @@ def start_call(target: str, payload: Any, limits: SandboxLimits, *, packages: tu
                 os.close(fd)
             to_supervisor.close()
             to_child.close()
-        return Call(handle, result_r, status_r, cancel_w, limits, started)
+        return Call(handle, result_r, status_r, cancel_w, limits, started, target)
     return SandboxResult("crash", error_type="SandboxUnavailable", message="; ".join(failures)[-2000:],
                          mode=handle.mode)
 
