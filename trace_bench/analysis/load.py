@@ -30,7 +30,8 @@ REQUIRED_COLUMNS = ("job_id", "task", "trainer", "seed", "status", "score_best")
 FLOAT_COLUMNS = ("score_initial", "score_final", "score_best", "score_test", "score_test_last", "score_test_best",
                  "cost_usd", "measure_cost_usd", "time_seconds")
 COUNT_COLUMNS = ("n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens", "completion_tokens",
-                 "total_tokens", "measure_llm_calls", "measure_tokens")
+                 "total_tokens", "measure_llm_calls", "measure_tokens", "leaked_test_items", "leaked_validation_items",
+                 "sandbox_denials")
 LLM_CALL_COLUMNS = ("ts", "role", "model", "phase", "prompt_tokens", "completion_tokens", "cost_usd",
                     "latency_s", "cached", "retries", "error")
 
@@ -90,6 +91,16 @@ def load_runs(paths: str | Path | Sequence[str | Path]) -> RunSet:
                   snapshots, dirs)
 
 
+def load_jobs(run_dir: str | Path) -> pd.DataFrame:
+    """One run's typed job rows alone (``RunSet.jobs`` without curves, manifests of other runs or
+    events): what a view needs that only shows per-job numbers, such as the UI's frontier."""
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise RunDirError(f"{path}: no such run directory")
+    store = RunStore(path)
+    return _read_results(store, str(_read_manifest(store).get("run_id") or path.name))
+
+
 def _read_manifest(store: RunStore) -> dict[str, Any]:
     try:
         manifest = store.read_manifest()
@@ -130,7 +141,7 @@ def _typed_jobs(frame: pd.DataFrame, run_id: str, path: Path) -> pd.DataFrame:
     ``score_test_best``, read from ``score_test``), seeds as ints, flags as bools; a job listed twice keeps its
     last row (results.csv is rebuilt from results.json, so duplicates only come from hand edits)."""
     frame["run_id"] = run_id
-    for column in ("suite", "params", "mode", "llm_model", "error", "selection_split"):
+    for column in ("suite", "params", "mode", "llm_model", "error", "selection_split", "sandbox_denial_kinds"):
         if column not in frame:
             frame[column] = ""
     frame["params_label"] = frame.get("params_label", pd.Series("default", index=frame.index)).replace("", "default")

@@ -246,7 +246,15 @@ def cmd_table(args: Namespace) -> int:
         from trace_bench.analysis.table import table_main
     except ImportError as exc:
         return _fail(f"table needs the analysis extra (pip install 'trace-bench[analysis]'): {exc}")
-    return table_main(args.runs, args.metric, args.format)
+    return table_main(args.runs, args.metric, args.format, args.frontier)
+
+
+def cmd_power(args: Namespace) -> int:
+    try:
+        from trace_bench.analysis.power import power_main
+    except ImportError as exc:
+        return _fail(f"power needs the analysis extra (pip install 'trace-bench[analysis]'): {exc}")
+    return power_main(args.runs, args.format, args.alpha, args.power, args.metric)
 
 
 def cmd_ui(args: Namespace) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 from trace_bench import sandbox
 from trace_bench.matrix.expand import JobSpec
+from trace_bench.runner.audit import DenialWatch, audit_job
 from trace_bench.runner.failures import JobFailure, status_of
 from trace_bench.runner.job_setup import JobSetup, announce_job, set_up_job
 from trace_bench.runner.recorder import JobRecorder
@@ -92,6 +93,7 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
     announce_job(spec, job, run_id)
     heartbeat = HeartbeatThread(job)
     heartbeat.start()
+    watch = DenialWatch(events)
     setup: JobSetup | None = None
     try:
         prepare_process()
@@ -109,6 +111,8 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
     finally:
         heartbeat.stop()
         result.sandbox = ",".join(sandbox.used_modes())
+        watch.close()
+        audit_job(job, setup.problem if setup is not None else None, result)
         if setup is not None:
             setup.session.charge_cut_off()  # calls a thread left in flight: the provider bills them
             fill_usage(result, setup.session)

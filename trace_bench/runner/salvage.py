@@ -15,7 +15,7 @@ from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.job import new_result
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.models import CurveRow, JobResult, JobStarted, LLMCall
+from trace_bench.store.models import CurveRow, JobResult, JobStarted, LLMCall, SandboxDenial
 from trace_bench.store.spend import cut_off_calls, cut_off_charge
 from trace_bench.store.status import Status
 
@@ -40,7 +40,8 @@ def spent_in_training(job: JobStore) -> dict[str, float]:
 def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, error: str, wall_s: float,
                    attempt: int, carried: dict[str, float] | None = None) -> JobResult:
     """A record built from what the job wrote: scores from its curve, usage from its events (the
-    trainer's calls as the job's spend, the harness's measurement calls apart, as a finished job)."""
+    trainer's calls as the job's spend, the harness's measurement calls apart, as a finished job)
+    and its sandbox denials; its leak counts stay null (the audit runs when a job ends by itself)."""
     record = new_result(spec, run_id, attempt, status=Status(status))
     record.error = error
     record.time_seconds = round(wall_s, 6)
@@ -57,6 +58,7 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     measure_calls = measure_tokens = 0
     measure_cost = 0.0
     estimated = False
+    kinds: dict[str, int] = {}  # sandbox denials, written as they happened (the job's audit never ran)
     for event in job.events():
         if isinstance(event, LLMCall) and not event.error and not event.counts_against_budget:
             measure_calls += 1
@@ -73,6 +75,9 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
             estimated = estimated or event.estimated
         elif isinstance(event, JobStarted) and not record.started_at:
             record.started_at = event.ts
+        elif isinstance(event, SandboxDenial):
+            kinds[event.kind] = kinds.get(event.kind, 0) + 1
+    record.sandbox_denials, record.sandbox_denial_kinds = sum(kinds.values()), dict(sorted(kinds.items()))
     for entry in cut_off_calls(job.spend_path):
         cut_prompt, cut_completion, cut_cost = cut_off_charge(entry)
         estimated = True

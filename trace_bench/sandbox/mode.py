@@ -41,7 +41,8 @@ def allow_weak(allowed: bool) -> None:
 
 
 def handle_for(packages: frozenset[str]) -> server.ZygoteHandle:
-    """A started sandbox exposing ``packages``; :class:`SandboxUnavailable` when none may run."""
+    """A started sandbox exposing ``packages``, busy until :func:`.server.release`;
+    :class:`SandboxUnavailable` when none may run."""
     wanted = setting()
     if wanted == "force-weak":
         return server.get_zygote("weak", packages)
@@ -54,9 +55,14 @@ def handle_for(packages: frozenset[str]) -> server.ZygoteHandle:
     return server.get_zygote("weak", packages)
 
 
-def require() -> str:
-    """The mode candidate code will run under (starting the sandbox now), or :class:`SandboxUnavailable`."""
-    return handle_for(frozenset()).mode
+def require(*modules: str) -> str:
+    """The mode candidate code will run under (starting the sandbox now), or :class:`SandboxUnavailable`.
+
+    ``modules``: the target modules the job will call, so that the sandbox started now shows them
+    (one that shows less is replaced on the first call that needs more)."""
+    handle = handle_for(frozenset(modules))
+    server.release(handle)
+    return handle.mode
 
 
 def availability() -> dict[str, str]:

@@ -35,6 +35,7 @@ from trace_bench.store.models import (
     CurveRow,
     Event,
     Heartbeat,
+    IntegrityReport,
     JobMeta,
     JobResult,
     StateFile,
@@ -116,6 +117,17 @@ class JobStore:
     @property
     def tensorboard_dir(self) -> Path:
         return self.root / "tb"
+
+    @property
+    def integrity_path(self) -> Path:
+        return self.artifacts_dir / IntegrityReport.FILE
+
+    def write_integrity(self, report: IntegrityReport) -> None:
+        write_json(self.integrity_path, report.record(), durable=False)
+
+    def read_integrity(self) -> IntegrityReport | None:
+        """The job's integrity audit; None when it has none (an older job, or one killed first)."""
+        return read_record(self.integrity_path, IntegrityReport)
 
     def state_path(self, kind: str) -> Path:
         return self.artifacts_dir / f"{kind}_state.yaml"

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.store.atomic import write_json, write_text, write_text_chunks
+from trace_bench.store.frontier import cost_axis, on_frontier
 from trace_bench.store.jsonio import loads
 from trace_bench.store.legacy_columns import legacy_values
 from trace_bench.store.models import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobResult, Summary
@@ -34,8 +35,10 @@ from trace_bench.store.status import SUCCESSFUL
 LEADERBOARD_COLUMNS = (
     "task", "suite", "rank", "trainer", "params_label", "ranked_on", "count", "failed", "mean", "std",
     "ci95_low", "ci95_high", "mean_best", "std_best", "mean_test", "mean_test_last", "mean_initial",
-    "mean_llm_calls", "mean_tokens", "mean_cost_usd",
+    "mean_llm_calls", "mean_tokens", "mean_cost_usd", "frontier_axis", "on_frontier",
 )
+#: leaderboard.csv's column of each cost axis (``frontier_axis`` names one)
+_AXIS_COLUMNS = {"usd": "mean_cost_usd", "tokens": "mean_tokens", "llm_calls": "mean_llm_calls"}
 
 
 def _cell(value: Any) -> Any:
@@ -146,7 +149,9 @@ class ResultTables:
     def leaderboard_rows(arms: dict[tuple[str, str, str], list[_Scores]],
                          metric: str = DEFAULT_METRIC) -> list[dict[str, Any]]:
         """Per task, arms ranked by the mean of the task's ranking metric (``ranked_on``): a held-out
-        test score where some scored job of the task has one, else the best selection score."""
+        test score where some scored job of the task has one, else the best selection score.
+        ``on_frontier``: the arm is on the task's cost–quality frontier (that mean against the mean
+        trainer-phase cost on ``frontier_axis``, see :mod:`trace_bench.store.frontier`)."""
         scored_by_arm = {arm: [m for m in members if m.scored] for arm, members in arms.items()}
         held_out = {arm[0] for arm, scored in scored_by_arm.items() if any(m.get(metric) is not None for m in scored)}
         rows = []
@@ -170,9 +175,14 @@ class ResultTables:
         by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for row in rows:
             by_task[row["task"]].append(row)
+        axes = {task: cost_axis((m.llm_calls, m.tokens, m.cost_usd) for (t, _, _), scored in scored_by_arm.items()
+                                if t == task for m in scored) for task in by_task}
         ranked: list[dict[str, Any]] = []
         for task in sorted(by_task):
             entries = by_task[task]
+            column = _AXIS_COLUMNS[axes[task]]
+            for row, front in zip(entries, on_frontier([(r[column], r["mean"]) for r in entries]), strict=True):
+                row["frontier_axis"], row["on_frontier"] = axes[task], front
             for row, rank in zip(entries, competition_ranks([r["mean"] for r in entries]), strict=True):
                 row["rank"] = rank
             ranked += sorted(entries, key=lambda r: (r["rank"] is None, r["rank"] or 0, r["trainer"],

@@ -19,6 +19,7 @@ from trace_bench.store.models.events import (
     RunEvent,
     RunFinished,
     RunStarted,
+    SandboxDenial,
     Step,
     TrackerWarning,
 )
@@ -31,8 +32,10 @@ from trace_bench.store.models.job import (
     Attempts,
     CurveRow,
     Heartbeat,
+    IntegrityReport,
     JobMeta,
     JobResult,
+    LeakFinding,
     RoleUsage,
     SpendEntry,
     StateFile,
@@ -56,9 +59,9 @@ from trace_bench.store.models.run import (
 __all__ = [
     "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX", "RESOLVED_FIELDS",
     "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
-    "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "JobEnded", "JobEvent", "JobFinished", "JobMeta",
-    "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "LLMCall", "Manifest", "ManifestJob", "NewerSchemaError",
-    "OtherEvent", "ResolvedJob", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxSetting", "SpendEntry", "StateFile",
+    "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "IntegrityReport", "JobEnded", "JobEvent", "JobFinished", "JobMeta",
+    "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "LLMCall", "LeakFinding", "Manifest", "ManifestJob", "NewerSchemaError",
+    "OtherEvent", "ResolvedJob", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxDenial", "SandboxSetting", "SpendEntry", "StateFile",
     "StateHistoryLine", "StateParameter", "StateSnapshot", "Step", "StoreError", "StoreModel", "Summary",
     "TokenTotals", "TrackerWarning", "UpgradeError",
 ]

@@ -107,10 +107,12 @@ class JobResult(StoreModel):
     reads with ``measure_*`` null (not recorded apart) and ``score_test_best`` = its ``score_test``.
     Version 4 also adds ``optimizer``, the model of each role (``model_<role>``) and the original
     Trace-Bench's ``eval_kwargs``, ``resolved_*``, ``llm_provider`` and ``llm_base_url`` (empty in
-    older files)."""
+    older files).  Version 5 adds the integrity audit: ``leaked_test_items``,
+    ``leaked_validation_items``, ``sandbox_denials`` and ``sandbox_denial_kinds`` (null in older
+    files: not audited)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
-    SCHEMA_VERSION: ClassVar[int] = 4
+    SCHEMA_VERSION: ClassVar[int] = 5
     UPGRADES: ClassVar[dict[int, Upgrade]] = {3: _test_best_from_test}
     FILE: ClassVar[str] = "results.json"
 
@@ -180,6 +182,16 @@ class JobResult(StoreModel):
     resolved_guide_kwargs: dict[str, Any] = Field(default_factory=dict)
     resolved_logger: str | None = None
     resolved_logger_kwargs: dict[str, Any] = Field(default_factory=dict)
+    leaked_test_items: int | None = Field(default=None, description="test items whose input (a long verbatim "
+                                          "run) or reference answer the best or final state holds; null without a "
+                                          "test split or when the job was not audited (version 5)")
+    leaked_validation_items: int | None = Field(default=None, description="the same for the validation split "
+                                                "(version 5)")
+    sandbox_denials: int | None = Field(default=None, description="boundaries the job's sandboxed calls ran into "
+                                        "(refused syscalls, writes, network, processes, forged results, timeouts, "
+                                        "memory); null in older files (version 5)")
+    sandbox_denial_kinds: dict[str, int] = Field(default_factory=dict, description="``sandbox_denials`` per kind "
+                                                 "(version 5)")
     llm_provider: str = Field(default="", description="`llm.provider` of the config, `stub` in stub mode")
     llm_base_url: str = Field(default="", description="`llm.base_url` of the config")
 
@@ -206,7 +218,8 @@ CSV_COLUMNS = (
     "llm_model", "model_optimizer", "model_agent", "model_judge", "status", "error", "score_initial", "score_final",
     "score_best", "score_test", "score_test_last", "score_test_best", "selection_split", "n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens",
     "completion_tokens", "total_tokens", "tokens_estimated", "cost_usd", "measure_llm_calls", "measure_tokens",
-    "measure_cost_usd", "time_seconds", "started_at", "finished_at",
+    "measure_cost_usd", "time_seconds", "started_at", "finished_at", "leaked_test_items", "leaked_validation_items",
+    "sandbox_denials", "sandbox_denial_kinds",
 )
 #: The original Trace-Bench's results.csv columns that ours lack, in its order; written after ours and
 #: after the ``obj_<metric>`` columns (see ``trace_bench.store.legacy_columns``).
@@ -328,6 +341,41 @@ class StateFile(StoreModel):
     parameters: list[StateParameter] = Field(default_factory=list)
     score: float | None = None
     step: int | None = None
+
+
+class LeakFinding(BaseModel):
+    """One held-out item found in a state (see trace_bench.integrity.leakage)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    split: str = Field(description="test or validation")
+    item: int = Field(description="index of the item in its split")
+    kind: Literal["answer", "input"] = Field(description="answer: its reference answer verbatim; input: a long "
+                                             "verbatim run of its input")
+    state: str = Field(description="best or final")
+    parameter: str = ""
+    excerpt: str = Field(default="", description="the matched text, masked to its first words")
+    words: int = 0
+    in_initial: bool = Field(default=False, description="the initial state held the same text: the task handed it "
+                             "to the optimizer")
+
+
+class IntegrityReport(StoreModel):
+    """``artifacts/integrity.json``: the job's leakage audit (what ``leaked_*`` in results.json count) and
+    its sandbox denials per kind."""
+
+    SCHEMA_VERSION: ClassVar[int] = 1
+    FILE: ClassVar[str] = "integrity.json"
+
+    searched: dict[str, int] = Field(default_factory=dict, description="items searched for, per split")
+    shared_with_train: dict[str, int] = Field(default_factory=dict, description="items left out because a "
+                                              "training input is the same (not held out)")
+    leaked: dict[str, list[int]] = Field(default_factory=dict, description="indices of the leaked items, per split")
+    findings: list[LeakFinding] = Field(default_factory=list)
+    more_findings: int = Field(default=0, description="findings beyond the ones listed")
+    states: list[str] = Field(default_factory=list, description="the states searched (best, final)")
+    sandbox_denials: dict[str, int] = Field(default_factory=dict, description="denials per kind")
+    error: str = Field(default="", description="why the audit could not finish (then nothing is counted)")
 
 
 class StateHistoryLine(StoreModel):
