@@ -93,11 +93,13 @@ def _config_error(exc: ConfigError, path: str | None) -> int:
 
 def cmd_validate(args: Namespace) -> int:
     from trace_bench.cli.validate import validate
-    from trace_bench.llm.credentials import check_credentials
+    from trace_bench.llm.credentials import check_credentials, unset_key_variables
 
     try:
         config = _load(args.config)
         check_credentials(config)
+        for warning in unset_key_variables(config):
+            print(f"trace-bench: warning: {warning}", file=sys.stderr)
         return validate(config, args)
     except ConfigError as exc:
         return _config_error(exc, args.config)
@@ -158,7 +160,8 @@ def _run(args: Namespace, interrupts: Any) -> int:
         options = RunOptions(runs_dir=args.runs_dir, root=args.root, max_workers=args.max_workers,
                              resume=resume_mode, resume_run=resume_run, force=args.force,
                              job_timeout=args.job_timeout, logger=args.logger, quiet=args.quiet,
-                             config_path=args.config, executor=args.executor, ray_address=args.ray_address)
+                             config_path=args.config, executor=args.executor, ray_address=args.ray_address,
+                             no_preflight=getattr(args, "no_preflight", False))
         outcome = execute_run(config, options, interrupts)
     except ConfigError as exc:
         return _config_error(exc, args.config)

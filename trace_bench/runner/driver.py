@@ -31,6 +31,7 @@ from trace_bench.store.models import (
     JobRetry,
     JobSubmitted,
     ManifestJob,
+    Preflight,
     RunFinished,
     RunStarted,
     SandboxSetting,
@@ -78,6 +79,8 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     events = store.open_events()
     events.write(RunStarted(run_id=run_id, config_hash=opened.digest, total_jobs=len(jobs), to_run=len(to_run),
                             resume=resume, max_workers=config.max_workers))
+    for check in opened.preflight:  # its requests are the run's, apart from every job's spend
+        events.write(Preflight(**check))
     console.line(f"run {run_id}: {len(jobs)} jobs, {len(to_run)} to run, {config.max_workers} worker(s) -> {store.root}")
     for task, reason in sorted({(j.task, j.skip_reason) for j in jobs if j.skip_reason}):
         console.line(f"warning: {task}: {reason}; its jobs are recorded as skipped")
