@@ -11,6 +11,7 @@ then does anything slow happen (expanding a large matrix, starting the job templ
 from __future__ import annotations
 
 import contextlib
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -135,7 +136,7 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
         return drive(config, options, jobs, store, opened, resume, job_timeout, interrupts)
     except OSError as exc:
         raise RunWriteError(f"cannot write run {store.run_id} in {store.root}: {exc}. Free space, then continue "
-                            f"it with: trace-bench run --resume {store.root}") from exc
+                            f"it with: trace-bench run --resume {shlex.quote(str(store.root))}") from exc
     finally:
         opened.lock.release()
 
