@@ -61,9 +61,10 @@ def metrics_of(result: Any) -> tuple[dict[str, float], list[str]]:
 class DiscoveryGuide(Guide):
     CACHE_SIZE = 128
 
-    def __init__(self, task: DiscoveryTask, failure_score: float) -> None:
+    def __init__(self, task: DiscoveryTask, failure_score: float, max_processes: int = 0) -> None:
         self.task = task
         self.failure_score = failure_score
+        self.max_processes = max_processes  # task.max_processes under bubblewrap; 0 in the weak mode
         self._init_cache()
 
     def _init_cache(self) -> None:
@@ -71,7 +72,7 @@ class DiscoveryGuide(Guide):
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"task": self.task, "failure_score": self.failure_score}
+        return {"task": self.task, "failure_score": self.failure_score, "max_processes": self.max_processes}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -98,7 +99,8 @@ class DiscoveryGuide(Guide):
     def _evaluate(self, program: str) -> Evaluation:
         from trace_bench.sandbox import SandboxLimits, run_sandboxed
 
-        limits = SandboxLimits(wall_s=self.task.timeout_s, memory_mb=self.task.memory_mb, file_size_mb=64)
+        limits = SandboxLimits(wall_s=self.task.timeout_s, memory_mb=self.task.memory_mb, file_size_mb=64,
+                               max_processes=self.max_processes)
         result = run_sandboxed(TARGET, self.task.payload(program), limits)
         if not result.ok:
             detail = result.traceback.strip().splitlines()[-12:] if result.traceback else []

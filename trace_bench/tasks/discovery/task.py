@@ -23,6 +23,11 @@ TRUSTED = "trusted"
 CANDIDATE_REACHABLE = "candidate-reachable"
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_MB = 2048
+# Processes a task folder's evaluator may start at once inside the sandbox.  The communities'
+# evaluators commonly run the candidate in a child interpreter (subprocess.Popen([sys.executable,
+# ...]) with a timeout, or a process pool); those processes stay in the call's namespaces, seccomp
+# filter and limits, and die with it.  Built-in problems never need one (0: refused).
+FOLDER_PROCESSES = 16
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,7 @@ class DiscoveryTask:
     ignored_keys: tuple[str, ...] = ()
     timeout_s: float = DEFAULT_TIMEOUT_S
     memory_mb: int = DEFAULT_MEMORY_MB
+    max_processes: int = 0
 
     @property
     def trust(self) -> str:
@@ -122,9 +128,12 @@ def _folder_files(folder: TaskFolder) -> dict[str, bytes]:
     return _FILES[folder.path]
 
 
-def _limits(eval_kwargs: Mapping[str, Any], timeout: float | None) -> dict[str, Any]:
+def _limits(eval_kwargs: Mapping[str, Any], timeout: float | None, processes: int = 0) -> dict[str, Any]:
+    wanted = eval_kwargs.get("max_processes", processes)
+    if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 0:
+        raise ValueError(f"eval_kwargs.max_processes must be a whole number >= 0, got {wanted!r}")
     return {"timeout_s": float(eval_kwargs.get("timeout_s") or timeout or DEFAULT_TIMEOUT_S),
-            "memory_mb": int(eval_kwargs.get("memory_mb") or DEFAULT_MEMORY_MB)}
+            "memory_mb": int(eval_kwargs.get("memory_mb") or DEFAULT_MEMORY_MB), "max_processes": wanted}
 
 
 def from_builtin(name: str, eval_kwargs: Mapping[str, Any]) -> DiscoveryTask:
@@ -157,4 +166,4 @@ def from_folder(folder: TaskFolder, eval_kwargs: Mapping[str, Any]) -> Discovery
         task_id=folder.task_id, description=description, program=parse_program(source), form=folder.form,
         folder=folder, best_known=best, system_message=settings.system_message or description,
         iterations=settings.iterations, failure_score=settings.failure_score, ignored_keys=settings.ignored,
-        **_limits(eval_kwargs, settings.timeout_s))
+        **_limits(eval_kwargs, settings.timeout_s, FOLDER_PROCESSES))

@@ -1,0 +1,72 @@
+"""Task folders as the OpenEvolve and SkyDiscover communities write them (not as we would): the
+shapes their examples and benchmarks use must score the way they score under those libraries."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+ROOT = FIXTURES / "discovery_community"
+
+
+def guide_of(task_id: str, eval_kwargs: dict[str, object] | None = None):  # type: ignore[no-untyped-def]
+    from trace_bench.registry.tasks import TaskCatalog
+    from trace_bench.tasks.problem import Problem
+
+    raw = TaskCatalog.create(ROOT).build(task_id, dict(eval_kwargs or {}))
+    return Problem.from_mapping(raw, task_id).guide
+
+
+def test_an_evaluator_that_runs_the_program_in_a_child_process_scores_it() -> None:
+    # OpenEvolve's circle packing evaluator (and many others) runs the candidate with
+    # subprocess.Popen([sys.executable, script]) and catches every exception into combined_score 0:
+    # refusing that process made every candidate, good or bad, score 0 with status ok.
+    guide = guide_of("discovery:subprocess_runner")
+    initial = guide.evaluate("def make_numbers():\n    return [0.25, 0.25]\n")
+    assert initial.ok and initial.metrics.get("error") is None, initial.feedback
+    assert initial.score == pytest.approx(0.5) and initial.metrics["count"] == 2.0
+    better = guide.evaluate("def make_numbers():\n    return [1.0, 2.0, 0.5]\n")
+    assert better.score == pytest.approx(3.5), better.feedback
+
+
+def test_the_processes_an_evaluator_may_start_stay_in_the_sandbox(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # With processes allowed, a candidate can start them too: a shell it starts must see no key,
+    # write nothing outside, and reach no network, like the candidate itself.
+    monkeypatch.setenv("COMMUNITY_SECRET", "sk-should-not-leak")
+    target = tmp_path / "written_by_child"
+    guide = guide_of("discovery:subprocess_runner")
+    probe = "import socket; socket.create_connection(('127.0.0.1', 22), timeout=2); print('CONNECTED')"
+    hostile = ("import subprocess, sys\n"
+               "def make_numbers():\n"
+               f"    shell = subprocess.run(['/bin/sh', '-c', 'echo leaked > {target}; env; cat /proc/*/environ'],\n"
+               "                           capture_output=True, text=True).stdout\n"
+               f"    net = subprocess.run([sys.executable, '-c', {probe!r}], capture_output=True, text=True)\n"
+               "    return [float('sk-should-not-leak' in shell), float('CONNECTED' in net.stdout),\n"
+               "            float('Error' in net.stderr)]\n")
+    evaluation = guide.evaluate(hostile)
+    assert evaluation.ok, evaluation.feedback
+    assert evaluation.metrics["count"] == 3.0  # the candidate ran and its children too
+    assert evaluation.metrics["total"] == 1.0  # no key seen, no connection: the probe failed with an error
+    assert not target.exists()
+
+
+def test_the_weak_mode_refuses_an_evaluator_its_processes(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The weak mode's guard is an audit hook in the sandboxed interpreter: an exec'd child escapes it.
+    monkeypatch.setenv("TRACE_BENCH_SANDBOX", "force-weak")
+    from trace_bench.registry.tasks import TaskCatalog
+
+    raw = TaskCatalog.create(ROOT).build("discovery:subprocess_runner", {})
+    assert raw["metadata"]["max_processes"] == 0
+    evaluation = raw["guide"].evaluate("def make_numbers():\n    return [0.25, 0.25]\n")
+    assert evaluation.score == 0.0 and "not allowed" in evaluation.feedback + str(evaluation.metrics)
+
+
+def test_max_processes_is_an_eval_kwarg_of_folder_tasks() -> None:
+    from trace_bench.registry.tasks import TaskCatalog
+
+    catalog = TaskCatalog.create(ROOT)
+    assert catalog.build("discovery:subprocess_runner", {"max_processes": 0})["metadata"]["max_processes"] == 0
+    assert catalog.build("discovery:subprocess_runner", {})["metadata"]["max_processes"] == 16
+    with pytest.raises(ValueError, match="max_processes"):
+        catalog.build("discovery:subprocess_runner", {"max_processes": -1})
