@@ -70,3 +70,18 @@ def test_max_processes_is_an_eval_kwarg_of_folder_tasks() -> None:
     assert catalog.build("discovery:subprocess_runner", {})["metadata"]["max_processes"] == 16
     with pytest.raises(ValueError, match="max_processes"):
         catalog.build("discovery:subprocess_runner", {"max_processes": -1})
+
+
+def test_without_combined_score_a_program_scores_the_average_of_its_numeric_metrics() -> None:
+    # Both libraries rank by the average of the numeric metrics when combined_score is absent; we
+    # called every such evaluation a failure, so a folder written that way never got a score.
+    guide = guide_of("discovery:no_combined_score")
+    evaluation = guide.evaluate("def solve():\n    return 0.5, 0.25\n")
+    assert evaluation.ok, evaluation.feedback
+    assert evaluation.score == pytest.approx(0.375)  # (0.5 + 0.25) / 2: the flag `valid` is not a score
+    assert evaluation.metrics["combined_score"] == pytest.approx(0.375)
+    assert evaluation.metrics["valid"] == 1.0 and "average" in evaluation.feedback
+    failed = guide.evaluate("def solve():\n    raise ValueError('no')\n")  # only {"error": 0.0} left
+    assert not failed.ok and "combined_score" in failed.feedback
+    nan = guide.evaluate("def solve():\n    return float('nan'), float('nan')\n")
+    assert not nan.ok

@@ -12,8 +12,9 @@ list a folder):
   candidate shares a process with the code that scores it and could change its own score: such
   scores are recorded as *candidate-reachable*.
 
-The result dict: ``combined_score`` drives the search, every other finite number is a metric kept
-with the job, and ``artifacts`` (text, or a mapping of texts) becomes feedback.
+The result dict: ``combined_score`` drives the search (absent, the average of the finite numeric
+metrics, as both libraries rank), every other finite number is a metric kept with the job, and
+``artifacts`` (text, or a mapping of texts) becomes feedback.
 
 ``config.yaml`` (OpenEvolve's or SkyDiscover's) is read where it maps onto trace-bench:
 ``prompt.system_message`` becomes the task's objective, ``max_iterations`` the iterations of
