@@ -85,3 +85,26 @@ def test_without_combined_score_a_program_scores_the_average_of_its_numeric_metr
     assert not failed.ok and "combined_score" in failed.feedback
     nan = guide.evaluate("def solve():\n    return float('nan'), float('nan')\n")
     assert not nan.ok
+
+
+def test_a_program_in_another_language_is_the_folder_initial_program() -> None:
+    # SkyDiscover's benchmarks hold initial_program.md, .cc, ...; we read only initial_program.py
+    # and silently evolved an empty program from scratch.
+    from trace_bench.registry.tasks import TaskCatalog
+
+    raw = TaskCatalog.create(ROOT).build("discovery:text_program", {})
+    assert raw["discovery_program"].source == "Write a short poem about the sea.\n"
+    evaluation = raw["guide"].evaluate("Write a short poem about the sea.\n")
+    assert evaluation.ok, evaluation.feedback
+    assert evaluation.metrics["words"] == 7.0 and evaluation.metrics["markdown_file"] == 1.0
+
+
+def test_a_folder_with_several_initial_programs_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from trace_bench.config.errors import ConfigError
+    from trace_bench.tasks.discovery.folder import load_folder
+
+    (tmp_path / "evaluator.py").write_text("def evaluate(p):\n    return {'combined_score': 1.0}\n")
+    (tmp_path / "initial_program.cc").write_text("int main() {}\n")
+    (tmp_path / "initial_program.md").write_text("text\n")
+    with pytest.raises(ConfigError, match="initial_program"):
+        load_folder(tmp_path).initial_program()

@@ -76,9 +76,28 @@ class TaskFolder:
     def task_id(self) -> str:
         return f"{self.settings.suite}:{self.name}"
 
+    def program_file(self) -> Path | None:
+        """``initial_program.py``, else the one ``initial_program.<ext>`` (SkyDiscover evolves
+        Markdown, C++, ... programs too); None when the folder has none (evolved from scratch).
+        :class:`ConfigError` when several other-language programs leave the choice open."""
+        python = self.path / INITIAL_PROGRAM
+        if python.is_file():
+            return python
+        others = sorted(item for item in self.path.glob("initial_program.*") if item.is_file())
+        if len(others) > 1:
+            raise ConfigError(f"task folder {self.path} holds {', '.join(item.name for item in others)}: keep one "
+                              "initial program", key_path="--root")
+        return others[0] if others else None
+
+    @property
+    def program_suffix(self) -> str:
+        """The extension the candidate's file gets in the sandbox (the initial program's)."""
+        source = self.program_file()
+        return source.suffix if source is not None else ".py"
+
     def initial_program(self) -> str:
-        source = self.path / INITIAL_PROGRAM
-        return source.read_text(encoding="utf-8") if source.is_file() else ""
+        source = self.program_file()
+        return source.read_text(encoding="utf-8") if source is not None else ""
 
     def files(self) -> dict[str, bytes]:
         """The folder's files as the sandbox receives them (relative path -> bytes), without

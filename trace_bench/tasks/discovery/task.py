@@ -87,6 +87,7 @@ class DiscoveryTask:
             assert self.folder is not None
             payload["files"] = _folder_files(self.folder)
             payload["entry"] = EVALUATOR
+            payload["suffix"] = self.folder.program_suffix
         return payload
 
     def trusted_score(self, data: Any) -> Any:
