@@ -108,3 +108,49 @@ def test_a_folder_with_several_initial_programs_is_refused(tmp_path) -> None:  #
     (tmp_path / "initial_program.md").write_text("text\n")
     with pytest.raises(ConfigError, match="initial_program"):
         load_folder(tmp_path).initial_program()
+
+
+def _folder(root, name: str, config: str | None = None, evaluator: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    folder = root / name
+    folder.mkdir()
+    (folder / "evaluator.py").write_text(evaluator or "def evaluate(path):\n    return {'combined_score': 1.0}\n")
+    (folder / "initial_program.py").write_text("x = 1\n")
+    if config is not None:
+        (folder / "config.yaml").write_text(config)
+
+
+def test_one_broken_folder_does_not_hide_the_others(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # A directory of folders written for other tools: one with a config.yaml YAML cannot read, one
+    # whose evaluator does not parse. Listing, validating and running the good one used to stop at
+    # the first broken folder with exit 2.
+    from tests.conftest import run_cli
+
+    root = tmp_path / "tasks"
+    root.mkdir()
+    _folder(root, "good")
+    _folder(root, "bad_yaml", config="evaluator:\n\ttimeout: 5\n")
+    _folder(root, "bad_python", evaluator="def evaluate(path)\n    return 1\n")
+    listed = run_cli("list-tasks", "--root", str(root), "--all", "--bench", "discovery")
+    assert listed.returncode == 0, listed.stderr
+    lines = {line.split("\t")[0]: line for line in listed.stdout.splitlines()}
+    assert lines["discovery:good"].endswith("available")
+    assert "not valid YAML" in lines["discovery:bad_yaml"] and "not valid Python" in lines["discovery:bad_python"]
+    config = tmp_path / "c.yaml"
+    config.write_text(f"mode: stub\nruns_dir: {tmp_path / 'runs'}\ntasks: [discovery:good]\n"
+                      "trainers: [{id: PrioritySearch, params_variants: [{ps_steps: 1, ps_batches: 1}]}]\n")
+    ran = run_cli("run", "--config", str(config), "--root", str(root))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    config.write_text(config.read_text().replace("[discovery:good]", "[discovery:bad_yaml]"))
+    refused = run_cli("validate", "--config", str(config), "--root", str(root))
+    assert refused.returncode != 0 and "not valid YAML" in refused.stdout + refused.stderr
+
+
+def test_a_timeout_that_is_not_positive_is_refused_when_the_folder_is_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # evaluator.timeout: 0 was accepted, and every evaluation then failed in the sandbox's limits.
+    from trace_bench.config.errors import ConfigError
+    from trace_bench.tasks.discovery.folder import load_folder
+
+    for value in ("0", "-5"):
+        _folder(tmp_path, f"t{value}", config=f"evaluator:\n  timeout: {value}\n")
+        with pytest.raises(ConfigError, match="positive"):
+            load_folder(tmp_path / f"t{value}")

@@ -64,9 +64,13 @@ class FolderSettings:
 
 @dataclass(frozen=True)
 class TaskFolder:
+    """A task folder; ``problem`` says why it cannot be used (a folder found under ``--root`` whose
+    files cannot be read is still listed, with the reason, instead of hiding its neighbours)."""
+
     path: Path
     form: Form
     settings: FolderSettings = field(default_factory=FolderSettings)
+    problem: str = ""
 
     @property
     def name(self) -> str:
@@ -149,6 +153,13 @@ def _number(value: Any, what: str, where: Path) -> float:
     return float(value)
 
 
+def _positive(value: Any, what: str, where: Path) -> float:
+    number = _number(value, what, where)
+    if number <= 0:
+        raise ConfigError(f"{where}: {what} must be positive (seconds), got {value!r}", key_path="evaluator.timeout")
+    return number
+
+
 def read_settings(folder: Path) -> FolderSettings:
     """The folder's :class:`FolderSettings` (defaults when it has no ``config.yaml``)."""
     source = folder / CONFIG
@@ -187,7 +198,7 @@ def read_settings(folder: Path) -> FolderSettings:
     return FolderSettings(
         suite=suite, system_message=str(message or ""),
         iterations=int(iterations) if isinstance(iterations, int) and iterations > 0 else None,
-        timeout_s=_number(timeout, "evaluator.timeout", source) if timeout is not None else None,
+        timeout_s=_positive(timeout, "evaluator.timeout", source) if timeout is not None else None,
         best_known=_number(own["best_known"], "best_known", source) if "best_known" in own else None,
         best_known_source=str(own.get("best_known_source", "")), direction=direction,
         metric=str(own.get("metric", "combined_score")),
@@ -207,8 +218,19 @@ def load_folder(path: Path) -> TaskFolder:
 
 
 def find_folders(root: Path) -> list[TaskFolder]:
-    """``root`` itself when it is a task folder, else each subdirectory that is one."""
+    """``root`` itself when it is a task folder (its errors raise), else each subdirectory that is
+    one; a subdirectory whose files cannot be read comes back with its ``problem``."""
     root = Path(root)
     if is_task_folder(root):
         return [load_folder(root)]
-    return [load_folder(child) for child in sorted(root.iterdir()) if is_task_folder(child)]
+    found = []
+    for child in sorted(root.iterdir()):
+        if not is_task_folder(child):
+            continue
+        try:
+            found.append(load_folder(child))
+        except ConfigError as exc:
+            found.append(TaskFolder(child.resolve(), "plain", problem=" ".join(exc.reason.split())))
+        except (OSError, UnicodeDecodeError) as exc:
+            found.append(TaskFolder(child.resolve(), "plain", problem=f"cannot read {child}: {exc}"))
+    return found
