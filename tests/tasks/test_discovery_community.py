@@ -154,3 +154,17 @@ def test_a_timeout_that_is_not_positive_is_refused_when_the_folder_is_read(tmp_p
         _folder(tmp_path, f"t{value}", config=f"evaluator:\n  timeout: {value}\n")
         with pytest.raises(ConfigError, match="positive"):
             load_folder(tmp_path / f"t{value}")
+
+
+def test_percent_of_best_known_is_left_out_where_a_ratio_means_nothing() -> None:
+    # A best known value of -5 (an energy to minimise): -4 is worse, yet the ratio said 80% for
+    # "max" and 125% ("beaten") for "min"; a ratio of signed values is no distance to the best.
+    from trace_bench.tasks.discovery.task import BestKnown
+
+    assert BestKnown(-5.0, "min", "value").percent({"value": -4.0}) is None
+    assert BestKnown(-5.0, "max", "value").percent({"value": -6.0}) is None
+    assert BestKnown(0.0, "min", "value").percent({"value": 0.5}) is None
+    assert BestKnown(2.0, "max", "value").percent({"value": -1.0}) is None
+    assert BestKnown(2.0, "max", "value").percent({"value": 1.0}) == pytest.approx(50.0)
+    assert BestKnown(2.0, "max", "value").percent({"value": 0.0}) == 0.0
+    assert BestKnown(2.0, "min", "value").percent({"value": 4.0}) == pytest.approx(50.0)

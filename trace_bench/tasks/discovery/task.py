@@ -40,12 +40,15 @@ class BestKnown:
     source: str = ""
 
     def percent(self, metrics: Mapping[str, float]) -> float | None:
-        """How far ``metrics`` got, as % of the best known value (100 = matched, above = beaten)."""
+        """How far ``metrics`` got, as % of the best known value (100 = matched, above = beaten).
+
+        A ratio measures that distance only for positive values (a value of 0 is 0 % of a maximum):
+        with a best known value <= 0, or a value below 0, there is no percentage (None)."""
         value = metrics.get(self.metric)
-        if value is None or not math.isfinite(value) or not self.value:
+        if value is None or not math.isfinite(value) or not math.isfinite(self.value) or self.value <= 0:
             return None
         if self.direction == "max":
-            return 100.0 * value / self.value
+            return 100.0 * value / self.value if value >= 0 else None
         return 100.0 * self.value / value if value > 0 else None
 
     def as_dict(self) -> dict[str, Any]:
