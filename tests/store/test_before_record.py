@@ -57,9 +57,14 @@ def test_every_record_loads_as_the_current_version(old_run: Path) -> None:
     assert all(r.schema_version == JobResult.SCHEMA_VERSION for r in results.values())
     for entry in manifest.jobs:
         meta = store.job(entry.job_id).read_meta()
-        assert meta is not None and meta.job_id == entry.job_id == results[entry.job_id].job_id
+        assert meta is not None and meta.spec.job_id == entry.job_id == results[entry.job_id].job_id
+        assert meta.spec.arm == entry.spec.arm and meta.spec.seed == entry.spec.seed  # old entries: identity only
+        # an old record's spec is rebuilt from its columns: the same cell, trainer kwargs and models
+        old = results[entry.job_id].spec
+        assert (old.arm, old.seed, old.trainer_kwargs, old.role_models) == (
+            meta.spec.arm, meta.spec.seed, meta.spec.trainer_kwargs, meta.spec.role_models)
         assert meta.status == str(results[entry.job_id].status)
-        assert meta.resolved_optimizer == entry.resolved_optimizer == results[entry.job_id].resolved_optimizer
+        assert meta.resolved == entry.resolved == results[entry.job_id].resolved
 
 
 def test_every_layer_reads_it(old_run: Path) -> None:

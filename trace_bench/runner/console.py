@@ -3,7 +3,7 @@
 Not a terminal (a pipe, a file, CI): one plain line per finished job, a format users grep and
 pipe, so it does not change.  A terminal with ``rich`` installed: the same lines scroll above a
 live panel with jobs done/running/failed, a progress bar, tokens, USD, ETA and the current step of
-each running job (read from the tail of its ``events.jsonl``).  ``rich`` is optional and imported
+each running job (its ``events.jsonl`` followed and folded by ``store.live``, as the UI does).  ``rich`` is optional and imported
 only when the live panel is used.
 
 The runner drives it with ``started`` (a job process was submitted), ``finished`` (its record),
@@ -17,13 +17,15 @@ import atexit
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from trace_bench.store.events import LogFollower
 from trace_bench.store.job_store import JobStore
+from trace_bench.store.live import JobProgress
 from trace_bench.store.masking import mask_secrets
-from trace_bench.store.models import JobResult
+from trace_bench.store.models import JobResult, Step
 from trace_bench.store.status import FAILED
 
 
@@ -44,13 +46,22 @@ class _RunningJob:
     trainer: str
     job_dir: Path | None
     started: float
+    progress: JobProgress = field(default_factory=JobProgress)
+    follower: LogFollower | None = None
+
+    def latest_step(self) -> Step | None:
+        """The job's latest step: its events appended since the last look, folded (the panel's thread)."""
+        if self.job_dir is not None:
+            if self.follower is None:
+                self.follower = JobStore(self.job_dir).follow_events()
+            for event in self.follower.new():
+                self.progress.apply(event)
+        return self.progress.step
 
 
 def last_step(job_dir: Path | None) -> dict[str, Any] | None:
-    """The job's latest ``step`` event as a mapping (only the tail of its log is read)."""
-    if job_dir is None:
-        return None
-    step = JobStore(job_dir).last_step()
+    """The job's latest ``step`` event as a mapping."""
+    step = _RunningJob("", "", job_dir, 0.0).latest_step()
     return None if step is None else step.model_dump(mode="json")
 
 
@@ -99,9 +110,10 @@ class ConsoleReporter:
         self.tokens += record.total_tokens
         self.usd += record.cost_usd
         extra = f" error={record.error[:120]}" if record.error else ""
+        spec = record.spec
         self.line(
-            f"[{self.done}/{self.total}] {record.status:<16} {record.task} x {record.trainer}"
-            f" ({record.params_label}) seed={record.seed} initial={_fmt(record.score_initial)}"
+            f"[{self.done}/{self.total}] {record.status:<16} {spec.task} x {spec.trainer}"
+            f" ({spec.params_label}) seed={spec.seed} initial={_fmt(record.score_initial)}"
             f" best={_fmt(record.score_best)} calls={record.llm_calls} {record.time_seconds:.2f}s{extra}"
         )
 
@@ -124,9 +136,9 @@ class ConsoleReporter:
         from rich.text import Text
 
         running = list(self.running.items())  # the runner's thread mutates the dict while we render
-        spend = [last_step(job.job_dir) for _, job in running]
-        tokens = self.tokens + sum(int(s.get("tokens") or 0) for s in spend if s)
-        usd = self.usd + sum(float(s.get("usd") or 0.0) for s in spend if s)
+        spend = [job.latest_step() for _, job in running]
+        tokens = self.tokens + sum(s.tokens for s in spend if s)
+        usd = self.usd + sum(s.usd for s in spend if s)
         header = (f"[bold]{self.done}/{self.total}[/] jobs done · running {len(running)} · "
                   f"[red]failed {self.failed}[/] · tokens {tokens:,} · USD {usd:.4f} · "
                   f"elapsed {_duration(time.monotonic() - self._started_at)} · ETA {_duration(self.eta_s())}")
@@ -135,9 +147,9 @@ class ConsoleReporter:
             table.add_column(column, no_wrap=True)
         now = time.monotonic()
         for (job_id, job), step in zip(running, spend, strict=True):
-            step = step or {}
-            table.add_row(job_id[:12], f"{job.task} x {job.trainer}", str(step.get("step", "-")),
-                          _fmt(step.get("best_score")), str(step.get("llm_calls", "-")), f"{now - job.started:.0f}s")
+            table.add_row(job_id[:12], f"{job.task} x {job.trainer}", "-" if step is None else str(step.step),
+                          _fmt(None if step is None else step.best_score),
+                          "-" if step is None else str(step.llm_calls), f"{now - job.started:.0f}s")
         return Group(Text.from_markup(header), ProgressBar(total=max(self.total, 1), completed=self.done, width=60), table)
 
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from trace_bench.config.models import RunConfig
 from trace_bench.execution.job_process import Finished, JobLaunch
-from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.console import ConsoleReporter
 from trace_bench.runner.executors import make_executor
 from trace_bench.runner.interrupts import InterruptHandler
@@ -29,6 +28,7 @@ from trace_bench.store.models import (
     JobEnded,
     JobResult,
     JobRetry,
+    JobSpec,
     JobSubmitted,
     ManifestJob,
     RunFinished,
@@ -224,7 +224,7 @@ def carried_entries(store: RunStore, jobs: list[JobSpec], listed: list[str] | No
     if manifest is None:
         return []
     identity = jobs[0].llm_identity if jobs else None
-    return [entry for entry in manifest.jobs if entry.job_id not in ids and entry.llm_identity == identity]
+    return [entry for entry in manifest.jobs if entry.job_id not in ids and entry.spec.llm_identity == identity]
 
 
 def _record_skipped(item: PlannedJob, store: RunStore) -> JobResult:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.salvage import spent_in_training
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.models import Attempts, JobResult, StoreError
+from trace_bench.store.models import Attempts, JobResult, JobSpec, StoreError
 from trace_bench.store.results_index import IndexedResult, LazyResult
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import COMPLETE, Status

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_bench.matrix.expand import JobSpec
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.runner.failures import JobFailure
+from trace_bench.store.models import JobSpec
+from trace_bench.store.status import Status
 from trace_bench.tasks.problem import Problem, ProblemError
 
 
@@ -15,12 +16,12 @@ def load_problem(spec: JobSpec) -> Problem:
     try:
         raw: Any = catalog.build(spec.task, spec.eval_kwargs)
     except NotImplementedError as exc:
-        raise JobFailure("skipped", f"task_not_implemented: {exc}") from None
+        raise JobFailure(Status.SKIPPED, f"task_not_implemented: {exc}") from None
     except JobFailure:
         raise
     except Exception as exc:
-        raise JobFailure("failed", f"task_load_error: {type(exc).__name__}: {exc}") from exc
+        raise JobFailure(Status.FAILED, f"task_load_error: {type(exc).__name__}: {exc}") from exc
     try:
         return Problem.from_mapping(raw, spec.task)
     except ProblemError as exc:
-        raise JobFailure("failed", f"task_load_error: {exc}") from None
+        raise JobFailure(Status.FAILED, f"task_load_error: {exc}") from None

@@ -7,11 +7,11 @@ best-so-far result and the LLM spend so far, so a killed job is still a useful r
 from __future__ import annotations
 
 from trace_bench.execution.job_process import Finished
-from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.job import new_result
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.models import JobResult, JobStarted, LLMCall
+from trace_bench.store.live import JobProgress
+from trace_bench.store.models import JobResult, JobSpec
 from trace_bench.store.status import Status
 
 
@@ -22,14 +22,8 @@ def spent_in_training(job: JobStore) -> dict[str, float]:
     journal = job.read_spend()
     if journal is not None:
         return journal
-    calls = tokens = 0
-    usd = 0.0
-    for event in job.events(contains='"llm_call"'):
-        if isinstance(event, LLMCall) and event.counts_against_budget:
-            calls += 1
-            tokens += event.total_tokens
-            usd += event.cost_usd
-    return {"llm_calls": calls, "tokens": tokens, "usd": usd}
+    train = JobProgress.of(job.events(contains='"llm_call"')).train
+    return {"llm_calls": train.llm_calls, "tokens": train.total_tokens, "usd": train.cost_usd}
 
 
 def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, error: str, wall_s: float,
@@ -47,29 +41,15 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
         bests = [r.best_score for r in rows if r.best_score is not None]
         record.score_best = max(bests) if bests else None
         record.n_steps = rows[-1].step
-    calls = prompt = completion = total = hits = 0
-    cost = 0.0
-    measure_calls = measure_tokens = 0
-    measure_cost = 0.0
-    for event in job.events():
-        if isinstance(event, LLMCall) and not event.error and not event.counts_against_budget:
-            measure_calls += 1
-            measure_tokens += event.total_tokens
-            measure_cost += event.cost_usd
-        elif isinstance(event, LLMCall) and not event.error:
-            hits += int(event.cached)
-            calls += 1
-            prompt += event.prompt_tokens
-            completion += event.completion_tokens
-            total += event.total_tokens
-            cost += event.cost_usd
-        elif isinstance(event, JobStarted) and not record.started_at:
-            record.started_at = event.ts
-    record.cache_hits = hits
-    record.llm_calls, record.prompt_tokens, record.completion_tokens, record.total_tokens = calls, prompt, completion, total
-    record.cost_usd = round(cost, 10)
-    record.measure_llm_calls, record.measure_tokens = measure_calls, measure_tokens
-    record.measure_cost_usd = round(measure_cost, 10)
+    progress = JobProgress.of(job.events())
+    train, measure = progress.train, progress.measure
+    record.started_at = record.started_at or progress.started_at
+    record.cache_hits = train.cache_hits
+    record.llm_calls, record.prompt_tokens = train.llm_calls, train.prompt_tokens
+    record.completion_tokens, record.total_tokens = train.completion_tokens, train.total_tokens
+    record.cost_usd = round(train.cost_usd, 10)
+    record.measure_llm_calls, record.measure_tokens = measure.llm_calls, measure.total_tokens
+    record.measure_cost_usd = round(measure.cost_usd, 10)
     spent = spent_in_training(job)
     carried = carried or {}
     record.budget_spent = {k: spent.get(k, 0) + carried.get(k, 0) for k in ("llm_calls", "tokens", "usd")}

@@ -13,41 +13,50 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import math
 import time
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, get_type_hints
 
 from trace_bench.store.atomic import write_json, write_text, write_text_chunks
+from trace_bench.store.columns import Kind, cell, header, kind_of, objective_columns, result_row
 from trace_bench.store.jsonio import loads
-from trace_bench.store.legacy_columns import legacy_values
-from trace_bench.store.models import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobResult, Summary
+from trace_bench.store.models import CSV_COLUMNS, Arm, JobResult, Summary
 from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, competition_ranks, task_metric
 from trace_bench.store.results_index import LazyResult, loaded
 from trace_bench.store.stats import summarize
 from trace_bench.store.status import SUCCESSFUL
 
-LEADERBOARD_COLUMNS = (
-    "task", "suite", "rank", "trainer", "params_label", "ranked_on", "count", "failed", "mean", "std",
-    "ci95_low", "ci95_high", "mean_best", "std_best", "mean_test", "mean_test_last", "mean_initial",
-    "mean_llm_calls", "mean_tokens", "mean_cost_usd",
-)
+
+class LeaderboardRow(TypedDict):
+    """A row of leaderboard.csv: one arm of one task (its columns, in order, and their types)."""
+
+    task: str
+    suite: str
+    rank: int | None
+    trainer: str
+    params_label: str
+    ranked_on: str
+    count: int
+    failed: int
+    mean: float | None
+    std: float | None
+    ci95_low: float | None
+    ci95_high: float | None
+    mean_best: float | None
+    std_best: float | None
+    mean_test: float | None
+    mean_test_last: float | None
+    mean_initial: float | None
+    mean_llm_calls: float | None
+    mean_tokens: float | None
+    mean_cost_usd: float | None
 
 
-def _cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ""
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True, default=str)
-    return value
+LEADERBOARD_TYPES: dict[str, Kind] = {name: kind_of(hint) for name, hint in get_type_hints(LeaderboardRow).items()}
+LEADERBOARD_COLUMNS: tuple[str, ...] = tuple(LEADERBOARD_TYPES)
 
 
 def _mean(values: list[float]) -> float | None:
@@ -110,19 +119,19 @@ class ResultTables:
         """All three tables in one pass over the records, each parsed once and dropped."""
         started = time.monotonic()
         ordered = self.sorted_records()
-        objectives = [f"obj_{name}" for name in sorted({n for r in ordered for n in r.objective_names()} - {"score"})]
+        objectives = objective_columns(ordered)
         totals = _Totals()  # the summary and the leaderboard keep only what they need of each record
-        arms: dict[tuple[str, str, str], list[_Scores]] = defaultdict(list)
+        arms: dict[Arm, list[_Scores]] = defaultdict(list)
 
         def rows() -> Iterator[str]:
             buffer = io.StringIO()
             writer = csv.writer(buffer, lineterminator="\n")
-            writer.writerow([*CSV_COLUMNS, *objectives, *LEGACY_CSV_COLUMNS])
+            writer.writerow(header(objectives))
             for index, lazy in enumerate(ordered):
                 record = loaded(lazy)
                 totals.add(record)
-                arms[(record.task, record.trainer, record.params_label)].append(_Scores.of(record))
-                writer.writerow(_csv_row(record, objectives))
+                arms[record.arm].append(_Scores.of(record))
+                writer.writerow(result_row(record, objectives))
                 if index % 512 == 511:
                     yield buffer.getvalue()
                     buffer.seek(0)
@@ -143,20 +152,20 @@ class ResultTables:
         return totals.summary(self.run_meta, len(records))
 
     @staticmethod
-    def leaderboard_rows(arms: dict[tuple[str, str, str], list[_Scores]],
-                         metric: str = DEFAULT_METRIC) -> list[dict[str, Any]]:
+    def leaderboard_rows(arms: dict[Arm, list[_Scores]],
+                         metric: str = DEFAULT_METRIC) -> list[LeaderboardRow]:
         """Per task, arms ranked by the mean of the task's ranking metric (``ranked_on``): a held-out
         test score where some scored job of the task has one, else the best selection score."""
         scored_by_arm = {arm: [m for m in members if m.scored] for arm, members in arms.items()}
         held_out = {arm[0] for arm, scored in scored_by_arm.items() if any(m.get(metric) is not None for m in scored)}
-        rows = []
+        rows: list[LeaderboardRow] = []
         for (task, trainer, label), members in arms.items():
             scored = scored_by_arm[(task, trainer, label)]
             ranked_on = task_metric(task in held_out, metric)
             n, mean, std, low, high = summarize([v for m in scored if (v := m.get(ranked_on)) is not None])
             _, mean_best, std_best, _, _ = summarize([m.best for m in scored])  # type: ignore[misc]
             rows.append({
-                "task": task, "suite": members[0].suite, "trainer": trainer, "params_label": label,
+                "task": task, "suite": members[0].suite, "rank": None, "trainer": trainer, "params_label": label,
                 "ranked_on": ranked_on, "count": len(scored), "failed": len(members) - len(scored),
                 "mean": mean, "std": std, "ci95_low": low, "ci95_high": high,
                 "mean_best": mean_best, "std_best": std_best,
@@ -167,10 +176,10 @@ class ResultTables:
                 "mean_tokens": _mean([float(m.tokens) for m in scored]),
                 "mean_cost_usd": _mean([m.cost_usd for m in scored]),
             })
-        by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        by_task: dict[str, list[LeaderboardRow]] = defaultdict(list)
         for row in rows:
             by_task[row["task"]].append(row)
-        ranked: list[dict[str, Any]] = []
+        ranked: list[LeaderboardRow] = []
         for task in sorted(by_task):
             entries = by_task[task]
             for row, rank in zip(entries, competition_ranks([r["mean"] for r in entries]), strict=True):
@@ -179,21 +188,13 @@ class ResultTables:
                                                      r["params_label"]))
         return ranked
 
-    def _write_leaderboard(self, arms: dict[tuple[str, str, str], list[_Scores]]) -> None:
+    def _write_leaderboard(self, arms: dict[Arm, list[_Scores]]) -> None:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(LEADERBOARD_COLUMNS)
         for row in self.leaderboard_rows(arms):
-            writer.writerow([_cell(row.get(c)) for c in LEADERBOARD_COLUMNS])
+            writer.writerow([cell(row[c]) for c in LEADERBOARD_COLUMNS])  # type: ignore[literal-required]
         write_text(self.leaderboard, buffer.getvalue())
-
-
-def _csv_row(record: JobResult, objectives: list[str]) -> list[Any]:
-    data = record.model_dump(mode="json")
-    row = [_cell(data.get(column)) for column in CSV_COLUMNS]
-    row += [_cell(record.score_dict_best.get(name[4:])) for name in objectives]
-    legacy = legacy_values(record)
-    return row + [_cell(legacy[column]) for column in LEGACY_CSV_COLUMNS]
 
 
 @dataclass(frozen=True)
@@ -212,7 +213,7 @@ class _Scores:
 
     @classmethod
     def of(cls, record: JobResult) -> _Scores:
-        return cls(record.suite, record.status in SUCCESSFUL and record.score_best is not None, record.score_best,
+        return cls(record.spec.suite, record.status in SUCCESSFUL and record.score_best is not None, record.score_best,
                    record.score_test_best, record.score_test_last, record.score_initial, record.llm_calls,
                    record.total_tokens, record.cost_usd)
 

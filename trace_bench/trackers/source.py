@@ -37,8 +37,9 @@ class JobExport:
 
     @property
     def params(self) -> dict[str, str]:
-        out = {k: _param(getattr(self.results, k)) for k in JOB_PARAMS if getattr(self.results, k) is not None}
-        for key, value in self.results.params.items():
+        row = {**self.results.columns(), "attempt": self.results.attempt}
+        out = {k: _param(row[k]) for k in JOB_PARAMS if row[k] is not None}
+        for key, value in self.results.spec.params.items():
             out[f"param.{key}"] = _param(value)
         return out
 

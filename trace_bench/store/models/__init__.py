@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trace_bench.store.models._base import NewerSchemaError, StoreError, StoreModel, UpgradeError
+from trace_bench.store.models._base import FlatRecord, NewerSchemaError, StoreError, StoreModel, UpgradeError
 from trace_bench.store.models.events import (
     JOB_EVENTS,
     RUN_EVENTS,
@@ -27,7 +27,6 @@ from trace_bench.store.models.job import (
     CURVE_COLUMNS,
     LEGACY_CSV_COLUMNS,
     OBJECTIVE_PREFIX,
-    RESOLVED_FIELDS,
     Attempts,
     CurveRow,
     Heartbeat,
@@ -47,18 +46,28 @@ from trace_bench.store.models.run import (
     GitInfo,
     Manifest,
     ManifestJob,
-    ResolvedJob,
     SandboxSetting,
     Summary,
     TokenTotals,
 )
+from trace_bench.store.models.spec import (
+    ARM_FIELDS,
+    DEFAULT_OPTIMIZER,
+    RESOLVED_FIELDS,
+    ROLES,
+    Arm,
+    JobSpec,
+    Resolution,
+    arm_label,
+)
 
 __all__ = [
+    "ARM_FIELDS", "DEFAULT_OPTIMIZER", "ROLES", "Arm", "FlatRecord", "JobSpec", "Resolution", "arm_label",
     "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX", "RESOLVED_FIELDS",
     "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
     "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "JobEnded", "JobEvent", "JobFinished", "JobMeta",
     "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "LLMCall", "Manifest", "ManifestJob", "NewerSchemaError",
-    "OtherEvent", "ResolvedJob", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxSetting", "SpendEntry", "StateFile",
+    "OtherEvent", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxSetting", "SpendEntry", "StateFile",
     "StateHistoryLine", "StateParameter", "StateSnapshot", "Step", "StoreError", "StoreModel", "Summary",
     "TokenTotals", "TrackerWarning", "UpgradeError",
 ]
