@@ -160,7 +160,8 @@ def test_curve_frames_per_job_and_per_trainer(runs: Path) -> None:
     per_trainer = run_curve_frame(run, "llm_calls", "trainer")
     assert list(per_trainer.columns) == ["x", "best_score", "series", "low", "high"]
     assert per_trainer["x"].dtype == float
-    assert {s.split(" · ")[1].split(" (")[0] for s in per_trainer["series"]} == {"PrioritySearch", "NoOpTrainer"}
+    # one series per task and arm, named by the arm's one label (the report's too)
+    assert {s.split(" · ")[1].split(" [")[0] for s in per_trainer["series"]} == {"PrioritySearch", "NoOpTrainer"}
     per_job = run_curve_frame(run, "tokens", "job")
     assert per_job["series"].nunique() == 4
     job_id = job_choices(run)[0][1]

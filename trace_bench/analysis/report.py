@@ -21,7 +21,8 @@ from trace_bench.analysis.chart import Panel, Series, curve_chart
 from trace_bench.analysis.curves import AXES, arm_curves, best_so_far, generalization_gap, job_auc
 from trace_bench.analysis.load import ARM, RunDirError, RunSet, distinguish_runs, load_runs
 from trace_bench.analysis.protocol import RANK_SCORE, describe, task_metrics, with_rank_score
-from trace_bench.analysis.stats import arm_label, arm_stats, leaderboard, pairwise_tests, win_matrix
+from trace_bench.analysis.stats import arm_stats, leaderboard, pairwise_tests, win_matrix
+from trace_bench.store.models import arm_label
 from trace_bench.store.run_store import RunStore
 
 SECTIONS = (("leaderboard", "Leaderboard"), ("per-task", "Per-task results"), ("curves", "Anytime curves"),

@@ -19,7 +19,7 @@ import pandas as pd
 
 from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs
 from trace_bench.analysis.protocol import METRICS, task_metrics
-from trace_bench.analysis.stats import arm_label
+from trace_bench.store.models import arm_label
 from trace_bench.store.ranking import competition_ranks
 
 FORMATS = ("md", "csv", "latex")

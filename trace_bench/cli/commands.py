@@ -189,21 +189,17 @@ def _print_outcome(outcome: Any) -> None:
     _print_leaderboard(paths)
 
 
-def _short(value: Any) -> str:
-    try:
-        return f"{float(value):.4g}" if value not in (None, "") else "-"
-    except (TypeError, ValueError):
-        return str(value)
+def _short(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 def _print_leaderboard(run: Any, limit: int = 20) -> None:
     from trace_bench.store.models import StoreError
 
     try:
-        table = run.read_leaderboard()
+        rows = run.read_leaderboard_rows() or []
     except StoreError:
         return
-    rows = [dict(zip(table[0], row, strict=True)) for row in table[1]] if table else []
     path = run.leaderboard_path
     if not rows:
         return

@@ -19,6 +19,7 @@ from typing import Any
 from trace_bench.store import reading
 from trace_bench.store.masking import mask_secrets
 from trace_bench.store.models import StoreError
+from trace_bench.store.run_store import RunStore
 
 TAIL_BYTES = reading.TAIL_BYTES
 
@@ -94,6 +95,22 @@ def read_csv_rows(path: Path) -> tuple[list[dict[str, str]], str | None]:
         return [], f"{path.name}: not written yet"
     header, rows = table
     return [dict(zip(header, row, strict=True)) for row in rows], None
+
+
+def read_result_rows(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """The rows of a run's results.csv typed by the job record's columns (through the store), with
+    the problem when it cannot be read."""
+    store = RunStore(run_dir)
+    try:
+        table = store.read_result_rows()
+    except StoreError as exc:
+        message = problem_of(exc, store.results_csv_path)
+        return [], "results.csv: empty" if "empty file" in message else message
+    if table is None:
+        return [], "results.csv: not written yet"
+    columns, rows = table
+    names = [column.name for column in columns]
+    return [dict(zip(names, row, strict=True)) for row in rows], None
 
 
 _DECIMAL = re.compile(r"-?\d+\.\d*(?:[eE][-+]?\d+)?|-?\d+[eE]-\d+")
