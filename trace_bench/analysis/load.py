@@ -20,7 +20,7 @@ import pandas as pd
 
 from trace_bench.analysis.axes import run_condition
 from trace_bench.store.columns import Column
-from trace_bench.store.models import ARM_FIELDS, CURVE_COLUMNS, LLMCall, StoreError
+from trace_bench.store.models import ARM_FIELDS, CURVE_COLUMNS, LLMCall, ManifestJob, StoreError
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import SUCCESSFUL
 
@@ -88,13 +88,24 @@ def load_runs(paths: str | Path | Sequence[str | Path]) -> RunSet:
 
 
 def _read_manifest(store: RunStore) -> dict[str, Any]:
+    """The manifest's head, and of each job entry what the axes of a comparison need (the entries
+    are read one at a time: a large run's whole manifest would dwarf its results)."""
     try:
-        manifest = store.read_manifest()
+        manifest = store.read_manifest_head()
+        if manifest is None:
+            raise RunDirError(f"{store.manifest_path}: missing (is {store.root} a trace-bench run directory?)")
+        jobs = [_axes_of(entry) for entry in store.manifest_entries()]
     except StoreError as exc:
         raise RunDirError(str(exc)) from None
-    if manifest is None:
-        raise RunDirError(f"{store.manifest_path}: missing (is {store.root} a trace-bench run directory?)")
-    return manifest.model_dump(mode="json")
+    return {**manifest.model_dump(mode="json", exclude={"jobs"}), "jobs": jobs}
+
+
+def _axes_of(entry: ManifestJob) -> dict[str, Any]:
+    spec = entry.spec
+    return {"job_id": spec.job_id, "task": spec.task, "eval_kwargs": spec.eval_kwargs, "trainer": spec.trainer,
+            "seed": spec.seed, "params": spec.params, "params_label": spec.params_label,
+            "llm_identity": spec.llm_identity, "status": str(entry.status),
+            "resolved": {"optimizer": spec.optimizer_name, "optimizer_kwargs": spec.optimizer_kwargs}}
 
 
 def _read_snapshot(store: RunStore) -> dict[str, Any]:
@@ -109,7 +120,7 @@ def _read_results(store: RunStore, run_id: str) -> pd.DataFrame:
     path = store.results_csv_path
     try:
         header = (store.read_results_table() or ([], []))[0]
-        table = store.read_result_rows()
+        table = store.read_result_rows(original=False)
     except StoreError as exc:
         raise RunDirError(str(exc)) from None
     if table is None:

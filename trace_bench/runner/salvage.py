@@ -61,7 +61,8 @@ def record_for(spec: JobSpec, job: JobStore, finished: Finished, *, run_id: str,
                interrupted: bool = False) -> JobResult:
     """The record of a job process that ended: the one it sent, or one salvaged from its files."""
     if finished.record is not None and finished.killed_reason is None:
-        return JobResult.model_validate(finished.record)
+        # the job was launched with ``spec``: its record embeds the plan's object, not a copy of it
+        return JobResult.model_validate({**finished.record, "spec": spec})
     if finished.killed_reason == "timeout":
         status, error = Status.TIMEOUT, f"job_timeout: exceeded {timeout or 0:g}s (process group killed)"
     elif finished.killed_reason == "interrupted" or (interrupted and finished.record is None):

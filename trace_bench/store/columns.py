@@ -19,17 +19,18 @@ import types
 import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Literal
 
 from trace_bench.store.legacy_columns import legacy_values
 from trace_bench.store.models import (
-    CSV_COLUMNS,
     LEGACY_CSV_COLUMNS,
     OBJECTIVE_PREFIX,
     JobResult,
     JobSpec,
     StoreError,
 )
+from trace_bench.store.models.job import record_columns
 
 Kind = Literal["str", "int", "float", "bool", "json", "timestamp"]
 
@@ -64,11 +65,12 @@ def kind_of(annotation: Any, extra: Any = None) -> Kind:
     return "str"
 
 
-def _result_columns() -> tuple[Column, ...]:
-    fields = {**JobSpec.model_fields, **JobResult.model_fields}
+def result_columns(model: type[JobResult] = JobResult) -> tuple[Column, ...]:
+    """The typed results.csv columns of a record model (``record_columns`` order)."""
+    fields = {**JobSpec.model_fields, **model.model_fields}
     derived: dict[str, Kind] = {"optimizer": "str", "llm_model": "str"}
     out = []
-    for name in CSV_COLUMNS:
+    for name in record_columns(model):
         info = fields.get(name)
         if info is None:
             out.append(Column(name, derived.get(name, "str")))
@@ -78,7 +80,7 @@ def _result_columns() -> tuple[Column, ...]:
 
 
 #: our columns, in order, typed from the record's annotations
-RESULT_COLUMNS: tuple[Column, ...] = _result_columns()
+RESULT_COLUMNS: tuple[Column, ...] = result_columns()
 #: the original Trace-Bench's columns appended after ours (see ``legacy_columns``)
 ORIGINAL_COLUMNS: tuple[Column, ...] = tuple(
     Column(name, "json" if name.endswith("kwargs") else "float" if name.startswith("score_val") else "str")
@@ -114,6 +116,8 @@ def cell(value: Any) -> Any:
         return repr(value) if math.isfinite(value) else ""
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True, default=str)
+    if isinstance(value, Enum):
+        return value.value
     return value
 
 
@@ -148,13 +152,15 @@ def typed(kind: Kind, text: str) -> Any:
     return text
 
 
-def typed_rows(head: Sequence[str], rows: Iterable[Sequence[str]], *, source: object = "results.csv"
-               ) -> tuple[list[Column], list[list[Any]]]:
+def typed_rows(head: Sequence[str], rows: Iterable[Sequence[str]], *, source: object = "results.csv",
+               original: bool = True) -> tuple[list[Column], list[list[Any]]]:
     """The columns of a results.csv (ours in our order, then any other column of the file, an
-    older run's missing ones present and empty) and its rows typed by them.  A results.csv written
-    before ``score_test_best`` existed has it read from ``score_test`` (the same score then)."""
+    older run's missing ones present and empty) and its rows typed by them; ``original=False``
+    leaves out the original Trace-Bench's columns.  A results.csv written before
+    ``score_test_best`` existed has it read from ``score_test`` (the same score then)."""
     present = {name: i for i, name in enumerate(head)}
-    columns = [*RESULT_COLUMNS, *(column(n) for n in head if n not in {c.name for c in RESULT_COLUMNS})]
+    skip = {c.name for c in RESULT_COLUMNS} | (set() if original else {c.name for c in ORIGINAL_COLUMNS})
+    columns = [*RESULT_COLUMNS, *(column(n) for n in head if n not in skip)]
     legacy_test = "score_test_best" not in present and "score_test" in present
     out: list[list[Any]] = []
     for line, row in enumerate(rows, start=2):

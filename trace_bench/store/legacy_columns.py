@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_bench.store import jsonio
 from trace_bench.store.models import JobResult
-from trace_bench.store.models.spec import RESOLVED_PREFIX
+from trace_bench.store.models.spec import RESOLVED_PREFIX, Resolution
+
+RESOLUTION_FIELDS = tuple(Resolution.model_fields)
 
 TOKEN_SCOPE = "all_roles"
 
@@ -35,14 +36,14 @@ def state_paths(job_id: str) -> dict[str, str]:
 
 
 def legacy_values(record: JobResult) -> dict[str, Any]:
-    """Every column of ``LEGACY_CSV_COLUMNS`` for ``record`` (JSON-ready values)."""
+    """Every column of ``LEGACY_CSV_COLUMNS`` for ``record`` (Python values, as the table writes them)."""
     spec = record.spec
     values: dict[str, Any] = {
         "task_id": spec.task, "trainer_id": spec.trainer, "score_val_initial": record.score_initial,
         "score_val_final": record.score_final, "score_val": record.score_best, "feedback": record.error,
         "token_scope": TOKEN_SCOPE, "tb_logdir": f"jobs/{spec.job_id}/tb", **state_paths(spec.job_id),
-        "eval_kwargs": jsonio.plain(spec.eval_kwargs), **spec.endpoint(),
+        "eval_kwargs": spec.eval_kwargs, **spec.endpoint(),
     }
-    resolved = record.resolved.model_dump(mode="json")
-    values.update({RESOLVED_PREFIX + name: value for name, value in resolved.items()})
+    resolved = record.resolved
+    values.update({RESOLVED_PREFIX + name: getattr(resolved, name) for name in RESOLUTION_FIELDS})
     return values

@@ -34,6 +34,7 @@ from trace_bench.store.models import (
     GitInfo,
     JobResult,
     Manifest,
+    ManifestJob,
     StoreError,
     Summary,
 )
@@ -282,6 +283,41 @@ class RunStore:
         manifest = self.read_manifest()
         return None if manifest is None else manifest.model_copy(update={"jobs": []})
 
+    def manifest_entries(self) -> Iterator[ManifestJob]:
+        """The manifest's job entries one at a time, each upgraded and validated as it is read (a
+        manifest in the one-entry-per-line layout is never whole in memory); none without a manifest.
+        :class:`StoreError` for an entry that cannot be read."""
+        marker = ', "jobs": ['
+        try:
+            handle = open(self.manifest_path, encoding="utf-8")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"{self.manifest_path}: cannot read it ({exc})") from exc
+        with handle:
+            first = handle.readline().rstrip("\n")
+            head: dict[str, Any] | None = None
+            if first.endswith(marker):
+                try:
+                    head = loads(first[: -len(marker)] + "}")
+                except ValueError:
+                    head = None
+            if isinstance(head, dict):
+                version = head.get("schema_version") or 1
+                for line in handle:
+                    if not line.startswith("{"):
+                        continue
+                    try:
+                        entry = loads(line.rstrip().rstrip(","))
+                        data = {**head, "jobs": [entry]} if version == Manifest.SCHEMA_VERSION else \
+                            Manifest.upgrade({**head, "jobs": [entry]})
+                        yield ManifestJob.model_validate(data["jobs"][0])
+                    except (ValueError, KeyError, TypeError) as exc:
+                        raise StoreError(f"{self.manifest_path}: a job entry cannot be read ({exc})") from None
+                return
+        manifest = self.read_manifest()  # an older, indented layout: read whole
+        yield from manifest.jobs if manifest is not None else ()
+
     def manifest_job_ids(self) -> tuple[bool, list[str]] | None:
         """(``validated_only``, the job ids in order) of the run's manifest, without building its
         entries: a manifest in the one-entry-per-line layout is read line by line, keeping ids only.
@@ -384,14 +420,15 @@ class RunStore:
         """(header, rows) of ``results.csv`` as text; ``None`` before the first job ended."""
         return read_csv(self.results_csv_path)
 
-    def read_result_rows(self) -> tuple[list[Column], list[list[Any]]] | None:
+    def read_result_rows(self, *, original: bool = True) -> tuple[list[Column], list[list[Any]]] | None:
         """``results.csv`` typed by the job record's columns (``store.columns``): our columns in
-        our order (an older run's missing ones empty), then the file's others; ``None`` before the
-        first job ended.  :class:`StoreError` names a cell that is not of its column's type."""
+        our order (an older run's missing ones empty), then the file's others (without the original
+        Trace-Bench's unless ``original``); ``None`` before the first job ended.  :class:`StoreError`
+        names a cell that is not of its column's type."""
         table = read_csv(self.results_csv_path)
         if table is None:
             return None
-        return typed_rows(*table, source=self.results_csv_path)
+        return typed_rows(*table, source=self.results_csv_path, original=original)
 
     def read_leaderboard(self) -> tuple[list[str], list[list[str]]] | None:
         """(header, rows) of ``leaderboard.csv`` as text."""

@@ -102,7 +102,7 @@ def read_result_rows(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
     the problem when it cannot be read."""
     store = RunStore(run_dir)
     try:
-        table = store.read_result_rows()
+        table = store.read_result_rows(original=False)
     except StoreError as exc:
         message = problem_of(exc, store.results_csv_path)
         return [], "results.csv: empty" if "empty file" in message else message

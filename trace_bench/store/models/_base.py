@@ -27,6 +27,7 @@ keys are kept (``extra="allow"``), so a newer writer's optional additions surviv
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -114,10 +115,10 @@ class FlatRecord(BaseModel):
     if not TYPE_CHECKING:  # typed code reads ``record.spec.task``; the file's flat names still answer
         def __getattr__(self, name: str) -> Any:
             if not name.startswith("_"):
-                for field_name, prefix in type(self).FLAT.items():
-                    inner = name[len(prefix):]
-                    if name.startswith(prefix) and inner in type(self).model_fields[field_name].annotation.model_fields:
-                        return getattr(getattr(self, field_name), inner)
+                for field_name, keys in flat_keys(type(self)).items():
+                    for key, inner in keys:
+                        if key == name:
+                            return getattr(getattr(self, field_name), inner)
                 try:
                     return self.view(name)
                 except KeyError:
@@ -153,16 +154,26 @@ class FlatRecord(BaseModel):
         return json_schema
 
 
+@functools.cache
+def flat_keys(model: type[FlatRecord]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Per ``FLAT`` field, (key in the file, name in the embedded model) of each of its fields."""
+    out = {}
+    for name, prefix in model.FLAT.items():
+        annotation = model.model_fields[name].annotation
+        inner = getattr(annotation, "model_fields", {})
+        out[name] = tuple((prefix + n, n) for n in inner)
+    return out
+
+
 def gather_flat(model: type[FlatRecord], data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (a file's top level, or keyword arguments) with each ``FLAT`` field gathered from
     its prefixed keys, unless given whole, and the ``VIEWS`` keys dropped."""
-    data = {key: value for key, value in data.items() if key not in model.VIEWS}
-    for name, prefix in model.FLAT.items():
-        if name in data:
-            continue
-        annotation = model.model_fields[name].annotation
-        inner = [n for n in getattr(annotation, "model_fields", {})] if annotation is not None else []
-        data[name] = {n: data.pop(prefix + n) for n in inner if prefix + n in data}
+    data = dict(data)
+    for view in model.VIEWS:
+        data.pop(view, None)
+    for name, keys in flat_keys(model).items():
+        if name not in data:
+            data[name] = {inner: data.pop(key) for key, inner in keys if key in data}
     return data
 
 

@@ -110,7 +110,7 @@ class JobSpec(BaseModel):
     def columns(self) -> dict[str, Any]:
         """The results.csv columns this specification fills (:data:`SPEC_VIEW_COLUMNS`), in order."""
         models = self.role_models
-        return {name: models[name[6:]] if name.startswith("model_") else getattr(self, _DERIVED.get(name, name))
+        return {name: models[name[6:]] if name in _MODEL_COLUMNS else getattr(self, _DERIVED.get(name, name))
                 for name in SPEC_VIEW_COLUMNS}
 
     def endpoint(self) -> dict[str, str]:
@@ -137,6 +137,7 @@ def _view_columns() -> tuple[str, ...]:
 SPEC_VIEW_COLUMNS: tuple[str, ...] = _view_columns()
 #: derived columns and the property that computes each
 _DERIVED = {"optimizer": "optimizer_name"}
+_MODEL_COLUMNS = frozenset(f"model_{role}" for role in ROLES)
 
 
 class Resolution(BaseModel):
