@@ -46,7 +46,8 @@ def build(root: Path, jobs: int = 1000, steps: int = 9) -> Path:
             writer.writerow(CURVE_COLUMNS)
             for step in range(steps + 1):
                 score = best * step / steps
-                writer.writerow([step, step * 0.1, step + 1, step, step * 100, step * 0.001, score, score])
+                row = [step, step * 0.1, step + 1, step, step * 100, step * 0.001, score, score]
+                writer.writerow(row + [""] * (len(CURVE_COLUMNS) - len(row)))  # a row has every column, measure_* empty
                 if step:
                     events.append({"ts": "2026-01-01T00:00:01Z", "type": "llm_call", "role": "optimizer",
                                    "model": "m", "prompt_tokens": 90, "completion_tokens": 10, "cost_usd": 0.001,

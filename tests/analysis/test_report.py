@@ -14,7 +14,7 @@ from tests.analysis.runs_kit import job, make_run  # noqa: E402
 from tests.conftest import only_run_dir, run_cli  # noqa: E402
 from trace_bench.analysis import report_main, write_report  # noqa: E402
 
-SECTION_IDS = ("leaderboard", "per-task", "curves", "win-matrix", "cost", "failures")
+SECTION_IDS = ("leaderboard", "per-task", "curves", "frontier", "win-matrix", "power", "cost", "failures")
 
 
 def _no_external_resources(html: str) -> None:
@@ -33,7 +33,14 @@ def test_every_section_and_hand_computed_numbers(tmp_path: Path) -> None:
         assert f'<section id="{section}">' in html
     assert "2 ± 2.484" in html and "[-0.4841, 4.484]" in html  # mean 2, std 1, t(0.975, 2)/sqrt(3)
     assert "job exceeded 60 s" in html and "timeout" in html
-    assert html.count("<svg") == 1 and all(f"best score vs {axis}" in html for axis in ("LLM calls", "tokens", "USD"))
+    from scipy import stats
+
+    power = html[html.index('<section id="power">'):html.index('<section id="cost">')]
+    critical = stats.t.ppf(0.975, 2)  # A - B = 0.5, 1.5, 2.5: mean 1.5, sd 1, three seeds
+    expected = stats.nct.sf(critical, 2, 1.5 * 3 ** 0.5) + stats.nct.cdf(-critical, 2, 1.5 * 3 ** 0.5)
+    assert f'<td class="num">1.5</td><td class="num">1</td><td class="num">{expected:.4g}</td>' in power
+    assert html.count("<svg") == 2, "one task: one chart of curves (four panels) and one frontier chart"
+    assert all(f"best score vs {axis}" in html for axis in ("LLM calls", "tokens", "USD"))
     _no_external_resources(html)
 
 

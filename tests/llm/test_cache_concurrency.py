@@ -23,7 +23,9 @@ def _open_and_use(path: str, index: int, barrier: Any) -> str:
 
 
 def test_processes_opening_one_new_cache_at_once_all_get_it(tmp_path: Path) -> None:
-    context = multiprocessing.get_context("fork")
+    # spawn, not fork: a fork of the pytest process copies locks held by threads of earlier tests
+    # that do not exist in the child, and the child can deadlock on one of them
+    context = multiprocessing.get_context("spawn")
     with context.Manager() as manager, context.Pool(4) as pool:
         for trial in range(10):  # the race was lost in 12 of 120 openings before the fix
             barrier = manager.Barrier(4)

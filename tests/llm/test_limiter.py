@@ -21,7 +21,7 @@ def _hold(directory: str, ready: object) -> None:
 
 
 def test_slot_of_a_killed_holder_is_released(tmp_path: Path) -> None:
-    context = mp.get_context("fork")
+    context = mp.get_context("spawn")  # never fork the pytest process (threads of earlier tests)
     ready = context.Event()
     holder = context.Process(target=_hold, args=(str(tmp_path), ready))
     holder.start()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -134,7 +135,13 @@ def test_unavailable_task_is_skipped_then_runs_on_resume_once_available(
 
     config = tmp_path / "c.yaml"
     config.write_text("tasks: [veribench:add, internal:numeric_param]\ntrainers: [NoOpTrainer]\nseeds: [1]\n")
-    env = {"PATH": str(Path(sys.executable).parent), "TRACE_BENCH_VERIBENCH_ROOT": str(dataset)}
+    tools = tmp_path / "tools"  # no lean; bubblewrap stays, since numeric_param's trainable code runs sandboxed
+    tools.mkdir()
+    bwrap = shutil.which("bwrap")
+    if bwrap:
+        (tools / "bwrap").symlink_to(bwrap)
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), str(tools)]),
+           "TRACE_BENCH_VERIBENCH_ROOT": str(dataset)}
     checked = run_cli("validate", "--config", str(config), env=env)
     assert checked.returncode == 0 and "[SKIP] task veribench:add: task unavailable: lean not found" in checked.stdout
     first = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), env=env)

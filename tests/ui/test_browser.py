@@ -228,6 +228,9 @@ def test_browse_shows_results_report_and_broken_runs(page: Any, server: dict[str
     _choose(page, "tb-browse-run", "compare-a")
     page.wait_for_function("() => document.querySelector('#tb-results').innerText.includes('internal:multi_param')")
     _wait_for_lines(page, "tb-browse-curves")
+    page.wait_for_function("() => [...document.querySelectorAll('#tb-browse-frontier .tb-frontier')]"
+                           ".some(c => Number(c.dataset.frontier) > 0 && c.querySelector('svg'))")
+    page.wait_for_function("() => document.querySelector('#tb-integrity').innerText.includes('Integrity audit')")
     page.click("#tb-report")
     page.wait_for_selector("#tb-report-view iframe", timeout=60_000)
     assert (server["runs"] / "compare-a" / "report.html").exists()

@@ -15,7 +15,7 @@ from tests.waiting import PATIENCE_S, wait_until
 from trace_bench.ui.discovery import job_choices, latest_statuses, list_runs, run_info
 from trace_bench.ui.launcher import Launcher, LaunchError, prepare_config
 from trace_bench.ui.live import ProgressReader, progress_html
-from trace_bench.ui.plots import job_curve_frame, run_curve_frame
+from trace_bench.ui.plots import frontier_html, job_curve_frame, run_curve_frame
 from trace_bench.ui.readers import frame_of, json_text, read_csv_rows, read_json, tail_lines
 
 SECRET = "sk-helper-planted-0123456789abcdef"
@@ -168,6 +168,23 @@ def test_curve_frames_per_job_and_per_trainer(runs: Path) -> None:
     frame = job_curve_frame(run, job_id, "step")
     assert set(frame["series"]) <= {"best score", "score"} and not frame.empty
     assert run_curve_frame(run, "llm_calls", "job", job_ids=[]).empty
+
+
+def test_frontier_html_draws_each_task_as_the_report_does(runs: Path, broken: Path) -> None:
+    pytest.importorskip("scipy")
+    import re
+
+    from trace_bench.analysis import load_runs
+    from trace_bench.analysis.frontier import frontier_table
+
+    run = list_runs(runs)[0].run_dir
+    page = frontier_html(run)
+    frame = frontier_table(load_runs([run]).jobs)
+    charts = re.findall(r'data-series="(\d+)" data-frontier="(\d+)"', page)
+    expected = [(str(len(g)), str(int(g["on_frontier"].sum()))) for _, g in frame.groupby("task", sort=True)]
+    assert charts == expected and len(charts) == 2, "one chart per task, every arm drawn"
+    assert "internal:numeric_param [tokens per job" in page
+    assert "no frontier" in frontier_html(broken) and "<svg" not in frontier_html(broken)
 
 
 def test_chart_is_the_report_chart_with_one_entry_per_series() -> None:

@@ -87,6 +87,16 @@ def load_runs(paths: str | Path | Sequence[str | Path]) -> RunSet:
                   snapshots, dirs)
 
 
+def load_jobs(run_dir: str | Path) -> pd.DataFrame:
+    """One run's typed job rows alone (``RunSet.jobs`` without curves, manifests of other runs or
+    events): what a view needs that only shows per-job numbers, such as the UI's frontier."""
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise RunDirError(f"{path}: no such run directory")
+    store = RunStore(path)
+    return _read_results(store, str(_read_manifest(store).get("run_id") or path.name))
+
+
 def _read_manifest(store: RunStore) -> dict[str, Any]:
     """The manifest's head, and of each job entry what the axes of a comparison need (the entries
     are read one at a time: a large run's whole manifest would dwarf its results)."""

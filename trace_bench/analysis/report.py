@@ -2,7 +2,8 @@
 
 Inline CSS and SVG only, no scripts and no external resources, so the file opens anywhere, can be
 mailed or archived with the run, and cannot run code injected through a task id or an error text.
-Sections (stable ids, linked from the top): leaderboard, per-task, curves, win-matrix, cost, failures.
+Sections (stable ids, linked from the top): leaderboard, per-task, curves, frontier, win-matrix, power,
+integrity, cost, failures.
 ``report_main`` is what ``trace-bench report`` calls: exit code 0, or 2 with a one-line message for
 anything the user can fix (a wrong path, a damaged run, an unwritable output), never a traceback.
 """
@@ -17,16 +18,24 @@ from pathlib import Path
 import pandas as pd
 
 from trace_bench.analysis import _html as h
+from trace_bench.analysis.best_known import CANDIDATE_REACHABLE, best_known_summary
 from trace_bench.analysis.chart import Panel, Series, curve_chart
 from trace_bench.analysis.curves import AXES, arm_curves, best_so_far, generalization_gap, job_auc
+from trace_bench.analysis.frontier import frontier_lines, frontier_table
+from trace_bench.analysis.frontier_chart import frontier_chart
+from trace_bench.analysis.integrity import denial_events, describe_row, integrity_table, leak_findings
 from trace_bench.analysis.load import ARM, RunDirError, RunSet, distinguish_runs, load_runs
+from trace_bench.analysis.power import DEFAULT_ALPHA, DEFAULT_POWER, power_table, seeds_text
+from trace_bench.analysis.power import describe as describe_power
 from trace_bench.analysis.protocol import RANK_SCORE, describe, task_metrics, with_rank_score
 from trace_bench.analysis.stats import arm_stats, leaderboard, pairwise_tests, win_matrix
+from trace_bench.store.frontier import COST_AXES
 from trace_bench.store.models import arm_label
 from trace_bench.store.run_store import RunStore
 
 SECTIONS = (("leaderboard", "Leaderboard"), ("per-task", "Per-task results"), ("curves", "Anytime curves"),
-            ("win-matrix", "Win / tie / loss"), ("cost", "Cost"), ("failures", "Failures"))
+            ("frontier", "Cost–quality frontier"), ("win-matrix", "Win / tie / loss"), ("power", "Power"), ("integrity", "Integrity"), ("cost", "Cost"),
+            ("failures", "Failures"))
 MAX_FAILURE_ROWS = 500
 
 
@@ -41,7 +50,23 @@ def _leaderboard(runs: RunSet) -> str:
             for _, r in board.iterrows()]
     table = h.table(rows, ["task", "rank", "trainer", "params", "ranked on", "seeds", "failed", "budget exhausted",
                            "mean", "std", "95% CI"], numeric=range(5, 10), empty="no jobs")
-    return "".join([h.paragraph(describe(task_metrics(runs.jobs))), table])
+    return "".join([h.paragraph(describe(task_metrics(runs.jobs))), table, _best_known(runs)])
+
+
+def _best_known(runs: RunSet) -> str:
+    """Tasks with a best known value (discovery tasks): each arm's distance to it."""
+    summary = best_known_summary(runs.jobs)
+    if summary.empty:
+        return ""
+    rows = [[r["task"], *_arm_cells(r), r["best_known"], r["n"], r["pct_mean"], r["pct_max"],
+             "candidate-reachable" if CANDIDATE_REACHABLE in r["trust"] else r["trust"] or "-"]
+            for _, r in summary.iterrows()]
+    note = ("% of best known: the best state's value against the best published value of the task (100 = matched, "
+            "above = beaten). Candidate-reachable scores were computed in the process the candidate ran in (a plain "
+            "evaluate() task): treat them as claims to re-check.")
+    return "".join([h.heading(3, "Distance to the best known value and score trust"), h.paragraph(note),
+                    h.table(rows, ["task", "trainer", "params", "best known", "seeds", "% of best known (mean)",
+                                   "% of best known (best seed)", "score trust"], numeric=range(3, 7))])
 
 
 def _metric_cell(name: object) -> str:
@@ -105,6 +130,30 @@ def _curves(runs: RunSet) -> str:
     return "".join(parts)
 
 
+def _frontier(runs: RunSet) -> str:
+    frame = frontier_table(runs.jobs)
+    if frame.empty:
+        return h.paragraph("no jobs")
+    colours = _colours(runs)
+    parts: list[str] = []
+    for (task, group), line in zip(frame.groupby("task", sort=True), frontier_lines(frame), strict=True):
+        axis = str(group["cost_axis"].iloc[0])
+        chart = frontier_chart(group, title=f"{task}: score vs {COST_AXES[axis]} per job", styles=colours)
+        rows = [[*_arm_cells(r), r["n"], h.mean_pm(r["cost_mean"], _half(r["cost_low"], r["cost_high"])),
+                 h.mean_pm(r["score_mean"], _half(r["score_low"], r["score_high"])), _metric_cell(r["metric"]),
+                 "yes" if r["on_frontier"] else ""] for _, r in group.iterrows()]
+        parts += [h.heading(3, task), h.paragraph("Frontier " + line.split("]: ", 1)[-1], "plain"),
+                  h.Safe(f'<div class="charts">{chart}</div>'),
+                  h.table(rows, ["trainer", "params", "seeds", f"{COST_AXES[axis]} per job (mean ± 95% CI)",
+                                 "score (mean ± 95% CI)", "score", "on frontier"], numeric=range(2, 5),
+                          row_classes=["win" if r["on_frontier"] else "" for _, r in group.iterrows()])]
+    return "".join(parts)
+
+
+def _half(low: float, high: float) -> float:
+    return (high - low) / 2
+
+
 def _win_matrix(runs: RunSet) -> str:
     ranked = with_rank_score(runs.jobs)
     tests = pairwise_tests(ranked, column=RANK_SCORE)
@@ -139,6 +188,57 @@ def _win_matrix(runs: RunSet) -> str:
                     h.table(detail, ["task", "A", "B", "seeds", "mean A − B", "95% t CI", "Wilcoxon p", "Holm p",
                                      "bootstrap 95% CI", "seeds W/T/L", "outcome for A"],
                             numeric=range(3, 9), row_classes=classes)])
+
+
+def _power(runs: RunSet) -> str:
+    frame = power_table(runs.jobs)
+    if frame.empty:
+        return h.paragraph("fewer than two arms share seeds on any task: nothing to pair")
+    rows = [[r["task"], r["arm_a"], r["arm_b"], _metric_cell(r["metric"]), r["n"], r["mean_diff"], r["sd_diff"],
+             r["power"], seeds_text(r["seeds_needed"], r["effect_size"]), r["min_detectable_diff"]]
+            for _, r in frame.iterrows()]
+    underpowered = ["low" if pd.notna(p) and p < DEFAULT_POWER else "" for p in frame["power"]]
+    return "".join([h.paragraph(describe_power(DEFAULT_ALPHA, DEFAULT_POWER)),
+                    h.table(rows, ["task", "A", "B", "ranked on", "seeds", "mean A − B", "sd of A − B", "power",
+                                   f"seeds for {DEFAULT_POWER:.0%}", "min. detectable difference"],
+                            numeric=range(4, 10), row_classes=underpowered)])
+
+
+def _integrity(runs: RunSet) -> str:
+    table = integrity_table(runs.jobs)
+    if table.empty:
+        return h.paragraph("no jobs")
+    flagged = table[table["flags"] != ""]
+    summary = ("No arm flagged: no held-out item in any audited state, no sandbox denial, no unusual "
+               "selection-vs-test gap." if flagged.empty else
+               f"{len(flagged)} arm(s) flagged: " + "; ".join(f"{arm_label(r['trainer'], r['params_label'])} on "
+                                                            f"{r['task']}: {describe_row(r)}"
+                                                            for _, r in flagged.iterrows()) + ".")
+    rows = [[r["task"], *_arm_cells(r), f"{r['audited']} / {r['jobs']}", r["leaked_jobs"], r["leaked_test_items"],
+             r["leaked_validation_items"], r["sandbox_denials"], r["denial_kinds"],
+             h.mean_pm(r["gap_mean"], r["gap_ci_half"]), r["others_gap_mean"], r["flags"]]
+            for _, r in table.iterrows()]
+    parts = [h.paragraph(summary, "plain"),
+             h.table(rows, ["task", "trainer", "params", "audited / jobs", "jobs with test leaks", "test items leaked",
+                            "validation items leaked", "sandbox denials", "denials by kind",
+                            "selection − test gap (mean ± 95% CI)", "other arms' gap", "flags"],
+                     numeric=range(4, 11), row_classes=["loss" if r["flags"] else "" for _, r in table.iterrows()])]
+    findings = leak_findings(runs)
+    if not findings.empty:
+        rows = [[r["job_id"], r["task"], *_arm_cells(r), r["seed"], r["split"], r["item"], r["kind"], r["state"],
+                 r["parameter"], r["excerpt"], "task (initial state)" if r["in_initial"] else "optimization"]
+                for _, r in findings.iterrows()]
+        parts += [h.heading(3, "Leaks found (excerpts masked to their first words)"),
+                  h.table(rows, ["job", "task", "trainer", "params", "seed", "split", "item", "found by", "state",
+                                 "parameter", "excerpt", "put there by"], numeric=[4, 6], preformatted=[10])]
+    events = denial_events(runs)
+    if not events.empty:
+        rows = [[r["job_id"], r["task"], *_arm_cells(r), r["seed"], r["kind"], r["target"], r["status"],
+                 "yes" if r["caught"] else "", r["detail"]] for _, r in events.iterrows()]
+        parts += [h.heading(3, f"Sandbox denials (first {len(events)})"),
+                  h.table(rows, ["job", "task", "trainer", "params", "seed", "kind", "target", "status",
+                                 "caught by the code", "detail"], numeric=[4], preformatted=[9])]
+    return "".join(parts)
 
 
 def _cost(runs: RunSet) -> str:
@@ -200,6 +300,10 @@ def _intro(runs: RunSet) -> list[str]:
         lines.append(f"Run {run_id} ({manifest.get('mode') or '-'} mode, LLM {model}, created "
                      f"{manifest.get('created_at') or '-'}): {len(jobs)} of {planned} planned jobs have results"
                      f" ({counts or 'none'}).")
+        weak = int(jobs["sandbox"].astype(str).str.contains("weak").sum()) if "sandbox" in jobs else 0
+        if weak:
+            lines.append(f"WARNING: in run {run_id}, {weak} job(s) ran LLM-written code in the WEAK sandbox "
+                         "(no bubblewrap): their candidates were not isolated from the machine (column sandbox).")
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     lines.append(f"Scores: higher is better. Statistics use jobs that ended ok or budget_exhausted; the others are "
                  f"counted under failures. Generated {stamp}.")
@@ -218,13 +322,27 @@ def build_report(runs: RunSet) -> str:
                          "last iterate; best − test: generalization gap.",
              "curves": "Best score so far, mean over seeds with 95% band, against cumulative spend; a finished job "
                        "keeps its best. AUC: area under the best-so-far curve divided by the task's largest budget.",
+             "frontier": "Which arm buys the most score per unit of cost: per task, each arm's mean trainer-phase "
+                         "cost per job (USD, or tokens, or LLM calls where USD is unknown) against its mean score "
+                         "(the leaderboard's), with 95% intervals on both; the frontier (filled markers, shaded rows) "
+                         "holds the arms that no other arm beats on both, and its dashed staircase is the best mean "
+                         "score available for at most a given cost.",
              "win-matrix": "Arms paired by seed on each task, on the leaderboard's metric: Wilcoxon signed-rank "
                            "test, Holm–Bonferroni corrected over every comparison in the matrix (all tasks, all "
                            "pairs), alpha 0.05; not significant counts as a tie.",
+             "power": "Are there enough seeds? Per task and pair of arms, the power of a two-sided paired t-test "
+                      "at the current seeds, the seeds needed for 80% power at the observed effect, and the smallest "
+                      "difference the current seeds detect with 80% power; rows below 80% power are shaded.",
+             "integrity": "Did the optimizer cheat? Per arm: held-out test items (validation apart) whose input or "
+                          "reference answer its best or final states hold, boundaries its sandboxed candidates ran into "
+                          "(refused syscalls, writes, network, processes, forged results, timeouts), and its "
+                          "selection-vs-test gap, flagged where it exceeds the task's other arms' by more than its 95% "
+                          "CI. Jobs killed before they ended are not audited for leaks.",
              "cost": "Spend per arm over all its jobs, failed ones included (they spent too).",
              "failures": "Jobs that did not end ok, with status and error."}
-    builders = {"leaderboard": _leaderboard, "per-task": _per_task, "curves": _curves, "win-matrix": _win_matrix,
-                "cost": _cost, "failures": _failures}
+    builders = {"leaderboard": _leaderboard, "per-task": _per_task, "curves": _curves, "frontier": _frontier,
+                "win-matrix": _win_matrix,
+                "power": _power, "integrity": _integrity, "cost": _cost, "failures": _failures}
     body = [h.section(sid, name, notes[sid], h.Safe(builders[sid](runs))) for sid, name in SECTIONS]
     title = "trace-bench report: " + ", ".join(runs.run_ids)
     return h.page(title, _intro(runs), SECTIONS, body)

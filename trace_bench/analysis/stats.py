@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -242,24 +242,36 @@ ARM_PAIR_COLUMNS = ["task", "arm_a", "arm_b", "n", "mean_diff", "ci_low", "ci_hi
                     "boot_low", "boot_high", "boot_p", "wins", "ties", "losses", "outcome"]
 
 
-def pairwise_tests(jobs: pd.DataFrame, column: str = "score_best", alpha: float = 0.05,
-                   tolerance: float = TIE_TOLERANCE) -> pd.DataFrame:
-    """One row per task and unordered pair of arms (``arm_a`` < ``arm_b``) with the paired test of
-    A − B over their shared seeds, the p-value Holm-corrected over every row, and the outcome for A."""
+def paired_samples(jobs: pd.DataFrame, column: str = "score_best") -> Iterator[tuple[str, str, str, np.ndarray,
+                                                                                  np.ndarray]]:
+    """Per task and unordered pair of arms (``arm_a`` < ``arm_b``, by :func:`arm_label`), the scores
+    in ``column`` of the scored seeds both arms have, paired by seed: (task, arm_a, arm_b, a, b).
+    Pairs that share no scored seed are left out.  Every paired statistic (the tests, the power
+    analysis) pairs through here, so they always compare the same seeds."""
     scored = jobs[jobs["scored"]]
     if scored.empty:
-        return pd.DataFrame(columns=ARM_PAIR_COLUMNS)
+        return
     labelled = scored.assign(arm=[arm_label(t, p) for t, p in zip(scored["trainer"], scored["params_label"],
                                                                     strict=True)])
-    cells, pairs = [], []
     for task, group in labelled.groupby("task", sort=True):
         table = group.pivot_table(index="seed", columns="arm", values=column, aggfunc="mean").sort_index(axis=1)
         values = table.to_numpy(float)
         for (i, arm_a), (j, arm_b) in itertools.combinations(enumerate(table.columns), 2):
             both = np.isfinite(values[:, i]) & np.isfinite(values[:, j])
             if both.any():
-                cells.append({"task": task, "arm_a": arm_a, "arm_b": arm_b})
-                pairs.append((values[both, i], values[both, j]))
+                yield str(task), str(arm_a), str(arm_b), values[both, i], values[both, j]
+
+
+def pairwise_tests(jobs: pd.DataFrame, column: str = "score_best", alpha: float = 0.05,
+                   tolerance: float = TIE_TOLERANCE) -> pd.DataFrame:
+    """One row per task and unordered pair of arms (``arm_a`` < ``arm_b``) with the paired test of
+    A − B over their shared seeds, the p-value Holm-corrected over every row, and the outcome for A."""
+    cells, pairs = [], []
+    for task, arm_a, arm_b, a, b in paired_samples(jobs, column):
+        cells.append({"task": task, "arm_a": arm_a, "arm_b": arm_b})
+        pairs.append((a, b))
+    if not cells:
+        return pd.DataFrame(columns=ARM_PAIR_COLUMNS)
     rows = [{**cell, **test.as_dict()} for cell, test in zip(cells, paired_tests(pairs, tolerance), strict=True)]
     frame = pd.DataFrame(rows, columns=[c for c in ARM_PAIR_COLUMNS if c not in ("p_holm", "outcome")])
     frame["p_holm"] = holm(frame["p_value"].tolist())

@@ -119,9 +119,13 @@ def cmd_run(args: Namespace) -> int:
 
 def _run(args: Namespace, interrupts: Any) -> int:
     if args.executor in (None, "local"):
-        from trace_bench.runner.warm import start_job_template
+        from trace_bench.runner.warm import peek_real, snapshot_of, start_job_template
 
-        start_job_template()  # asynchronous: the job template imports opto while this process reads the config
+        resumed = args.resume if args.resume not in (None, "auto", "failed", "none") else None
+        config_path = args.config or (snapshot_of(resumed, args.runs_dir) if resumed else None)
+        # asynchronous: the job template imports opto while this process reads the config (and,
+        # for a real run, the provider libraries, once for every job)
+        start_job_template(real=not args.replay and peek_real(config_path))
     from trace_bench.runner.run import RunOptions, execute_run, locate_run
     from trace_bench.store.run_store import RunStore
 
@@ -238,7 +242,15 @@ def cmd_table(args: Namespace) -> int:
         from trace_bench.analysis.table import table_main
     except ImportError as exc:
         return _fail(f"table needs the analysis extra (pip install 'trace-bench[analysis]'): {exc}")
-    return table_main(args.runs, args.metric, args.format)
+    return table_main(args.runs, args.metric, args.format, args.frontier)
+
+
+def cmd_power(args: Namespace) -> int:
+    try:
+        from trace_bench.analysis.power import power_main
+    except ImportError as exc:
+        return _fail(f"power needs the analysis extra (pip install 'trace-bench[analysis]'): {exc}")
+    return power_main(args.runs, args.format, args.alpha, args.power, args.metric)
 
 
 def cmd_ui(args: Namespace) -> int:

@@ -55,6 +55,16 @@ def seconds(text: str) -> float:
     return value
 
 
+def probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1, got {text!r}")
+    return value
+
+
 def port(text: str) -> int:
     try:
         value = int(text)
@@ -89,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
                  "on this machine are hidden; --all lists them with the reason, and the opt-in suites too.",
                  ["trace-bench list-tasks", "trace-bench list-tasks --bench internal,trace_examples --format table",
                   "trace-bench list-tasks --all --format json"])
-    p.add_argument("--root", help="directory of user task modules (original LLM4AD layout or one module per task)")
+    p.add_argument("--root", help="directory of user tasks: LLM4AD layout, one module per task, or task folders "
+                                  "(evaluator.py)")
     p.add_argument("--bench", "--dataset-name", dest="bench", help="comma-separated suites, e.g. llm4ad,internal")
     p.add_argument("--all", action="store_true",
                    help="also list unavailable tasks (with the reason) and the opt-in suites (terminal_bench)")
@@ -154,14 +165,33 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "table", "print the paper-style table of one or more runs",
                  "Per task and arm: mean (standard error) over seeds of a held-out test score (of the last\n"
                  "iterate by default), n, failed jobs, and mean wall time, trainer-phase tokens and USD per\n"
-                 "job. Tasks without a test split show the selection split's best score, marked optimistic.",
-                 ["trace-bench table runs/RUN_ID", "trace-bench table runs/RUN_ID --metric test_best --format latex",
+                 "job. Tasks without a test split show the selection split's best score, marked optimistic.\n"
+                 "--frontier adds each task's cost-quality frontier.",
+                 ["trace-bench table runs/RUN_ID", "trace-bench table runs/RUN_ID --frontier", "trace-bench table runs/RUN_ID --metric test_best --format latex",
                   "trace-bench table runs/RUN_A runs/RUN_B --format csv > table.csv"])
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (runs of another LLM stay apart)")
     p.add_argument("--metric", choices=("test_last", "test_best", "best"), default="test_last",
                    help="test_last: test score of the last iterate (default); test_best: of the best state; "
                         "best: selection split (optimistic)")
     p.add_argument("--format", choices=("md", "csv", "latex"), default="md", help="output format (default: md)")
+    p.add_argument("--frontier", action="store_true",
+                   help="mark each task's cost-quality frontier (arms no other beats on both mean cost and score) "
+                        "and list it under the table")
+
+    p = _command(sub, "power", "are there enough seeds? power of the paired tests of one or more runs",
+                 "Per task and pair of arms, over the seeds both completed: n, the mean and sd of the paired\n"
+                 "differences, the power of a two-sided paired t-test at this n (exact, noncentral t), the\n"
+                 "seeds needed for the target power at the observed effect, and the minimum detectable\n"
+                 "difference at this n (needs the analysis extra).",
+                 ["trace-bench power runs/RUN_ID", "trace-bench power runs/RUN_ID --power 0.9 --alpha 0.01",
+                  "trace-bench power runs/RUN_A runs/RUN_B --format csv > power.csv"])
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (runs of another LLM stay apart)")
+    p.add_argument("--format", choices=("md", "csv", "json"), default="md", help="output format (default: md)")
+    p.add_argument("--alpha", type=probability, default=0.05, help="two-sided significance level (default: 0.05)")
+    p.add_argument("--power", type=probability, default=0.8,
+                   help="target power for the seeds needed and the minimum detectable difference (default: 0.8)")
+    p.add_argument("--metric", choices=("test_best", "test_last", "best"), default="test_best",
+                   help="score compared where a task has a test split (default: test_best, as the leaderboard)")
 
     p = _command(sub, "compare", "paired comparison of two runs",
                  "Pairs the jobs of two runs by task, trainer, params variant and seed and prints A - B with\n"

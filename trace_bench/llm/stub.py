@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trace_bench.llm import stub_formats as formats
+from trace_bench.llm import stub_skydiscover
 from trace_bench.llm.stub_mutations import (
     NUMBER_LIST,
     Hint,
@@ -220,6 +221,8 @@ class StubPolicy:
         def propose(current: str, name: str, rng: random.Random) -> str | None:
             return self.propose_text(current, name, rng, hint)
 
+        if stub_skydiscover.is_skydiscover(text):
+            return stub_skydiscover.answer(text, rng, propose)
         if formats.is_openevolve(text):
             return formats.openevolve_answer(text, rng, propose)
         if formats.is_dspy(text):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from typing import Any
 
 from trace_bench.config.models import RunConfig
@@ -21,7 +22,7 @@ from trace_bench.runner.manifest import manifest_entries, manifest_head
 from trace_bench.runner.options import OpenedRun, RunOptions, RunOutcome
 from trace_bench.runner.plan import PlannedJob, ResumeMode, plan_jobs, prepare_attempt
 from trace_bench.runner.salvage import record_for, salvage_record
-from trace_bench.sandbox import sandbox_info
+from trace_bench.sandbox import sandbox_info, weak_warning
 from trace_bench.store.environment import environment_info, git_info
 from trace_bench.store.events import EventLog
 from trace_bench.store.models import (
@@ -50,8 +51,11 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
             "total_jobs": len(jobs) + len(carried), "created_at": opened.created_at,
             "task_root": opened.task_root}
     env = environment_info()
-    env.sandbox = SandboxSetting.model_validate(sandbox_info(config.sandbox))
+    setting = sandbox_info(config.sandbox)
+    env.sandbox = SandboxSetting.model_validate(setting)
     store.write_environment(env, git_info())
+    if weak_warning(setting):  # shown even with --quiet: the run is not isolated
+        print(f"WARNING: {weak_warning(setting)}", file=sys.stderr, flush=True)
     head = manifest_head(meta, opened.config_hashes)
     if listed != [j.job_id for j in jobs] + [e.job_id for e in carried]:  # a resume of the same matrix keeps it until the end
         store.write_manifest_stream(head, manifest_entries(jobs, {}, carried=carried))

@@ -14,6 +14,7 @@ import traceback
 from typing import Any
 
 from trace_bench import sandbox
+from trace_bench.runner.audit import DenialWatch, audit_job
 from trace_bench.runner.failures import JobFailure, status_of
 from trace_bench.runner.job_setup import JobSetup, announce_job, set_up_job
 from trace_bench.runner.recorder import JobRecorder
@@ -62,10 +63,12 @@ def prepare_process() -> None:
     from trace_bench.compat import fast_inspect
     from trace_bench.compat.opto_shim import install
     from trace_bench.runtime import configure_environment
+    from trace_bench.tasks import code_nodes
 
     configure_environment()
     fast_inspect.install()
     install()
+    code_nodes.install()  # optimizer-written code of trainable functions runs in the sandbox
 
 
 def new_result(spec: JobSpec, run_id: str, attempt: int, status: Status = Status.FAILED) -> JobResult:
@@ -88,6 +91,7 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
     announce_job(spec, job, run_id)
     heartbeat = HeartbeatThread(job)
     heartbeat.start()
+    watch = DenialWatch(events)
     setup: JobSetup | None = None
     try:
         prepare_process()
@@ -106,7 +110,10 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
     finally:
         heartbeat.stop()
         result.sandbox = ",".join(sandbox.used_modes())
+        watch.close()
+        audit_job(job, setup.problem if setup is not None else None, result)
         if setup is not None:
+            setup.session.charge_cut_off()  # calls a thread left in flight: the provider bills them
             fill_usage(result, setup.session)
             if setup.session.journal is not None:
                 setup.session.journal.close()

@@ -1,7 +1,11 @@
 """Records for jobs that did not report (killed on timeout, out of memory, crashed, interrupted).
 
-What a job writes as it goes (curve.csv, events.jsonl, best_state.yaml) is enough to keep its
-best-so-far result and the LLM spend so far, so a killed job is still a useful row.
+What a job writes as it goes (curve.csv, events.jsonl, best_state.yaml, llm_spend.jsonl) is
+enough to keep its best-so-far result and the LLM spend so far, so a killed job is still a useful
+row.  Calls the kill cut off in flight are spend too (the provider received and bills them): the
+journal's unsettled ``sent`` lines are charged with their prompt and a completion up to their
+``max_tokens`` limit, flagged ``tokens_estimated``, and the curve gets a closing row at the job's
+total spend.
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ from trace_bench.runner.job import new_result
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.live import JobProgress
-from trace_bench.store.models import JobResult, JobSpec
+from trace_bench.store.models import CurveRow, JobResult, JobSpec
+from trace_bench.store.spend import cut_off_calls, cut_off_charge
 from trace_bench.store.status import Status
 
 
@@ -29,7 +34,8 @@ def spent_in_training(job: JobStore) -> dict[str, float]:
 def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, error: str, wall_s: float,
                    attempt: int, carried: dict[str, float] | None = None) -> JobResult:
     """A record built from what the job wrote: scores from its curve, usage from its events (the
-    trainer's calls as the job's spend, the harness's measurement calls apart, as a finished job)."""
+    trainer's calls as the job's spend, the harness's measurement calls apart, as a finished job)
+    and its sandbox denials; its leak counts stay null (the audit runs when a job ends by itself)."""
     record = new_result(spec, run_id, attempt, status=Status(status))
     record.error = error
     record.time_seconds = round(wall_s, 6)
@@ -41,9 +47,17 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
         bests = [r.best_score for r in rows if r.best_score is not None]
         record.score_best = max(bests) if bests else None
         record.n_steps = rows[-1].step
-    progress = JobProgress.of(job.events())
+    progress = JobProgress.of(job.events())  # denials too: written as they happened (the audit never ran)
     train, measure = progress.train, progress.measure
     record.started_at = record.started_at or progress.started_at
+    record.sandbox_denials = sum(progress.denials.values())
+    record.sandbox_denial_kinds = dict(sorted(progress.denials.items()))
+    for entry in cut_off_calls(job.spend_path):
+        cut_prompt, cut_completion, cut_cost = cut_off_charge(entry)
+        (measure if entry.phase == "measure" else train).add_call(
+            prompt_tokens=cut_prompt, completion_tokens=cut_completion, total_tokens=cut_prompt + cut_completion,
+            cost_usd=cut_cost, estimated=True)
+    record.tokens_estimated = train.estimated or measure.estimated
     record.cache_hits = train.cache_hits
     record.llm_calls, record.prompt_tokens = train.llm_calls, train.prompt_tokens
     record.completion_tokens, record.total_tokens = train.completion_tokens, train.total_tokens
@@ -53,7 +67,22 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     spent = spent_in_training(job)
     carried = carried or {}
     record.budget_spent = {k: spent.get(k, 0) + carried.get(k, 0) for k in ("llm_calls", "tokens", "usd")}
+    if rows:
+        _close_curve(job, rows[-1], record, wall_s)
     return record
+
+
+def _close_curve(job: JobStore, last: CurveRow, record: JobResult, wall_s: float) -> None:
+    """A last curve row at the killed job's total spend (calls that came back after the last step,
+    calls cut off in flight), with the scores of its last row: the curve reaches what it spent."""
+    spend = (record.llm_calls, record.total_tokens, round(record.cost_usd, 10), record.measure_llm_calls or 0,
+             record.measure_tokens or 0, round(record.measure_cost_usd or 0.0, 10))
+    if spend == (last.llm_calls, last.tokens, last.usd, last.measure_llm_calls, last.measure_tokens,
+                 last.measure_usd):
+        return
+    job.append_curve_row(last.model_copy(update={
+        "wall_s": max(last.wall_s or 0.0, round(wall_s, 6)), "llm_calls": spend[0], "tokens": spend[1], "usd": spend[2],
+        "measure_llm_calls": spend[3], "measure_tokens": spend[4], "measure_usd": spend[5]}))
 
 
 def record_for(spec: JobSpec, job: JobStore, finished: Finished, *, run_id: str, attempt: int,

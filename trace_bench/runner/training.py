@@ -14,6 +14,7 @@ from typing import Any
 from trace_bench.runner.failures import status_of
 from trace_bench.runner.job_setup import JobSetup
 from trace_bench.runner.recorder import JobRecorder
+from trace_bench.runner.task_fields import task_report_fields
 from trace_bench.store.events import EventLog
 from trace_bench.store.models import BudgetExhausted, JobResult, JobSpec
 from trace_bench.store.status import Status
@@ -76,6 +77,8 @@ def finalise(result: JobResult, setup: JobSetup, recorder: JobRecorder, outcome:
     result.score_best = recorder.best.score
     result.score_dict_best = recorder.best.score_dict
     result.best_state_failed = setup.measurer.failed(best_state)
+    for name, value in task_report_fields(setup.problem, best_state).items():
+        setattr(result, name, value)
     result.n_steps = recorder.steps
     result.n_evals = outcome.n_evals
     if setup.problem.test_dataset:

@@ -127,7 +127,7 @@ def seccomp_filter(network: bool, allow_processes: bool) -> bytes | None:
     from trace_bench.sandbox.seccomp import build_filter
 
     return build_filter(policy.refused_syscalls(network=network, max_processes=int(allow_processes)),
-                        allow_processes=allow_processes)
+                        allow_processes=allow_processes, arg0_allowed=policy.ARG0_ALLOWED)
 
 
 def _lock_down(limits: dict[str, Any], workdir: str, strong: bool, denied: list[str], mapped: int) -> None:
@@ -157,16 +157,45 @@ def _own_proc() -> None:
         linux.mount("tmpfs", "/proc", "tmpfs", flags | linux.MS_RDONLY, "size=4k,mode=0555")
 
 
-def _was_denied(exc: BaseException) -> bool:
+_NETWORK_NAMES = frozenset({"socket", "socketpair", "create_connection", "connect", "bind", "getaddrinfo",
+                            "urlopen", "HTTPConnection", "create_server"})
+_PROCESS_NAMES = frozenset({"fork", "forkpty", "vfork", "system", "popen", "Popen", "run", "call", "check_output",
+                            "posix_spawn", "posix_spawnp", "fork_exec", "execv", "execve", "execvp", "spawnv"})
+
+
+def _refused_call(tb: Any) -> str:
+    """``network``, ``process`` or ``syscall``: what the innermost frame was calling when refused (read
+    from the names its code uses, since a refused C call leaves no frame of its own)."""
+    if tb is None:
+        return "syscall"
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    names = {*code.co_names, code.co_name}
+    if names & _NETWORK_NAMES or "socket" in code.co_filename:
+        return "network"
+    if names & _PROCESS_NAMES or "subprocess" in code.co_filename:
+        return "process"
+    return "syscall"
+
+
+def _denial(exc: BaseException) -> str | None:
+    """What the sandbox refused, if ``exc`` (or an exception it came from) is a refusal: ``file``,
+    ``network``, ``process`` or ``syscall`` (see :class:`.limits.SandboxResult`); else None."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if type(current).__name__ == "SandboxDenied" or (isinstance(current, OSError)
-                                                        and current.errno in _DENIED_ERRNOS):
-            return True
+        if type(current).__name__ == "SandboxDenied":
+            text = str(current)
+            return ("network" if "network" in text or "socket" in text else "process" if "process" in text
+                    else "file" if "writing" in text or "outside" in text else "syscall")
+        if isinstance(current, OSError) and current.errno in _DENIED_ERRNOS:
+            if current.filename is not None or current.errno == errno.EROFS:
+                return "file"
+            return _refused_call(current.__traceback__)
         seen.add(id(current))
         current = current.__cause__ or current.__context__
-    return False
+    return None
 
 
 def _failure(status: str, exc: BaseException, with_traceback: bool = True) -> dict[str, Any]:
@@ -193,7 +222,7 @@ def await_request(to_child: socket.socket, output_fd: int, workdir: str, *, stro
         if strong:  # the request says how large the call's /tmp may grow
             size = max(1, int(request["limits"]["file_size_mb"])) << 20
             linux.mount("tmpfs", policy.CALL_TMP, None, linux.MS_REMOUNT | linux.MS_NOSUID | linux.MS_NODEV,
-                        f"size={size},mode=0700")
+                        policy.call_tmp_options(size))
     except BaseException as exc:  # noqa: B036 - nowhere to send a result yet: the output tail says why
         with contextlib.suppress(BaseException):
             print(f"sandbox call set-up failed: {type(exc).__name__}: {exc}", flush=True)
@@ -219,7 +248,10 @@ def run_child(request: dict[str, Any], result_fd: int, channels: list[int], work
     except MemoryError as exc:
         message = _failure("oom", exc, with_traceback=False)
     except BaseException as exc:  # noqa: B036 - the candidate may raise anything, SystemExit included
-        message = _failure("denied" if _was_denied(exc) else "error", exc)
+        denial = _denial(exc)
+        message = _failure("denied" if denial else "error", exc)
+        if denial:
+            message["denial"] = denial
     message["denied_actions"] = denied[:20]
     message["stdout"] = writer.getvalue()
     try:

@@ -20,7 +20,9 @@ numpy scalar                the equivalent Python scalar
 
 Anything else (objects, functions, object-dtype arrays) raises :class:`CodecError` when
 encoding; unknown tags, bad array headers and nesting deeper than :data:`MAX_DEPTH` raise it
-when decoding.  Callers bound the size of what they read before decoding.
+when decoding.  Callers bound the size of what they read before decoding, and where the bytes
+come from a sandbox, the number of values too (``max_values``), which bounds the memory decoding
+takes (see :data:`trace_bench.sandbox.policy.RESULT_MAX_VALUES`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ _ARRAY_KINDS = "biufc"  # bool, signed, unsigned, float, complex: plain bytes, n
 
 class CodecError(ValueError):
     """A value that is not plain data, or bytes that are not a valid encoding."""
+
+
+class TooManyValues(CodecError):
+    """Bytes that would decode into more values than the caller allows."""
 
 
 def _to_tree(value: Any, depth: int) -> Any:
@@ -92,14 +98,22 @@ def encode(value: Any) -> bytes:
 
 
 def _from_tree(node: Any, depth: int) -> Any:
+    """The value of a parsed JSON tree.  Lists and untagged objects are converted in place, so that
+    decoding never holds two copies of a large result."""
     if depth > MAX_DEPTH:
         raise CodecError(f"data nested deeper than {MAX_DEPTH} levels")
     if isinstance(node, list):
-        return [_from_tree(item, depth + 1) for item in node]
+        for index, item in enumerate(node):
+            if isinstance(item, (list, dict)):
+                node[index] = _from_tree(item, depth + 1)
+        return node
     if not isinstance(node, dict):
         return node
     if TAG not in node:
-        return {key: _from_tree(item, depth + 1) for key, item in node.items()}
+        for key, item in node.items():
+            if isinstance(item, (list, dict)):
+                node[key] = _from_tree(item, depth + 1)
+        return node
     tag, items = node[TAG], node.get("v")
     if tag in ("tuple", "set", "frozenset", "dict") and not isinstance(items, list):
         raise CodecError(f"tagged value {tag!r} without a list")
@@ -139,10 +153,23 @@ def _array_from_tree(node: dict[str, Any]) -> Any:
     return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
 
 
-def decode(data: bytes) -> Any:
-    """The value encoded in ``data``; :class:`CodecError` for anything that is not a valid encoding."""
+def count_values(data: bytes | bytearray) -> int:
+    """An upper bound of the values (keys included) that decoding ``data`` makes, counted in C:
+    every value but the first follows a ``,``, a ``:`` or an opening bracket."""
+    return 1 + sum(data.count(mark) for mark in (b"[", b"{", b",", b":"))
+
+
+def decode(data: bytes | bytearray, *, max_values: int | None = None) -> Any:
+    """The value encoded in ``data``; :class:`CodecError` for anything that is not a valid encoding.
+
+    ``max_values`` bounds the memory a hostile encoding can make the decoder allocate: a small
+    frame of empty lists (``[[],[],...]``) costs ~20x its size in Python objects.  Data with more
+    values (:func:`count_values`) is refused before it is parsed.
+    """
+    if max_values is not None and count_values(data) > max_values:
+        raise TooManyValues(f"the data holds more than {max_values:,} values")
     try:
-        return _from_tree(json.loads(data.decode("utf-8")), 0)
+        return _from_tree(json.loads(data), 0)
     except CodecError:
         raise
     except (UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:

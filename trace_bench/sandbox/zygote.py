@@ -1,19 +1,25 @@
-"""The zygote: a warm Python inside the sandbox that starts one supervised process pair per call.
+"""The zygote: a warm Python inside the sandbox that makes one supervised process pair per call.
 
 Started once per job process (by :mod:`.server`), inside bubblewrap in the strong mode.  It
 imports numpy and each target's module once, so a call costs forks rather than an interpreter
 start, and it keeps one call's processes made in advance (a *spare*: the supervisor has already
 entered the call's namespaces and forked the child, which waits for its request), so that the
-namespace set-up is off the critical path.  Protocol on the control socket (a socketpair with
-the job process), framed by :mod:`.frames`:
+namespace set-up is off the critical path.
+
+The zygote never sees a request's payload or its file descriptors: it hands a spare's two
+sockets to the job, and the job sends the request to the spare's child and the limits to its
+supervisor itself.  So every call runs in a process made from a state that has never held an
+earlier call's payload (a checker's hidden tests, a reference, data) on its heap or in a frame,
+and a spare keeps no descriptor but its own two sockets (none of another spare's, none of the
+zygote's).  Protocol on the control socket (a socketpair with the job process), framed by
+:mod:`.frames`:
 
 - at start the zygote sends one frame, ``{"ok": true, "info": {...}}``;
-- a request is one frame, the :mod:`.codec` encoding of ``{"target", "payload", "limits",
-  "sys_path", "channels"}``, whose first bytes carry file descriptors (SCM_RIGHTS): the write
-  ends of the call's result and status pipes, the read end of its cancel pipe (the job closes
-  the other end to end the call early, or by dying), then the ``channels`` the request
-  announces (handed to the target, see :mod:`.rpc`);
-- the reply is the supervisor's pid (8 bytes, -1 for a refused request).
+- the job asks for a spare with one frame, the :mod:`.codec` encoding of ``{"target", "sys_path"}``
+  (what to import, so that later spares start with the target's module loaded);
+- the zygote answers ``{"pid": <the spare's supervisor>}`` with two descriptors (SCM_RIGHTS): a
+  socket to the supervisor and a socket to the child (see :mod:`.runner` for what goes on them),
+  or ``{"pid": -1}`` and none for a malformed request.
 
 The zygote holds no secret (its environment is :data:`.policy.ENVIRONMENT`) and makes itself
 non-dumpable, so a call cannot ptrace it or read its file descriptors.  It exits when the job
@@ -30,17 +36,14 @@ import os
 import select
 import signal
 import socket
-import struct
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 from trace_bench.sandbox import codec, linux, policy
-from trace_bench.sandbox.child import MAX_CHANNELS
 from trace_bench.sandbox.frames import recv_frame, send_frame
 from trace_bench.sandbox.supervisor import prepare_call
 
-PID = struct.Struct(">q")
 SPARES = 2  # calls prepared ahead; two let back-to-back calls overlap one's set-up with another's run
 
 
@@ -91,8 +94,7 @@ class Zygote:
                 signal.set_wakeup_fd(-1)
                 for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM):
                     signal.signal(sig, signal.SIG_DFL)
-                for fd in (self.sock.fileno(), self.wake_r, self.wake_w, to_supervisor.fileno(), to_child.fileno()):
-                    os.close(fd)
+                close_fds_except((0, 1, 2, supervisor_end.fileno(), child_end.fileno()))
             except BaseException:
                 os._exit(71)
             prepare_call(supervisor_end, child_end, strong=self.strong, tmp_paths=self.tmp_paths)
@@ -101,30 +103,12 @@ class Zygote:
         self.children.add(pid)
         return Spare(pid, to_supervisor, to_child)
 
-    def launch(self, request: dict[str, Any], body: bytes, fds: list[int]) -> int:
-        """Hand the request to a spare (made now if there is none); returns its supervisor's pid."""
+    def hand_out(self, request: dict[str, Any]) -> Spare:
+        """A spare for the request's target (made now if there is none); its module is warmed for later spares."""
         if request.get("sys_path"):
             sys.path[:] = [p for p in request["sys_path"] if isinstance(p, str)]
         self.warm_module(str(request.get("target", "")))
-        limits = codec.encode({"wall_s": float(request["limits"]["wall_s"])})
-        pid = -1
-        try:
-            for _attempt in range(2):  # a spare that died while waiting is replaced once
-                spare = self.spares.pop(0) if self.spares else self.make_spare()
-                try:
-                    send_frame(spare.child, body, [fds[0], *fds[3:]])
-                    send_frame(spare.supervisor, limits, [fds[1], fds[2]])
-                    pid = spare.pid
-                    break
-                except OSError:
-                    with contextlib.suppress(OSError):
-                        os.kill(spare.pid, signal.SIGKILL)
-                finally:
-                    spare.close()
-        finally:
-            for fd in fds:
-                os.close(fd)
-        return pid
+        return self.spares.pop(0) if self.spares else self.make_spare()
 
     def reap(self) -> None:
         while self.children:
@@ -149,19 +133,22 @@ class Zygote:
                     self.reap()
                 if self.sock in ready:
                     try:
-                        body, fds = recv_frame(self.sock, max_fds=3 + MAX_CHANNELS)
+                        body, _ = recv_frame(self.sock)
                     except (EOFError, OSError):
                         return
                     try:
                         request = codec.decode(body)
                     except codec.CodecError:
                         request = None
-                    if not isinstance(request, dict) or len(fds) != 3 + int(request.get("channels") or 0):
-                        for fd in fds:
-                            os.close(fd)
-                        self.sock.sendall(PID.pack(-1))
+                    if not isinstance(request, dict):
+                        send_frame(self.sock, codec.encode({"pid": -1}))
                         continue
-                    self.sock.sendall(PID.pack(self.launch(request, body, fds)))
+                    spare = self.hand_out(request)
+                    try:
+                        send_frame(self.sock, codec.encode({"pid": spare.pid}),
+                                   [spare.supervisor.fileno(), spare.child.fileno()])
+                    finally:
+                        spare.close()  # the job holds them now; a spare it never used ends on EOF
                     while len(self.spares) < SPARES:
                         self.spares.append(self.make_spare())
         finally:  # the job is gone or closed the socket: end every call still running
@@ -171,6 +158,17 @@ class Zygote:
             for pid in list(self.children):
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(pid, 0)
+
+
+def close_fds_except(keep: tuple[int, ...]) -> None:
+    """Close every descriptor of this process but ``keep``: a spare inherits none of the zygote's
+    (its control socket, the other spares' sockets), so no call can reach another call or the job."""
+    limit = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 16
+    low = 0
+    for high in [*sorted(set(keep)), max(limit, max(keep) + 1)]:
+        if low < high:  # closerange(n, n) would close everything: it asks close_range(n, n - 1)
+            os.closerange(low, high)
+        low = high + 1
 
 
 def _freeze() -> None:
@@ -217,6 +215,7 @@ def main() -> None:
     info: dict[str, Any] = {"uid": os.getuid(), "numpy": False, "network_namespace": strong}
     try:
         import numpy  # noqa: F401 - the evaluators' only heavy dependency, loaded once here
+        import numpy.random  # noqa: F401 - numpy 2 loads it lazily, ~35 ms that every seeding call would pay
 
         info["numpy"] = True
     except ImportError:

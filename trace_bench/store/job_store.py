@@ -43,6 +43,7 @@ from trace_bench.store.models import (
     CurveRow,
     Event,
     Heartbeat,
+    IntegrityReport,
     JobMeta,
     JobResult,
     StateFile,
@@ -124,6 +125,17 @@ class JobStore:
     @property
     def tensorboard_dir(self) -> Path:
         return self.root / "tb"
+
+    @property
+    def integrity_path(self) -> Path:
+        return self.artifacts_dir / IntegrityReport.FILE
+
+    def write_integrity(self, report: IntegrityReport) -> None:
+        write_json(self.integrity_path, report.record(), durable=False)
+
+    def read_integrity(self) -> IntegrityReport | None:
+        """The job's integrity audit; None when it has none (an older job, or one killed first)."""
+        return read_record(self.integrity_path, IntegrityReport)
 
     def state_path(self, kind: str) -> Path:
         return self.artifacts_dir / f"{kind}_state.yaml"
@@ -216,6 +228,27 @@ class JobStore:
     def open_curve(self, objectives: list[str] | None = None) -> CurveWriter:
         """The curve writer; ``objectives`` names the ``obj_<metric>`` columns of a multi-objective task."""
         return CurveWriter(self.curve_path, objectives)
+
+    def append_curve_row(self, row: CurveRow) -> None:
+        """Add a row to the curve of a job that no longer runs (the driver closing a killed job's
+        curve at its total spend), in the file's column order; a row torn by the kill stays a
+        torn line of its own (readers drop it)."""
+        header, _ = self._curve_table()
+        if not header:
+            return
+        values = jsonio.finite(row.model_dump())
+        objectives = values.get("objectives") or {}
+        cells = [objectives.get(name[len(OBJECTIVE_PREFIX):]) if name.startswith(OBJECTIVE_PREFIX) else values.get(name)
+                 for name in header]
+        with open(self.curve_path, "rb") as handle:
+            torn = False
+            if handle.seek(0, os.SEEK_END) > 0:
+                handle.seek(-1, os.SEEK_END)
+                torn = handle.read(1) != b"\n"
+        with open(self.curve_path, "a", encoding="utf-8", newline="") as handle:
+            if torn:
+                handle.write("\n")
+            csv.writer(handle, lineterminator="\n").writerow(["" if value is None else value for value in cells])
 
     def read_curve(self) -> list[CurveRow]:
         """Curve points (objective columns included); a torn last row and cells that are not

@@ -2,7 +2,7 @@
 jobs that did not report all use.
 
 A job's ``events.jsonl`` folds into a :class:`JobProgress` (its start, its latest step, its LLM
-usage per phase, its own status once it finished); the run's ``events.jsonl`` folds into a
+usage per phase, the sandbox denials its calls ran into, its own status once it finished); the run's ``events.jsonl`` folds into a
 :class:`RunProgress` (the run's state and each job's latest state).  Both take events one at a
 time (:meth:`apply`), so a reader that follows a log (``LogFollower``) keeps one and feeds it only
 the lines appended since its last look.
@@ -23,6 +23,7 @@ from trace_bench.store.models import (
     RoleUsage,
     RunFinished,
     RunStarted,
+    SandboxDenial,
     Step,
 )
 from trace_bench.store.status import FAILED
@@ -39,6 +40,7 @@ class JobProgress:
     step: Step | None = None
     status: str | None = None
     usage: dict[str, RoleUsage] = field(default_factory=lambda: {phase: RoleUsage() for phase in PHASES})
+    denials: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, events: Iterable[Event]) -> JobProgress:
@@ -69,6 +71,8 @@ class JobProgress:
             self.step = event
         elif isinstance(event, JobStarted) and not self.started_at:
             self.started_at = event.ts
+        elif isinstance(event, SandboxDenial):
+            self.denials[event.kind] = self.denials.get(event.kind, 0) + 1
         elif isinstance(event, JobFinished):
             self.status = str(event.status)
 

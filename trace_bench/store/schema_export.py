@@ -23,6 +23,7 @@ from trace_bench.store.models import (
     FilesIndex,
     GitInfo,
     Heartbeat,
+    IntegrityReport,
     JobEvent,
     JobMeta,
     JobResult,
@@ -51,6 +52,7 @@ RECORDS: dict[str, tuple[Any, str]] = {
     "curve_row": (CurveRow, "a row of jobs/<job_id>/artifacts/curve.csv"),
     "state_file": (StateFile, "jobs/<job_id>/artifacts/{initial,best,final}_state.yaml"),
     "state_history_line": (StateHistoryLine, "a line of jobs/<job_id>/artifacts/state_history.jsonl"),
+    "integrity": (IntegrityReport, "jobs/<job_id>/artifacts/integrity.json"),
 }
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 

@@ -22,6 +22,7 @@ from typing import Any, TypedDict, get_type_hints
 
 from trace_bench.store.atomic import write_json, write_text, write_text_chunks
 from trace_bench.store.columns import Kind, cell, header, kind_of, objective_columns, result_row
+from trace_bench.store.frontier import cost_axis, on_frontier
 from trace_bench.store.jsonio import loads
 from trace_bench.store.models import CSV_COLUMNS, Arm, JobResult, Summary
 from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, competition_ranks, task_metric
@@ -53,6 +54,10 @@ class LeaderboardRow(TypedDict):
     mean_llm_calls: float | None
     mean_tokens: float | None
     mean_cost_usd: float | None
+    frontier_axis: str
+    on_frontier: bool
+#: leaderboard.csv's column of each cost axis (``frontier_axis`` names one)
+_AXIS_COLUMNS = {"usd": "mean_cost_usd", "tokens": "mean_tokens", "llm_calls": "mean_llm_calls"}
 
 
 LEADERBOARD_TYPES: dict[str, Kind] = {name: kind_of(hint) for name, hint in get_type_hints(LeaderboardRow).items()}
@@ -155,7 +160,9 @@ class ResultTables:
     def leaderboard_rows(arms: dict[Arm, list[_Scores]],
                          metric: str = DEFAULT_METRIC) -> list[LeaderboardRow]:
         """Per task, arms ranked by the mean of the task's ranking metric (``ranked_on``): a held-out
-        test score where some scored job of the task has one, else the best selection score."""
+        test score where some scored job of the task has one, else the best selection score.
+        ``on_frontier``: the arm is on the task's cost–quality frontier (that mean against the mean
+        trainer-phase cost on ``frontier_axis``, see :mod:`trace_bench.store.frontier`)."""
         scored_by_arm = {arm: [m for m in members if m.scored] for arm, members in arms.items()}
         held_out = {arm[0] for arm, scored in scored_by_arm.items() if any(m.get(metric) is not None for m in scored)}
         rows: list[LeaderboardRow] = []
@@ -174,14 +181,19 @@ class ResultTables:
                 "mean_initial": _mean([m.initial for m in scored]),  # type: ignore[misc]
                 "mean_llm_calls": _mean([float(m.llm_calls) for m in scored]),
                 "mean_tokens": _mean([float(m.tokens) for m in scored]),
-                "mean_cost_usd": _mean([m.cost_usd for m in scored]),
+                "mean_cost_usd": _mean([m.cost_usd for m in scored]), "frontier_axis": "", "on_frontier": False,
             })
         by_task: dict[str, list[LeaderboardRow]] = defaultdict(list)
         for row in rows:
             by_task[row["task"]].append(row)
+        axes = {task: cost_axis((m.llm_calls, m.tokens, m.cost_usd) for (t, _, _), scored in scored_by_arm.items()
+                                if t == task for m in scored) for task in by_task}
         ranked: list[LeaderboardRow] = []
         for task in sorted(by_task):
             entries = by_task[task]
+            column = _AXIS_COLUMNS[axes[task]]
+            for row, front in zip(entries, on_frontier([(r[column], r["mean"]) for r in entries]), strict=True):
+                row["frontier_axis"], row["on_frontier"] = axes[task], front
             for row, rank in zip(entries, competition_ranks([r["mean"] for r in entries]), strict=True):
                 row["rank"] = rank
             ranked += sorted(entries, key=lambda r: (r["rank"] is None, r["rank"] or 0, r["trainer"],
@@ -236,9 +248,12 @@ class _Totals:
     cache_hits: int = 0
     cost_usd: float = 0.0
     seconds: float = 0.0
+    sandbox: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
     def add(self, record: JobResult) -> None:
         self.counts[str(record.status)] += 1
+        if record.sandbox:
+            self.sandbox[record.sandbox] += 1
         self.prompt += record.prompt_tokens
         self.completion += record.completion_tokens
         self.total += record.total_tokens
@@ -260,4 +275,5 @@ class _Totals:
             "cache_hits": self.cache_hits,
             "cost_usd": round(self.cost_usd, 10),
             "job_seconds": round(self.seconds, 6),
+            "sandbox": dict(sorted(self.sandbox.items())),
         })

@@ -117,6 +117,13 @@ class Problem:
         if failure is not None and score_range is not None and failure > score_range[0]:
             raise ProblemError(f"{task_id}: failure_score {failure:g} is above the bottom of score_range "
                                f"{score_range[0]:g}; a failure must never beat a valid answer")
+        from trace_bench.tasks.code_nodes import check_problem
+        from trace_bench.tasks.code_nodes.support import CodeNodeUnsupported
+
+        try:
+            check_problem(raw["param"])  # optimizer-written code of trainable functions runs sandboxed
+        except CodeNodeUnsupported as exc:
+            raise ProblemError(f"{task_id}: {exc}") from None
         return cls(
             task_id=task_id,
             param=raw["param"],

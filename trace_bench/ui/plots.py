@@ -1,4 +1,5 @@
-"""Frames for the curve plots: best-so-far score against an axis, per job or per trainer.
+"""Frames for the curve plots: best-so-far score against an axis, per job or per trainer; and the
+cost–quality frontier of a run's tasks (:func:`frontier_html`).
 
 Curves are read from each job's ``artifacts/curve.csv`` through the store (with the manifest naming the
 job's task and trainer), not through ``results.csv``, so a run that is still going has curves for
@@ -8,6 +9,7 @@ its running and finished jobs alike.  Aggregation over seeds reuses
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -96,3 +98,29 @@ def run_curve_frame(run_dir: Path, axis: str = "llm_calls", group: str = "traine
               for t, tr, p in zip(means["task"], means["trainer"], means["params_label"], strict=True)]
     return pd.DataFrame({"x": means["x"], "best_score": means["mean"], "series": series, "low": means["low"],
                          "high": means["high"]})
+
+
+def frontier_html(run_dir: Path) -> str:
+    """The cost–quality frontier of each task of a run, as report.html draws it (one chart per task,
+    arms coloured as in the curves), with the frontier's arms listed above each chart."""
+    try:
+        from trace_bench.analysis.frontier import frontier_lines, frontier_table
+        from trace_bench.analysis.frontier_chart import frontier_chart
+        from trace_bench.analysis.load import RunDirError, load_jobs
+    except ImportError as exc:
+        return f'<p class="tb-frontier-note">the frontier needs the analysis extra: {html.escape(str(exc))}</p>'
+    try:
+        frame = frontier_table(load_jobs(run_dir))
+    except RunDirError as exc:
+        return f'<p class="tb-frontier-note">no frontier: {html.escape(str(exc))}</p>'
+    if frame.empty:
+        return '<p class="tb-frontier-note">no frontier: no jobs yet</p>'
+    arms = sorted({(str(t), str(p)) for t, p in zip(frame["trainer"], frame["params_label"], strict=True)})
+    styles = {arm: index for index, arm in enumerate(arms)}
+    parts = []
+    for (task, group), line in zip(frame.groupby("task", sort=True), frontier_lines(frame), strict=True):
+        parts.append(f'<div style="flex:1 1 520px;max-width:640px"><p class="tb-frontier-line">{html.escape(line)}</p>'
+                     + frontier_chart(group, title=f"{task}: mean score vs mean cost per job", styles=styles,
+                                      css_class="tb-chart tb-frontier") + "</div>")
+    return f'<div style="display:flex;flex-wrap:wrap;gap:16px">{"".join(parts)}</div>'
+

@@ -122,6 +122,8 @@ def display_value(value: Any) -> Any:
     ``DISPLAY_DIGITS`` significant digits; other strings masked; integers and ids left as they are."""
     if isinstance(value, float):
         return value if value != value else float(f"{value:.{DISPLAY_DIGITS}g}")
+    if isinstance(value, (dict, list)):  # a typed JSON column (params, denials per kind): shown as its text
+        return masked(json.dumps(value, sort_keys=True, default=str)) if value else ""
     if isinstance(value, str):
         if _DECIMAL.fullmatch(value.strip()):
             return float(f"{float(value):.{DISPLAY_DIGITS}g}")

@@ -90,6 +90,19 @@ class BudgetExhausted(Event):
     spent: float | None = None
 
 
+class SandboxDenial(Event):
+    """A sandboxed call of the job ran into a boundary (a reward-hacking signal, see docs/analysis.md#integrity)."""
+
+    type: Literal["sandbox_denial"] = "sandbox_denial"
+    kind: str = Field(default="", description="timeout, memory, result_too_large, forged_result, file, network, "
+                      "process or syscall")
+    target: str = Field(default="", description="the sandbox target that ran the candidate")
+    status: str = Field(default="", description="the call's status (ok when the code caught the refusal)")
+    caught: bool = Field(default=False, description="the code caught the refusal itself (the weak mode's audit "
+                         "hook saw it)")
+    detail: str = ""
+
+
 class JobFinished(Event):
     type: Literal["job_finished"] = "job_finished"
     status: Status
@@ -160,12 +173,14 @@ class OtherEvent(Event):
     model_config = ConfigDict(extra="allow")
 
 
-JobEvent = Annotated[JobStarted | LLMCall | Step | BudgetExhausted | JobFinished, Field(discriminator="type")]
+JobEvent = Annotated[JobStarted | LLMCall | Step | BudgetExhausted | SandboxDenial | JobFinished,
+                     Field(discriminator="type")]
 RunEvent = Annotated[RunStarted | JobSubmitted | JobRetry | JobEnded | RunFinished | TrackerWarning,
                      Field(discriminator="type")]
 
 JOB_EVENTS: dict[str, type[Event]] = {cls.model_fields["type"].default: cls
-                                      for cls in (JobStarted, LLMCall, Step, BudgetExhausted, JobFinished)}
+                                      for cls in (JobStarted, LLMCall, Step, BudgetExhausted, SandboxDenial,
+                                                  JobFinished)}
 RUN_EVENTS: dict[str, type[Event]] = {cls.model_fields["type"].default: cls
                                       for cls in (RunStarted, JobSubmitted, JobRetry, JobEnded, RunFinished,
                                                   TrackerWarning)}

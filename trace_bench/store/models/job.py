@@ -154,12 +154,14 @@ class JobResult(StoreModel):
     file's spend included both phases: it reads with ``measure_*`` null (not recorded apart) and
     ``score_test_best`` = its ``score_test``.  Version 4 also adds ``optimizer``, the model of each
     role (``model_<role>``) and the original Trace-Bench's ``eval_kwargs``, ``resolved_*``,
-    ``llm_provider`` and ``llm_base_url`` (empty in older files).  Version 5 embeds the whole
+    ``llm_provider`` and ``llm_base_url`` (empty in older files).  Version 5 adds the integrity
+    audit: ``leaked_test_items``, ``leaked_validation_items``, ``sandbox_denials`` and
+    ``sandbox_denial_kinds`` (null in older files: not audited).  Version 6 embeds the whole
     specification under ``spec`` (older files: rebuilt from their columns)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
-    SCHEMA_VERSION: ClassVar[int] = 5
-    UPGRADES: ClassVar[dict[int, Upgrade]] = {3: _test_best_from_test, 4: _spec_from_flat}
+    SCHEMA_VERSION: ClassVar[int] = 6
+    UPGRADES: ClassVar[dict[int, Upgrade]] = {3: _test_best_from_test, 5: _spec_from_flat}
     FILE: ClassVar[str] = "results.json"
     FLAT: ClassVar[dict[str, str]] = {"resolved": RESOLVED_PREFIX}
     #: what the file shows of ``spec`` (results.csv's specification columns, then the original's names)
@@ -211,8 +213,28 @@ class JobResult(StoreModel):
     non_finite: list[str] = Field(default_factory=list, description="score fields whose value was NaN or "
                                   "infinite and is stored as null (version 2)", json_schema_extra=NOT_A_COLUMN)
     sandbox: str = Field(default="", description="the isolation LLM-written code ran under in this job: "
-                         "bwrap, weak (both, comma-separated, if it changed), or empty when none ran (version 3)",
-                         json_schema_extra=NOT_A_COLUMN)
+                         "bwrap, weak (both, comma-separated, if it changed), or empty when none ran (version 3)")
+    leaked_test_items: int | None = Field(default=None, description="test items whose input (a long verbatim "
+                                          "run) or reference answer the best or final state holds; null without a "
+                                          "test split or when the job was not audited (version 5)")
+    leaked_validation_items: int | None = Field(default=None, description="the same for the validation split "
+                                                "(version 5)")
+    sandbox_denials: int | None = Field(default=None, description="boundaries the job's sandboxed calls ran into "
+                                        "(refused syscalls, writes, network, processes, forged results, timeouts, "
+                                        "memory); null in older files (version 5)")
+    sandbox_denial_kinds: dict[str, int] = Field(default_factory=dict, description="``sandbox_denials`` per kind "
+                                                 "(version 5)")
+    best_known: float | None = Field(default=None, description="the best value published for the task (discovery "
+                                     "tasks), of the metric it names; null when the task declares none")
+    best_known_source: str = Field(default="", description="where the best known value comes from",
+                                   json_schema_extra=NOT_A_COLUMN)
+    pct_of_best_known: float | None = Field(default=None, description="how far the best state got, as % of the best "
+                                            "known value (100 = matched, above = beaten; direction applied)")
+    score_trust: str = Field(default="", description="`trusted`: the score was computed outside the candidate's "
+                             "process; `candidate-reachable`: the candidate ran in the process that scored it "
+                             "(a plain evaluate() task); empty for tasks that do not say")
+    metrics_best: dict[str, float | None] = Field(default_factory=dict, description="the task evaluator's metrics "
+                                                  "of the best state (discovery tasks)", json_schema_extra=NOT_A_COLUMN)
     resolved: Resolution = Field(default_factory=Resolution, description="what the job really used (written as "
                                  "the original's ``resolved_*``)", json_schema_extra=NOT_A_COLUMN)
 
@@ -228,6 +250,10 @@ class JobResult(StoreModel):
             if value is not None and not math.isfinite(value):
                 self.score_dict_best[key] = None
                 flagged.append(f"score_dict_best.{key}")
+        for key, value in list(self.metrics_best.items()):
+            if value is not None and not math.isfinite(value):
+                self.metrics_best[key] = None
+                flagged.append(f"metrics_best.{key}")
         if flagged != self.non_finite:
             object.__setattr__(self, "non_finite", sorted(set(flagged)))
         return self
@@ -304,18 +330,26 @@ class Attempts(StoreModel):
 
 
 class SpendEntry(StoreModel):
-    """A line of ``llm_spend.jsonl``, the job's budget journal: one ``sent`` line before each
-    training-phase LLM call goes out, one ``settled`` line when it came back (``llm_calls`` 0 for
-    a call that failed: failed calls do not count against the budget).  A ``sent`` line without
-    its ``settled`` one is a call cut by a kill: it is charged as one call and its prompt-token
-    estimate, since the provider received it."""
+    """A line of ``llm_spend.jsonl``, the job's spend journal: one ``sent`` line before each LLM
+    call goes out, one ``settled`` line when it came back (``llm_calls`` 0 for a call that failed:
+    failed calls are not charged).  A ``sent`` line without its ``settled`` one is a call cut off
+    in flight (a kill, a timeout, a job that ended while it ran): the provider received it and
+    bills it, so it is charged as one call, its prompt's estimated tokens plus a completion of
+    ``completion_cap`` tokens (the request's limit; 0 without one) and ``usd_if_cut``, all flagged
+    estimated.  Only ``train`` lines count against the budget.  Version 2 adds ``phase``,
+    ``completion_cap`` and ``usd_if_cut`` (version-1 files journaled training calls only)."""
 
-    SCHEMA_VERSION: ClassVar[int] = 1
+    SCHEMA_VERSION: ClassVar[int] = 2
     FILE: ClassVar[str] = "llm_spend.jsonl"
 
     call: int = Field(description="number of the call within the job's attempt, from 1")
     event: Literal["sent", "settled"]
+    phase: Literal["train", "measure"] = Field(default="train", description="whose call: the trainer's "
+                                               "(what a budget counts) or the harness measuring a state")
     prompt_tokens: int = Field(default=0, description="sent: the prompt's estimated token count")
+    completion_cap: int | None = Field(default=None, description="sent: the completion limit the request carried")
+    usd_if_cut: float = Field(default=0.0, description="sent: the estimated cost of the prompt and a completion "
+                              "of completion_cap tokens (0 when the model's price is unknown)")
     llm_calls: int = Field(default=0, description="settled: 1, or 0 for a call that failed")
     tokens: int = Field(default=0, description="settled: total tokens the provider reported (or the cache replayed)")
     usd: float = Field(default=0.0, description="settled: the call's cost")
@@ -393,6 +427,41 @@ class StateFile(StoreModel):
     parameters: list[StateParameter] = Field(default_factory=list)
     score: float | None = None
     step: int | None = None
+
+
+class LeakFinding(BaseModel):
+    """One held-out item found in a state (see trace_bench.integrity.leakage)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    split: str = Field(description="test or validation")
+    item: int = Field(description="index of the item in its split")
+    kind: Literal["answer", "input"] = Field(description="answer: its reference answer verbatim; input: a long "
+                                             "verbatim run of its input")
+    state: str = Field(description="best or final")
+    parameter: str = ""
+    excerpt: str = Field(default="", description="the matched text, masked to its first words")
+    words: int = 0
+    in_initial: bool = Field(default=False, description="the initial state held the same text: the task handed it "
+                             "to the optimizer")
+
+
+class IntegrityReport(StoreModel):
+    """``artifacts/integrity.json``: the job's leakage audit (what ``leaked_*`` in results.json count) and
+    its sandbox denials per kind."""
+
+    SCHEMA_VERSION: ClassVar[int] = 1
+    FILE: ClassVar[str] = "integrity.json"
+
+    searched: dict[str, int] = Field(default_factory=dict, description="items searched for, per split")
+    shared_with_train: dict[str, int] = Field(default_factory=dict, description="items left out because a "
+                                              "training input is the same (not held out)")
+    leaked: dict[str, list[int]] = Field(default_factory=dict, description="indices of the leaked items, per split")
+    findings: list[LeakFinding] = Field(default_factory=list)
+    more_findings: int = Field(default=0, description="findings beyond the ones listed")
+    states: list[str] = Field(default_factory=list, description="the states searched (best, final)")
+    sandbox_denials: dict[str, int] = Field(default_factory=dict, description="denials per kind")
+    error: str = Field(default="", description="why the audit could not finish (then nothing is counted)")
 
 
 class StateHistoryLine(StoreModel):

@@ -134,6 +134,8 @@ class Summary(StoreModel):
     cache_hits: int = 0
     cost_usd: float = 0.0
     job_seconds: float = 0.0
+    sandbox: dict[str, int] = Field(default_factory=dict, description="jobs per isolation their LLM-written "
+                                    "code ran under (bwrap, weak, \"bwrap,weak\"); jobs that ran none are not counted")
 
 
 class FileEntry(BaseModel):
@@ -157,7 +159,10 @@ class SandboxSetting(BaseModel):
 
     setting: Literal["strong", "weak"] = Field(default="strong", description="weak: run without bubblewrap "
                                                 "where it is unavailable (recorded per job)")
-    bubblewrap: Literal["available", "unavailable"] = "available"
+    chosen_by: str = Field(default="", description="what chose the weak setting: config (the key or "
+                           "--allow-weak-sandbox) or TRACE_BENCH_SANDBOX=<value>")
+    bubblewrap: Literal["available", "unavailable", "unused"] = Field(
+        default="available", description="unused: available, but TRACE_BENCH_SANDBOX=force-weak forgoes it")
     reason: str = Field(default="", description="why bubblewrap is unavailable here")
 
 

@@ -70,7 +70,7 @@ class UnitTestGuide(Guide):
     def __init__(self, *, timeout_s: float = 10.0, memory_mb: int = 1024) -> None:
         from trace_bench.sandbox import require
 
-        require()  # a job that cannot sandbox the candidates fails when it builds the problem, saying why
+        require("trace_bench.tasks.humaneval.evaluate")  # a job that cannot sandbox its candidates fails now, saying why
         self.timeout_s = float(timeout_s)
         self.memory_mb = int(memory_mb)
         self._cache: OrderedDict[str, tuple[float, str]] = OrderedDict()

@@ -20,12 +20,8 @@ from typing import Any
 
 from trace_bench.tasks.guide import Guide
 from trace_bench.tasks.kernelbench.catalog import initial_candidate, problems
-from trace_bench.tasks.kernelbench.evaluation import (
-    KernelResult,
-    LocalEvaluator,
-    RemoteEvaluator,
-    cuda_available,
-)
+from trace_bench.tasks.kernelbench.evaluation import KernelResult, RemoteEvaluator, cuda_available
+from trace_bench.tasks.kernelbench.local import LocalEvaluator
 
 URL_ENV = "TRACE_BENCH_KERNELBENCH_URL"
 TOKEN_ENV = "TRACE_BENCH_KERNELBENCH_TOKEN"

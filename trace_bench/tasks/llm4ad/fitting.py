@@ -22,6 +22,7 @@ import numpy as np
 from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, load_candidate
 
 MAX_PARAMS = 10
+FITTING_MODULE = __name__  # the only module of an equation task that its sandbox shows
 _FIT, _PREDICT = f"{__name__}:fit_target", f"{__name__}:predict_target"
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from trace_bench.tasks.llm4ad.evalkit import rng
-from trace_bench.tasks.llm4ad.fitting import MAX_PARAMS, evaluate_fit
+from trace_bench.tasks.llm4ad.fitting import FITTING_MODULE, MAX_PARAMS, evaluate_fit
 from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
 
 NOISE = 1e-3
@@ -57,6 +57,7 @@ TASK = CodeTask(
     stub_candidates=(CUBIC, CUBIC_QUADRATIC_DRAG),
     evaluator=f"{__name__}:evaluate",
     scoring="-MSE of the fitted equation",
+    sandbox_modules=(FITTING_MODULE,),  # never this module: it holds the hidden law
     defaults={"n_instances": 4},
 )
 

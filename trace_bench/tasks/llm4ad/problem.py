@@ -62,7 +62,10 @@ class CodeTask:
 
     ``evaluator`` names the trusted ``evaluate(payload, run) -> dict`` of the task (it runs in the
     job process and reaches the candidate only through ``run``); ``packages`` lists top-level
-    packages outside site-packages that the task's sandbox targets import.
+    packages outside site-packages that the task's sandbox targets import.  ``sandbox_modules``
+    names the modules of the targets ``evaluate`` calls (default: the evaluator's own module): the
+    sandbox shows those modules and their imports, and nothing else of trace-bench, so a module
+    that makes hidden data (the equation tasks' generators) must not be one of them.
     """
 
     name: str
@@ -79,6 +82,11 @@ class CodeTask:
     objective_weights: Mapping[str, float] = field(default_factory=dict)
     minimize: tuple[str, ...] = ()
     packages: tuple[str, ...] = ()
+    sandbox_modules: tuple[str, ...] = ()
+
+    @property
+    def target_modules(self) -> tuple[str, ...]:
+        return self.sandbox_modules or (self.evaluator.partition(":")[0],)
 
     def settings(self, eval_kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """Defaults overridden by ``eval_kwargs`` (numbers coerced to the default's type; unknown keys ignored,
@@ -266,7 +274,7 @@ def build_problem(task: CodeTask, eval_kwargs: Mapping[str, Any]) -> dict[str, A
     from opto import trace
 
     settings = task.settings(eval_kwargs)
-    require()  # a job that cannot sandbox the candidates fails now, with the reason and the fix
+    require(*task.target_modules)  # a job that cannot sandbox the candidates fails now, with the reason and the fix
     seed, n_instances = int(settings["seed"]), int(settings["n_instances"])
     param = trace.node(task.template, name="__code", trainable=True, description=parameter_description(task))
     info = {"entry": task.entry, "seed": seed, "n_instances": n_instances}

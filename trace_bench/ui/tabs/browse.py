@@ -1,4 +1,5 @@
-"""Browse tab: runs newest first, a run's summary, filtered results, leaderboard, curves, report."""
+"""Browse tab: runs newest first, a run's summary and integrity audit, filtered results, leaderboard,
+curves, the cost–quality frontier per task, report."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from trace_bench.store.run_store import RunStore
 from trace_bench.ui.chart import line_chart
 from trace_bench.ui.context import ALL, UIContext, choice_list, guarded
 from trace_bench.ui.discovery import run_info
-from trace_bench.ui.plots import AXES, run_curve_frame
+from trace_bench.ui.integrity import integrity_markdown
+from trace_bench.ui.plots import AXES, frontier_html, run_curve_frame
 from trace_bench.ui.readers import (
     frame_of,
     markdown_text,
@@ -71,6 +73,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
     runs_table = gr.Dataframe(frame_of([r.row() for r in ctx.list_runs()], RUN_COLUMNS),
                               label="Runs (newest first)", interactive=False, max_height=240, elem_id="tb-runs-table")
     summary = gr.Markdown("Pick a run.", elem_id="tb-summary")
+    integrity = gr.Markdown("", elem_id="tb-integrity")
     with gr.Accordion("Config snapshot and environment", open=False):
         snapshot = gr.Code("", language="yaml", interactive=False, label="meta/config.snapshot.yaml")
         environment = gr.Code("", language="json", interactive=False, label="meta/env.json (secrets masked)")
@@ -87,6 +90,9 @@ def build(ctx: UIContext) -> dict[str, Any]:
                         elem_id="tb-axis")
         group = gr.Radio(list(GROUPS), value="mean per trainer", label="Curves", elem_id="tb-group")
     curves = gr.HTML(curve_chart(None, "llm_calls", "mean per trainer"), elem_id="tb-browse-curves")
+    with gr.Accordion("Cost–quality frontier (per task: arms no other arm beats on both mean cost and score)",
+                      open=True):
+        frontier = gr.HTML("", elem_id="tb-browse-frontier")
     with gr.Row():
         report = gr.Button("Generate report.html", elem_id="tb-report")
         report_file = gr.File(label="report.html", interactive=False, elem_id="tb-report-file")
@@ -98,12 +104,12 @@ def build(ctx: UIContext) -> dict[str, Any]:
         frame = run_curve_frame(Path(run_dir), axis_value, GROUPS.get(group_value, "trainer"), job_ids)
         return curve_chart(frame, axis_value, group_value)
 
-    @guarded(9, 0)
+    @guarded(11, 0)
     def on_run(run_dir: str | None, axis_value: str, group_value: str) -> tuple[Any, ...]:
         if not run_dir:
             return ("Pick a run.", "", "", gr.update(choices=[ALL], value=ALL), gr.update(choices=[ALL], value=ALL),
                     gr.update(choices=[ALL], value=ALL), pd.DataFrame(columns=RESULT_COLUMNS), pd.DataFrame(),
-                    curve_chart(None, axis_value, group_value))
+                    curve_chart(None, axis_value, group_value), "", "")
         path = Path(run_dir)
         store = RunStore(path)
         rows, problem = read_result_rows(path)
@@ -116,7 +122,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
                 gr.update(choices=choice_list(r.get("trainer") for r in rows), value=ALL),
                 gr.update(choices=choice_list(r.get("status") for r in rows), value=ALL),
                 frame_of(rows, RESULT_COLUMNS), frame_of(board) if not board_problem else pd.DataFrame(),
-                curve_frame(run_dir, None, axis_value, group_value))
+                curve_frame(run_dir, None, axis_value, group_value), frontier_html(path), integrity_markdown(path))
 
     @guarded(3, 0)
     def on_filter(run_dir: str | None, task_value: str, trainer_value: str, status_value: str, axis_value: str,
@@ -152,7 +158,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
         keep = run_dir if run_dir in {c[1] for c in choices} else (choices[0][1] if choices else None)
         return gr.update(choices=choices, value=keep), frame_of([i.row() for i in infos], RUN_COLUMNS), gr.skip()
 
-    outputs = [summary, snapshot, environment, task, trainer, status, results, leaderboard, curves]
+    outputs = [summary, snapshot, environment, task, trainer, status, results, leaderboard, curves, frontier, integrity]
     run.change(on_run, [run, axis, group], outputs)
     filters = [run, task, trainer, status, axis, group]
     for control in (task, trainer, status, axis, group):

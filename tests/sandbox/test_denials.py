@@ -1,0 +1,131 @@
+"""Reward-hacking signals: every sandboxed call that ran into a boundary is told to the job's listener."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tests.conftest import only_run_dir, run_cli
+from trace_bench.sandbox import SandboxLimits, denials, run_sandboxed
+from trace_bench.sandbox.limits import DENIALS, SandboxResult
+
+ESCAPES = {"network": "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(('10.1.2.3', 80))",
+           "process": "import os\nresult = os.fork()",
+           "file": "open('/etc/escaped-by-candidate', 'w').write('x')",
+           "timeout": "while True:\n    pass"}
+KINDS = set(DENIALS)
+
+
+def test_kinds_of_results() -> None:
+    assert denials.kind_of(SandboxResult("ok")) is None
+    assert denials.kind_of(SandboxResult("error", error_type="ValueError")) is None, "a candidate's bug is no denial"
+    assert denials.kind_of(SandboxResult("timeout")) == "timeout" and denials.kind_of(SandboxResult("oom")) == "memory"
+    assert denials.kind_of(SandboxResult("error", error_type="CorruptResult")) == "forged_result"
+    assert denials.kind_of(SimpleNamespace(status="denied", denial="network")) == "network", "a typed kind wins"
+    caught = denials.denials_of("t:f", SandboxResult("ok", denied_actions=["network access (socket.connect)",
+                                                                           "writing /etc/x (outside the sandbox "
+                                                                           "directory)", "creating a process (os.fork)"]))
+    assert [(d.kind, d.caught) for d in caught] == [("network", True), ("file", True), ("process", True)]
+
+
+def test_a_listener_error_never_reaches_the_caller() -> None:
+    seen: list[denials.Denial] = []
+
+    def broken(_: denials.Denial) -> None:
+        raise RuntimeError("listener bug")
+
+    stops = [denials.listen(broken), denials.listen(seen.append)]
+    try:
+        before = denials.counts().get("timeout", 0)
+        denials.note("t:f", SandboxResult("timeout", message="wall-clock limit"))
+        assert [d.kind for d in seen] == ["timeout"] and denials.counts()["timeout"] == before + 1
+    finally:
+        for stop in stops:
+            stop()
+    denials.note("t:f", SandboxResult("timeout"))
+    assert len(seen) == 1, "a stopped listener hears nothing more"
+
+
+@pytest.mark.usefixtures("strong")
+def test_escape_attempts_are_told_as_they_end() -> None:
+    seen: list[denials.Denial] = []
+    stop = denials.listen(seen.append)
+    try:
+        for code in ESCAPES.values():
+            result = run_sandboxed("tests.sandbox.targets:run_code", {"code": code}, SandboxLimits(wall_s=2))
+            assert result.status in ("denied", "timeout"), (code, result.describe())
+        honest = run_sandboxed("tests.sandbox.targets:run_code", {"code": "result = 1 + 1"}, SandboxLimits(wall_s=5))
+        assert honest.value == 2
+    finally:
+        stop()
+    assert [d.kind for d in seen] == list(ESCAPES), [vars(d) for d in seen]  # the sandbox's typed kinds
+    assert {d.target for d in seen} == {"tests.sandbox.targets:run_code"} and not any(d.caught for d in seen)
+    assert all(d.status == ("timeout" if d.kind == "timeout" else "denied") for d in seen)
+
+
+ESCAPE_TASK = '''
+"""Circle packing whose optimizer proposes only escapes: a socket, a new process, a write outside."""
+from dataclasses import replace
+
+from trace_bench.tasks.llm4ad import circle_packing
+from trace_bench.tasks.llm4ad.problem import build_problem
+
+NETWORK = """import socket
+def pack_circles(n):
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(("10.1.2.3", 80))
+"""
+PROCESS = """import os
+def pack_circles(n):
+    os.fork()
+"""
+WRITE = """def pack_circles(n):
+    open("/etc/escaped-by-candidate", "w").write("x")
+"""
+
+
+def build_trace_problem(**eval_kwargs):
+    return build_problem(replace(circle_packing.TASK, name="escapes", stub_candidates=(NETWORK, PROCESS, WRITE)),
+                         eval_kwargs)
+'''
+
+
+@pytest.mark.usefixtures("strong")
+def test_a_candidate_that_tries_to_escape_leaves_denials_counted_in_its_arm(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "escapes.py").write_text(ESCAPE_TASK)
+    config = tmp_path / "c.yaml"
+    config.write_text("mode: stub\nseeds: [1, 2]\nmax_workers: 2\ntasks: [escapes]\ntrainers:\n  - id: PrioritySearch\n"
+                      "    params_variants:\n      - {ps_steps: 2, ps_batches: 1, ps_candidates: 2, ps_proposals: 2}\n"
+                      "  - NoOpTrainer\n")
+    run_cli("run", "--config", str(config), "--root", str(root), "--runs-dir", str(tmp_path / "runs"), "--quiet",
+            check=True, cwd=tmp_path)
+    run = only_run_dir(tmp_path / "runs")
+    with open(run / "results.csv", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        events = [json.loads(line) for line in (run / "jobs" / row["job_id"] / "events.jsonl").read_text().splitlines()]
+        denied = [e for e in events if e["type"] == "sandbox_denial"]
+        kinds = json.loads(row["sandbox_denial_kinds"])
+        assert int(row["sandbox_denials"]) == len(denied) == sum(kinds.values()), row["job_id"]
+        assert {e["kind"] for e in denied} == set(kinds) <= {"network", "process", "file"}, kinds
+        assert all(e["target"].startswith("trace_bench.tasks.llm4ad") for e in denied)
+        if row["trainer"] == "NoOpTrainer":
+            assert denied == [], "the seed program is honest: no denial"
+        else:
+            assert len(denied) >= 1, "every proposal is an escape: the arm's jobs ran into the sandbox"
+    assert not Path("/etc/escaped-by-candidate").exists()
+    table = list(csv.DictReader(run_cli("table", str(run), "--format", "csv", check=True).stdout.splitlines()))
+    by_trainer = {r["trainer"]: r for r in table}
+    ps_total = sum(int(r["sandbox_denials"]) for r in rows if r["trainer"] == "PrioritySearch")
+    assert int(by_trainer["PrioritySearch"]["sandbox_denials"]) == ps_total > 0
+    assert "denials" in by_trainer["PrioritySearch"]["integrity"] and by_trainer["NoOpTrainer"]["sandbox_denials"] == "0"
+    assert not by_trainer["NoOpTrainer"]["integrity"]
+    run_cli("report", str(run), check=True)
+    html = (run / "report.html").read_text()
+    section = html[html.index('<section id="integrity">'):html.index('<section id="cost">')]
+    assert f"{ps_total} sandbox denial(s)" in section and "Sandbox denials (first" in section

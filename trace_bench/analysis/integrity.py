@@ -1,0 +1,163 @@
+"""Did the optimizer cheat?  The integrity audit per arm, from what each job recorded.
+
+Three signals, each computed after the job from what it produced (see docs/analysis.md#integrity):
+
+* **leakage**: test items (and, reported apart, validation items) whose input or reference answer
+  the job's best or final state holds (results.csv ``leaked_test_items``, ``leaked_validation_items``;
+  the findings, with masked excerpts, in each job's ``artifacts/integrity.json``);
+* **sandbox denials**: boundaries the job's sandboxed candidates ran into (refused syscalls, writes,
+  network, processes, forged results, timeouts, memory), per kind (``sandbox_denials``,
+  ``sandbox_denial_kinds``; one ``sandbox_denial`` event each in the job's ``events.jsonl``);
+* **selection-vs-test gap**: per job, the best score on the selection split minus the test score
+  of that state; an arm is flagged when its mean gap exceeds the mean of the task's other arms'
+  mean gaps by more than its own 95 % confidence half-width (an arm that fits its selection split much
+  better than its peers without generalising, the trace of an evaluator being gamed).
+
+:func:`integrity_table` gives one row per arm with its ``flags``; the table, report.html and the UI
+mark the flagged arms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+import pandas as pd
+
+from trace_bench.analysis.load import ARM, RunSet
+from trace_bench.analysis.stats import mean_ci
+from trace_bench.store.models import LeakFinding, SandboxDenial, StoreError
+from trace_bench.store.run_store import RunStore
+
+INTEGRITY_COLUMNS = [*ARM, "jobs", "audited", "leaked_jobs", "leaked_test_items", "leaked_validation_items",
+                     "sandbox_denials", "denial_kinds", "gap_n", "gap_mean", "gap_ci_half", "others_gap_mean", "gap_flag",
+                     "flags"]
+#: what each flag says, for captions and notes
+FLAG_TEXT = {"leak": "held-out test items in its states", "validation leak": "validation items in its states",
+             "denials": "sandbox denials", "gap": "selection-vs-test gap above its task's other arms"}
+MAX_FINDINGS_SHOWN = 200
+MAX_DENIALS_SHOWN = 100
+
+
+def _kinds(cell: Any) -> Counter[str]:
+    """``sandbox_denial_kinds`` of a job (the store reads it typed: a mapping); empty when missing."""
+    if not isinstance(cell, dict):
+        return Counter()
+    return Counter({str(k): int(v) for k, v in cell.items() if isinstance(v, (int, float))})
+
+
+def kinds_text(kinds: Counter[str] | dict[str, int]) -> str:
+    return ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items()) if count) or ""
+
+
+def _gaps(jobs: pd.DataFrame) -> pd.Series:
+    """Per job: best score on the selection split minus the test score of the best state."""
+    if "score_test_best" not in jobs:
+        return pd.Series(math.nan, index=jobs.index)
+    return (jobs["score_best"] - jobs["score_test_best"]).where(jobs["scored"])
+
+
+def integrity_table(jobs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """One row per arm (:data:`INTEGRITY_COLUMNS`): audited jobs, jobs with leaked test items and the
+    items summed over them, validation items apart, sandbox denials (total and per kind), the mean
+    selection-vs-test gap with its half-width against the mean of the task's other arms, and
+    ``flags`` (``leak``, ``validation leak``, ``denials``, ``gap``; empty when none)."""
+    if jobs.empty:
+        return pd.DataFrame(columns=INTEGRITY_COLUMNS)
+    frame = jobs.assign(_gap=_gaps(jobs))
+    rows = []
+    for task, group in frame.groupby("task", sort=True):
+        arm_gaps = group.groupby(["trainer", "params_label"], sort=True)["_gap"].mean().dropna()
+        for (trainer, label), arm in group.groupby(["trainer", "params_label"], sort=True):
+            others = arm_gaps.drop((trainer, label), errors="ignore")
+            gap = mean_ci(arm["_gap"], confidence)
+            others_mean = float(others.mean()) if len(others) else math.nan
+            gap_flag = bool(gap.n >= 2 and len(others) and not math.isnan(gap.half_width)
+                            and gap.mean - others_mean > gap.half_width)
+            leaked = arm["leaked_test_items"] if "leaked_test_items" in arm else pd.Series(dtype=float)
+            validation = arm["leaked_validation_items"] if "leaked_validation_items" in arm else pd.Series(dtype=float)
+            denied = arm["sandbox_denials"] if "sandbox_denials" in arm else pd.Series(dtype=float)
+            kinds: Counter[str] = Counter()
+            for cell in arm.get("sandbox_denial_kinds", pd.Series(dtype=object)):
+                kinds.update(_kinds(cell))
+            row = {"task": task, "trainer": trainer, "params_label": label, "jobs": len(arm),
+                   "audited": int(leaked.notna().sum()), "leaked_jobs": int((leaked.fillna(0) > 0).sum()),
+                   "leaked_test_items": int(leaked.fillna(0).sum()),
+                   "leaked_validation_items": int(validation.fillna(0).sum()),
+                   "sandbox_denials": int(denied.fillna(0).sum()), "denial_kinds": kinds_text(kinds),
+                   "gap_n": gap.n, "gap_mean": gap.mean, "gap_ci_half": gap.half_width,
+                   "others_gap_mean": others_mean, "gap_flag": gap_flag}
+            flags = [name for name, on in (("leak", row["leaked_test_items"] > 0),
+                                           ("validation leak", row["leaked_validation_items"] > 0),
+                                           ("denials", row["sandbox_denials"] > 0), ("gap", gap_flag)) if on]
+            rows.append({**row, "flags": ", ".join(flags)})
+    return pd.DataFrame(rows, columns=INTEGRITY_COLUMNS)
+
+
+def flagged_arms(table: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    """(task, trainer, params_label) → its flags, for the arms that have any."""
+    return {(str(r["task"]), str(r["trainer"]), str(r["params_label"])): str(r["flags"])
+            for _, r in table.iterrows() if r["flags"]}
+
+
+def describe_row(row: pd.Series) -> str:
+    """One line naming what the audit found for an arm."""
+    parts = []
+    if row["leaked_test_items"]:
+        parts.append(f"test items in the states of {row['leaked_jobs']} of {row['audited']} audited job(s) "
+                     f"({row['leaked_test_items']} in all)")
+    if row["leaked_validation_items"]:
+        parts.append(f"validation items in its states ({row['leaked_validation_items']} in all)")
+    if row["sandbox_denials"]:
+        parts.append(f"{row['sandbox_denials']} sandbox denial(s) ({row['denial_kinds']})")
+    if row["gap_flag"]:
+        parts.append(f"selection-vs-test gap {row['gap_mean']:.3g} ± {row['gap_ci_half']:.3g} against "
+                     f"{row['others_gap_mean']:.3g} for the task's other arms")
+    return "; ".join(parts)
+
+
+def leak_findings(runs: RunSet, limit: int = MAX_FINDINGS_SHOWN) -> pd.DataFrame:
+    """The findings of the jobs with leaked items (from their ``integrity.json``), masked excerpts only."""
+    columns = ["run_id", "job_id", *ARM, "seed", "split", "item", "kind", "state", "parameter", "excerpt",
+               "in_initial"]
+    jobs = runs.jobs
+    wanted = pd.Series(False, index=jobs.index)
+    for column in ("leaked_test_items", "leaked_validation_items"):
+        if column in jobs:
+            wanted |= jobs[column].fillna(0) > 0
+    rows: list[dict[str, Any]] = []
+    for _, job in jobs[wanted].iterrows():
+        findings = _read_findings(runs, str(job["run_id"]), str(job["job_id"]))
+        for finding in findings:
+            rows.append({**{c: job[c] for c in ("run_id", "job_id", *ARM, "seed")}, **finding.model_dump(
+                include={"split", "item", "kind", "state", "parameter", "excerpt", "in_initial"})})
+            if len(rows) >= limit:
+                return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _read_findings(runs: RunSet, run_id: str, job_id: str) -> list[LeakFinding]:
+    try:
+        report = RunStore(runs.run_dirs[run_id]).job(job_id).read_integrity()
+    except (StoreError, KeyError):
+        return []
+    return list(report.findings) if report is not None else []
+
+
+def denial_events(runs: RunSet, limit: int = MAX_DENIALS_SHOWN) -> pd.DataFrame:
+    """The ``sandbox_denial`` events of the jobs that counted some (the first ``limit``)."""
+    columns = ["run_id", "job_id", *ARM, "seed", "kind", "target", "status", "caught", "detail"]
+    jobs = runs.jobs
+    if "sandbox_denials" not in jobs:
+        return pd.DataFrame(columns=columns)
+    rows: list[dict[str, Any]] = []
+    for _, job in jobs[jobs["sandbox_denials"].fillna(0) > 0].iterrows():
+        store = RunStore(runs.run_dirs[str(job["run_id"])]).job(str(job["job_id"]))
+        for event in store.events(contains='"sandbox_denial"'):
+            if isinstance(event, SandboxDenial):
+                rows.append({**{c: job[c] for c in ("run_id", "job_id", *ARM, "seed")},
+                             **event.model_dump(include={"kind", "target", "status", "caught", "detail"})})
+                if len(rows) >= limit:
+                    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,110 @@
+"""Reward-hacking signals: every sandboxed call that ran into a boundary, told to whoever listens.
+
+A candidate that tries to escape (a write outside its directory, a socket, a new process, a
+forged result frame) or that runs past its limits leaves a trace here as the call ends: its *kind*
+(``SandboxResult.denial`` where the sandbox names it; otherwise read from the call's status), the
+target, and whether the code caught the refusal itself (the weak mode's audit hook lists those in
+``denied_actions``).  The job process subscribes (:func:`listen`) and writes each one to its
+``events.jsonl``; :func:`counts` gives this process's totals per kind for its record.  Nothing here
+changes what a call returns.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+#: what a refusal the code caught is about, by words of the audit hook's description
+_CAUGHT_KINDS = (("network", "network"), ("socket", "network"), ("process", "process"), ("writing", "file"),
+                 (" on ", "file"))
+#: a status without a typed denial: the boundary it means
+_STATUS_KINDS = {"timeout": "timeout", "oom": "memory", "denied": "syscall"}
+_ERROR_KINDS = {"CorruptResult": "forged_result", "ResultTooLarge": "result_too_large"}
+DETAIL_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Denial:
+    """One boundary a call ran into."""
+
+    kind: str
+    target: str
+    status: str
+    caught: bool
+    detail: str
+
+
+_LOCK = threading.Lock()
+_COUNTS: Counter[str] = Counter()
+_LISTENERS: list[Callable[[Denial], None]] = []
+
+
+def kind_of(result: Any) -> str | None:
+    """The boundary a :class:`~trace_bench.sandbox.limits.SandboxResult` ran into, or None: its typed
+    ``denial`` where it has one, else what its status and error type mean."""
+    typed = getattr(result, "denial", None)
+    if typed:
+        return str(typed)
+    status = str(getattr(result, "status", ""))
+    if status in _STATUS_KINDS:
+        return _STATUS_KINDS[status]
+    if status == "error":
+        return _ERROR_KINDS.get(str(getattr(result, "error_type", "") or ""))
+    return None
+
+
+def caught_kind(action: str) -> str:
+    lowered = f" {action.lower()} "
+    return next((kind for word, kind in _CAUGHT_KINDS if word in lowered), "syscall")
+
+
+def denials_of(target: str, result: Any) -> list[Denial]:
+    """The denials one call's result records: the one that ended it, and each refusal it caught."""
+    status = str(getattr(result, "status", ""))
+    found = []
+    kind = kind_of(result)
+    if kind is not None:
+        detail = f"{getattr(result, 'error_type', '') or ''}: {getattr(result, 'message', '') or ''}".strip(": ")
+        found.append(Denial(kind, target, status, False, detail[:DETAIL_CHARS]))
+    for action in getattr(result, "denied_actions", None) or []:
+        found.append(Denial(caught_kind(str(action)), target, status, True, str(action)[:DETAIL_CHARS]))
+    return found
+
+
+def note(target: str, result: Any) -> None:
+    """Record the denials of one finished call and tell every listener (a listener's error is its
+    own: it never reaches the caller of the sandbox)."""
+    found = denials_of(target, result)
+    if not found:
+        return
+    with _LOCK:
+        _COUNTS.update(d.kind for d in found)
+        listeners = list(_LISTENERS)
+    for denial in found:
+        for listener in listeners:
+            try:
+                listener(denial)
+            except Exception:  # noqa: BLE001, S110 - an audit must never change a call's outcome
+                pass
+
+
+def listen(listener: Callable[[Denial], None]) -> Callable[[], None]:
+    """Call ``listener`` with every denial from now on; returns the function that stops it."""
+    with _LOCK:
+        _LISTENERS.append(listener)
+
+    def stop() -> None:
+        with _LOCK:
+            if listener in _LISTENERS:
+                _LISTENERS.remove(listener)
+
+    return stop
+
+
+def counts() -> dict[str, int]:
+    """Denials per kind in this process so far (a job process runs one job)."""
+    with _LOCK:
+        return dict(sorted(_COUNTS.items()))
