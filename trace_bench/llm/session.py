@@ -297,7 +297,7 @@ class LLMSession:
             self.last_error = exc
             for bucket in (self.totals, self.totals.by_role.setdefault(role, RoleUsage()),
                            self.totals.by_phase.setdefault(phase, RoleUsage())):
-                bucket.add_error()
+                bucket.add_error(int(getattr(exc, "retries", 0) or 0))  # a call that failed retried too
         self._emit({
             "type": "llm_call", "role": role, "model": model, "error": f"{type(exc).__name__}: {exc}",
             "status": exc.status, "latency_s": round(latency, 6), "prompt_tokens": 0, "completion_tokens": 0,

@@ -34,6 +34,12 @@ def params_label(variant: dict[str, Any]) -> str:
                     for k, v in sorted(variant.items()))
 
 
+def task_label(task_id: str, eval_kwargs: dict[str, Any], variants: int) -> str:
+    """How a task is named in every ranking and table: its id, or, when the run has the task under
+    several ``eval_kwargs`` (each its own task), ``id[k=v,...]``."""
+    return f"{task_id}[{params_label(eval_kwargs)}]" if variants > 1 else task_id
+
+
 def _entry_fields(entry: TrainerEntry) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     if entry.optimizer is not None:
@@ -161,10 +167,10 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
     for task_id, eval_kwargs, skip_reason in task_cells:
         suite = task_id.split(":", 1)[0]
         cell_where = task_where[f"{task_id}|{json.dumps(eval_kwargs, sort_keys=True, default=str)}"]
+        named = task_label(task_id, eval_kwargs, eval_variants[task_id])  # each variant is its own task
         for where, variant, trainer_id, kwargs, optimizer, optimizer_kwargs, logger in resolved_trainers:
+            uses_optimizer = bool(getattr(resolve_trainer(trainer_id).cls, "uses_optimizer", True))
             label = params_label(variant)
-            if eval_variants[task_id] > 1:  # one task under several eval_kwargs: each is its own arm
-                label = f"{label};eval:{params_label(eval_kwargs)}"
             seed_job_id = arm_job_ids(task=task_id, eval_kwargs=eval_kwargs, trainer=trainer_id, trainer_kwargs=kwargs,
                                       optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, llm=identity)
             for seed in config.seeds:
@@ -181,6 +187,6 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
                     optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, mode=config.mode, llm=llm,
                     llm_identity=identity, budget=budget, logger=override or logger,
                     task_root=str(catalog.root) if catalog.root else None, skip_reason=skip_reason,
-                    sandbox=config.sandbox,
+                    sandbox=config.sandbox, task_label=named, uses_optimizer=uses_optimizer,
                 ))
     return jobs

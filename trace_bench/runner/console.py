@@ -153,6 +153,28 @@ class ConsoleReporter:
         return Group(Text.from_markup(header), ProgressBar(total=max(self.total, 1), completed=self.done, width=60), table)
 
 
+def first_failures(records: list[JobResult], width: int = 200) -> list[str]:
+    """The end-of-run lines that make a broken task easy to debug: per task (label), how many of its
+    jobs failed and by which status, and the first failed job's error on one line (the job's
+    stdout.log holds the whole error and its traceback)."""
+    by_task: dict[str, list[JobResult]] = {}
+    for record in records:
+        if record.status in FAILED:
+            by_task.setdefault(record.arm.task, []).append(record)
+    lines = []
+    for label, failed in by_task.items():
+        counts: dict[str, int] = {}
+        for record in failed:
+            counts[str(record.status)] = counts.get(str(record.status), 0) + 1
+        first = failed[0]
+        error = (first.error or "no error recorded").strip().splitlines()[0]
+        error = error if len(error) <= width else error[: width - 3] + "..."
+        statuses = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
+        lines.append(f"  {label}: {statuses}; first: job {first.job_id} ({first.spec.trainer}, seed {first.spec.seed}): "
+                     f"{mask_secrets(error)}")
+    return lines
+
+
 def _is_terminal(stream: TextIO) -> bool:
     try:
         return stream.isatty() and os.environ.get("TERM", "") != "dumb"

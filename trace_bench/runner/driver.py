@@ -63,6 +63,7 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     plan = planned.jobs
     tables = store.tables(meta)
     tables.set_order([j.job_id for j in jobs] + [e.job_id for e in carried])
+    tables.set_planned([j.arm for j in jobs] + [e.spec.arm for e in carried])
     reused = set()
     for item in plan:
         if item.spec.skip_reason and item.previous is None:

@@ -65,6 +65,7 @@ def set_up_job(spec: JobSpec, job: JobStore, events: EventLog, carried: dict[str
     policy = stub_policy_of(session)
     if policy is not None:
         policy.candidates = list(problem.stub_candidates)
+        policy.answers = dict(problem.stub_answers)
     _share_context(problem, spec, job)
     parameters = trainable_parameters(problem.param)
     if not parameters:
@@ -74,13 +75,14 @@ def set_up_job(spec: JobSpec, job: JobStore, events: EventLog, carried: dict[str
 
 def resolve(spec: JobSpec, problem: Any) -> Resolution:
     """What the job really uses, computed once, here, when its problem is built: the optimizer's
-    canonical name, the task's optimizer kwargs updated with the config's (as the trainer context
-    merges them), the guide's class."""
+    canonical name (none for a trainer that uses no opto optimizer and was given none), the task's
+    optimizer kwargs updated with the config's (as the trainer context merges them), the guide's class."""
     from trace_bench.store import jsonio
     from trace_bench.trainers.optimizers import canonical_optimizer
 
     guide = getattr(problem, "guide", None)
-    return Resolution(trainer_kwargs=spec.trainer_kwargs, optimizer=canonical_optimizer(spec.optimizer),
+    optimizer = canonical_optimizer(spec.optimizer) if spec.optimizer or spec.uses_optimizer else None
+    return Resolution(trainer_kwargs=spec.trainer_kwargs, optimizer=optimizer,
                       optimizer_kwargs=jsonio.plain({**problem.optimizer_kwargs, **spec.optimizer_kwargs}),
                       guide=None if guide is None else f"{type(guide).__module__}.{type(guide).__qualname__}",
                       logger=spec.logger)

@@ -62,7 +62,7 @@ class JobProgress:
         if isinstance(event, LLMCall):
             bucket = self.usage[event.phase or "train"]
             if event.error:
-                bucket.add_error()
+                bucket.add_error(event.retries)
             else:
                 bucket.add_call(prompt_tokens=event.prompt_tokens, completion_tokens=event.completion_tokens,
                                 total_tokens=event.total_tokens, cost_usd=event.cost_usd, cached=event.cached,

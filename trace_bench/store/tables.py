@@ -15,7 +15,7 @@ import csv
 import io
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, get_type_hints
@@ -25,7 +25,7 @@ from trace_bench.store.columns import Kind, cell, header, kind_of, objective_col
 from trace_bench.store.frontier import cost_axis, on_frontier
 from trace_bench.store.jsonio import loads
 from trace_bench.store.models import CSV_COLUMNS, Arm, JobResult, Summary
-from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, competition_ranks, task_metric
+from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, arm_ranks, task_metric
 from trace_bench.store.results_index import LazyResult, loaded
 from trace_bench.store.stats import summarize
 from trace_bench.store.status import SUCCESSFUL
@@ -42,6 +42,8 @@ class LeaderboardRow(TypedDict):
     ranked_on: str
     count: int
     failed: int
+    planned: int
+    complete: bool
     mean: float | None
     std: float | None
     ci95_low: float | None
@@ -56,12 +58,12 @@ class LeaderboardRow(TypedDict):
     mean_cost_usd: float | None
     frontier_axis: str
     on_frontier: bool
-#: leaderboard.csv's column of each cost axis (``frontier_axis`` names one)
-_AXIS_COLUMNS = {"usd": "mean_cost_usd", "tokens": "mean_tokens", "llm_calls": "mean_llm_calls"}
 
 
 LEADERBOARD_TYPES: dict[str, Kind] = {name: kind_of(hint) for name, hint in get_type_hints(LeaderboardRow).items()}
 LEADERBOARD_COLUMNS: tuple[str, ...] = tuple(LEADERBOARD_TYPES)
+#: leaderboard.csv's column of each cost axis (``frontier_axis`` names one)
+_AXIS_COLUMNS = {"usd": "mean_cost_usd", "tokens": "mean_tokens", "llm_calls": "mean_llm_calls"}
 
 
 def _mean(values: list[float]) -> float | None:
@@ -78,12 +80,20 @@ class ResultTables:
         self.run_meta = run_meta
         self.records: dict[str, JobResult | LazyResult] = {}
         self.order: dict[str, int] = {}
+        self.planned: dict[Arm, int] = {}
         self.min_interval_s = min_interval_s
         self._next_write = 0.0
         self._dirty = False
 
     def set_order(self, job_ids: list[str]) -> None:
         self.order = {job_id: i for i, job_id in enumerate(job_ids)}
+
+    def set_planned(self, arms: Iterable[Arm]) -> None:
+        """The arm of each of the run's planned jobs: how many seeds each arm planned, so an arm
+        with missing seeds is known to be incomplete."""
+        self.planned = defaultdict(int)
+        for arm in arms:
+            self.planned[arm] += 1
 
     def add(self, record: JobResult | LazyResult) -> None:
         self.records[record.job_id] = record if isinstance(record, LazyResult) else LazyResult.of(record)
@@ -145,7 +155,7 @@ class ResultTables:
 
         write_text_chunks(self.results_csv, rows())
         write_json(self.summary_path, totals.summary(self.run_meta, len(ordered)).record(), durable=True)
-        self._write_leaderboard(arms)
+        self._write_leaderboard(arms, self.planned)
         now = time.monotonic()
         self._next_write = now + max(self.min_interval_s, 9 * (now - started))
         self._dirty = False
@@ -157,12 +167,16 @@ class ResultTables:
         return totals.summary(self.run_meta, len(records))
 
     @staticmethod
-    def leaderboard_rows(arms: dict[Arm, list[_Scores]],
+    def leaderboard_rows(arms: dict[Arm, list[_Scores]], planned: dict[Arm, int] | None = None,
                          metric: str = DEFAULT_METRIC) -> list[LeaderboardRow]:
-        """Per task, arms ranked by the mean of the task's ranking metric (``ranked_on``): a held-out
-        test score where some scored job of the task has one, else the best selection score.
+        """Per task (a task label: one task under one eval_kwargs), arms ranked by the mean of the
+        task's ranking metric (``ranked_on``): a held-out test score where some scored job of the task
+        has one, else the best selection score.  Complete arms (every planned seed scored) come
+        before incomplete ones (``complete`` false; ``count`` of ``planned`` seeds scored).
         ``on_frontier``: the arm is on the task's cost–quality frontier (that mean against the mean
         trainer-phase cost on ``frontier_axis``, see :mod:`trace_bench.store.frontier`)."""
+        planned = planned or {}
+        arms = {**{arm: [] for arm in planned}, **arms}  # an arm none of whose jobs ended yet is listed too
         scored_by_arm = {arm: [m for m in members if m.scored] for arm, members in arms.items()}
         held_out = {arm[0] for arm, scored in scored_by_arm.items() if any(m.get(metric) is not None for m in scored)}
         rows: list[LeaderboardRow] = []
@@ -172,8 +186,10 @@ class ResultTables:
             n, mean, std, low, high = summarize([v for m in scored if (v := m.get(ranked_on)) is not None])
             _, mean_best, std_best, _, _ = summarize([m.best for m in scored])  # type: ignore[misc]
             rows.append({
-                "task": task, "suite": members[0].suite, "rank": None, "trainer": trainer, "params_label": label,
+                "task": task, "suite": members[0].suite if members else task.split(":", 1)[0], "rank": None,
+                "trainer": trainer, "params_label": label,
                 "ranked_on": ranked_on, "count": len(scored), "failed": len(members) - len(scored),
+                "planned": max(planned.get(Arm(task, trainer, label), 0), len(members)), "complete": False,
                 "mean": mean, "std": std, "ci95_low": low, "ci95_high": high,
                 "mean_best": mean_best, "std_best": std_best,
                 "mean_test": _mean([m.test_best for m in scored]),  # type: ignore[misc]
@@ -186,6 +202,8 @@ class ResultTables:
         by_task: dict[str, list[LeaderboardRow]] = defaultdict(list)
         for row in rows:
             by_task[row["task"]].append(row)
+        for row in rows:
+            row["complete"] = row["count"] == row["planned"] > 0
         axes = {task: cost_axis((m.llm_calls, m.tokens, m.cost_usd) for (t, _, _), scored in scored_by_arm.items()
                                 if t == task for m in scored) for task in by_task}
         ranked: list[LeaderboardRow] = []
@@ -194,17 +212,18 @@ class ResultTables:
             column = _AXIS_COLUMNS[axes[task]]
             for row, front in zip(entries, on_frontier([(r[column], r["mean"]) for r in entries]), strict=True):
                 row["frontier_axis"], row["on_frontier"] = axes[task], front
-            for row, rank in zip(entries, competition_ranks([r["mean"] for r in entries]), strict=True):
+            ranks = arm_ranks([r["mean"] for r in entries], [r["complete"] for r in entries])
+            for row, rank in zip(entries, ranks, strict=True):
                 row["rank"] = rank
             ranked += sorted(entries, key=lambda r: (r["rank"] is None, r["rank"] or 0, r["trainer"],
                                                      r["params_label"]))
         return ranked
 
-    def _write_leaderboard(self, arms: dict[Arm, list[_Scores]]) -> None:
+    def _write_leaderboard(self, arms: dict[Arm, list[_Scores]], planned: dict[Arm, int]) -> None:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(LEADERBOARD_COLUMNS)
-        for row in self.leaderboard_rows(arms):
+        for row in self.leaderboard_rows(arms, planned):
             writer.writerow([cell(row[c]) for c in LEADERBOARD_COLUMNS])  # type: ignore[literal-required]
         write_text(self.leaderboard, buffer.getvalue())
 

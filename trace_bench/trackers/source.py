@@ -70,7 +70,7 @@ def read_curve(job: JobStore) -> list[dict[str, float]]:
         return []
     points = []
     for row in rows:
-        cells = row.model_dump(exclude={"schema_version", "objectives"})
+        cells = row.model_dump(exclude={"schema_version", "objectives", "kind"})  # numbers only
         cells.update({OBJECTIVE_PREFIX + name: value for name, value in row.objectives.items()})
         points.append({k: float(v) for k, v in cells.items() if v is not None})
     return points

@@ -24,6 +24,7 @@ from trace_bench.store.models.events import (
     TrackerWarning,
 )
 from trace_bench.store.models.job import (
+    CREDITED_CURVE_KINDS,
     CSV_COLUMNS,
     CURVE_COLUMNS,
     LEGACY_CSV_COLUMNS,
@@ -66,7 +67,8 @@ from trace_bench.store.models.spec import (
 
 __all__ = [
     "ARM_FIELDS", "DEFAULT_OPTIMIZER", "ROLES", "Arm", "FlatRecord", "JobSpec", "Resolution", "arm_label",
-    "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX", "RESOLVED_FIELDS",
+    "CREDITED_CURVE_KINDS", "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX",
+    "RESOLVED_FIELDS",
     "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
     "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "IntegrityReport", "JobEnded", "JobEvent", "JobFinished", "JobMeta",
     "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "LLMCall", "LeakFinding", "Manifest", "ManifestJob", "NewerSchemaError",

@@ -170,7 +170,10 @@ def gather_flat(model: type[FlatRecord], data: dict[str, Any]) -> dict[str, Any]
     its prefixed keys, unless given whole, and the ``VIEWS`` keys dropped."""
     data = dict(data)
     for view in model.VIEWS:
-        data.pop(view, None)
+        # a view may share a field's name (a manifest entry's version-1 ``resolved`` block): the
+        # field given whole, as its model, stays
+        if not isinstance(data.get(view), BaseModel):
+            data.pop(view, None)
     for name, keys in flat_keys(model).items():
         if name not in data:
             data[name] = {inner: data.pop(key) for key, inner in keys if key in data}

@@ -103,9 +103,10 @@ class RoleUsage(BaseModel):
         self.retries += retries
         self.estimated = self.estimated or estimated
 
-    def add_error(self) -> None:
-        """One call that failed (it counts no tokens, no cost and no retries)."""
+    def add_error(self, retries: int = 0) -> None:
+        """One call that failed (it counts no tokens and no cost; the retries it made count)."""
         self.errors += 1
+        self.retries += retries
 
 
 def _test_best_from_test(data: dict[str, Any]) -> dict[str, Any]:
@@ -114,9 +115,10 @@ def _test_best_from_test(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _spec_from_flat(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 4 -> 5: the record held its specification's columns at the top level; the embedded
+    """Version 5 -> 6: the record held its specification's columns at the top level; the embedded
     ``spec`` is rebuilt from them (what they do not say keeps its default: ``budget``, ``index``,
-    the raw ``optimizer_kwargs``).  The LLM identity is rebuilt so that it names the same models."""
+    the raw ``optimizer_kwargs``).  The LLM identity is rebuilt so that it names the same models;
+    an empty ``optimizer`` (version 5) was a trainer that uses none."""
     if "spec" in data:
         return data
     mode = str(data.get("mode") or "")
@@ -129,7 +131,9 @@ def _spec_from_flat(data: dict[str, Any]) -> dict[str, Any]:
     llm = {"provider": data.get("llm_provider") or None, "base_url": data.get("llm_base_url") or None}
     if mode != "real" and llm["provider"] == "stub":
         llm["provider"] = None
-    spec = {"job_id": data.get("job_id"), "task": data.get("task"), "suite": data.get("suite") or "",
+    spec = {"job_id": data.get("job_id"), "task": data.get("task"), "task_label": data.get("task_label") or "",
+            "uses_optimizer": data.get("optimizer") != "" if "optimizer" in data else True,
+            "suite": data.get("suite") or "",
             "eval_kwargs": data.get("eval_kwargs") or {}, "trainer": data.get("trainer"),
             "params": data.get("params") or {}, "params_label": data.get("params_label") or "default",
             "trainer_kwargs": data.get("resolved_trainer_kwargs") or {}, "optimizer": data.get("optimizer") or None,
@@ -156,8 +160,10 @@ class JobResult(StoreModel):
     role (``model_<role>``) and the original Trace-Bench's ``eval_kwargs``, ``resolved_*``,
     ``llm_provider`` and ``llm_base_url`` (empty in older files).  Version 5 adds the integrity
     audit: ``leaked_test_items``, ``leaked_validation_items``, ``sandbox_denials`` and
-    ``sandbox_denial_kinds`` (null in older files: not audited).  Version 6 embeds the whole
-    specification under ``spec`` (older files: rebuilt from their columns)."""
+    ``sandbox_denial_kinds`` (null in older files: not audited), ``task_label`` (empty in older
+    files: the task id) and ``guide_errors_scored`` (null), and the status ``task_error``.
+    Version 6 embeds the whole specification under ``spec`` (older files: rebuilt from their
+    columns)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
     SCHEMA_VERSION: ClassVar[int] = 6
@@ -172,6 +178,9 @@ class JobResult(StoreModel):
     status: Status
     error: str = ""
     traceback: str = Field(default="", json_schema_extra=NOT_A_COLUMN)
+    guide_errors_scored: int | None = Field(default=None, description="null unless the task opted in with "
+                                            "`score_guide_errors`; then how many exceptions or non-finite scores "
+                                            "of its guide were scored as failures instead of ending the job")
     score_initial: float | None = None
     score_final: float | None = None
     score_best: float | None = None
@@ -366,14 +375,20 @@ class Heartbeat(StoreModel):
     monotonic: float
 
 
+#: what a curve row is (``CurveRow.kind``)
+CurveKind = Literal["initial", "step", "final", "harness_final", "stop"]
+
+
 class CurveRow(StoreModel):
     """One row of ``artifacts/curve.csv``.  The CSV has no version column: its header is its
     contract (``CURVE_COLUMNS``, then ``obj_<metric>`` per objective of a multi-objective task),
     and a row read back is always the current version.  Version 2 adds ``objectives``; version 3
     makes ``llm_calls``/``tokens``/``usd`` the trainer's spend (the budget's quantity; before, they
-    included the harness's measurements) and adds the ``measure_*`` columns (empty in older files)."""
+    included the harness's measurements) and adds the ``measure_*`` columns (empty in older files);
+    version 4 adds ``kind`` and the last row at the job's total spend (older curves may stop at
+    their last reported step)."""
 
-    SCHEMA_VERSION: ClassVar[int] = 3
+    SCHEMA_VERSION: ClassVar[int] = 4
     FILE: ClassVar[str] = "curve.csv"
 
     step: int
@@ -390,10 +405,20 @@ class CurveRow(StoreModel):
     objectives: dict[str, float | None] = Field(
         default_factory=dict, description="per-objective means of the reported state on the selection split, as the "
         "guide returned them (the ``obj_<metric>`` columns; empty on a single-objective task)")
+    kind: CurveKind | None = Field(
+        default=None, description="what the row is: `initial` (the initial state), `step` (a state the trainer "
+        "reported), `final` (training ended normally: the state it ended on, credited like a step), "
+        "`harness_final` (training was stopped, by its budget or an error: the harness's measurement of the "
+        "parameters the trainer left, shown at the total spend and never counted in `best_score`), `stop` (the "
+        "job ended without measuring them: killed, or its task failed; spend only).  Every curve ends with a "
+        "`final`, `harness_final` or `stop` row at the job's total trainer-phase spend.  Empty in files "
+        "written before the column existed.")
 
 
+#: the kinds whose score counts towards ``best_score`` (the trainer's validated states)
+CREDITED_CURVE_KINDS = ("initial", "step", "final")
 CURVE_COLUMNS = ("step", "wall_s", "n_evals", "llm_calls", "tokens", "usd", "score", "best_score",
-                 "measure_llm_calls", "measure_tokens", "measure_usd")
+                 "measure_llm_calls", "measure_tokens", "measure_usd", "kind")
 #: prefix of the curve.csv column of one objective (``obj_<metric>``)
 OBJECTIVE_PREFIX = "obj_"
 

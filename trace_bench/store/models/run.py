@@ -34,7 +34,7 @@ class ManifestJob(FlatRecord):
 
     def arrange(self, flat: dict[str, Any], nested: dict[str, Any]) -> dict[str, Any]:
         spec = nested["spec"]
-        settings = {"trainer_kwargs": spec["trainer_kwargs"], "optimizer": self.spec.optimizer_name,
+        settings = {"trainer_kwargs": spec["trainer_kwargs"], "optimizer": self.spec.optimizer_name or None,
                     "optimizer_kwargs": spec["optimizer_kwargs"], "logger": spec["logger"]}
         return {**{k: v for k, v in flat.items() if not k.startswith(RESOLVED_PREFIX)},
                 "raw_params": spec["params"], "resolved": settings,

@@ -20,6 +20,8 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from trace_bench.store.ranking import variant_of
+
 #: the optimizer a job uses when its config names none
 DEFAULT_OPTIMIZER = "OptoPrime"
 #: the LLM roles a job may call, each with its own model, budget share and usage columns
@@ -28,8 +30,8 @@ ROLES = ("optimizer", "agent", "judge")
 
 class Arm(NamedTuple):
     """(task, trainer, params variant): what a leaderboard row, a curve and a paired test compare.
-    ``params_label`` tells variants apart, eval_kwargs variants of one task included (the matrix
-    appends ``;eval:...`` to it), so two different arms never share a row or a label."""
+    ``task`` is the task as tables name it (``JobSpec.task_label``: each eval_kwargs variant of a
+    task is its own task), so two different arms never share a row or a label."""
 
     task: str
     trainer: str
@@ -62,6 +64,9 @@ class JobSpec(BaseModel):
     job_id: str = Field(json_schema_extra={"column": True})
     index: int = Field(default=0, description="position in the matrix")
     task: str = Field(json_schema_extra={"column": True})
+    task_label: str = Field(default="", description="the task as tables name it: its id, or `id[k=v,...]` when the "
+                            "run has it under several eval_kwargs, each variant its own task (empty in older files: "
+                            "the id, or read from an `;eval:` params label)", json_schema_extra={"column": True})
     suite: str = Field(default="", json_schema_extra={"column": True})
     eval_kwargs: dict[str, Any] = Field(default_factory=dict)
     trainer: str = Field(json_schema_extra={"column": True})
@@ -70,6 +75,9 @@ class JobSpec(BaseModel):
     params_label: str = Field(default="default", json_schema_extra={"column": True})
     trainer_kwargs: dict[str, Any] = Field(default_factory=dict, description="resolved, every default filled in")
     optimizer: str | None = Field(default=None, description="as the config named it (null: the default)")
+    uses_optimizer: bool = Field(default=True, description="the trainer builds on an opto optimizer (false: an "
+                                 "external library's own update rule, the baseline): without a named one, no "
+                                 "optimizer rather than OptoPrime")
     optimizer_kwargs: dict[str, Any] = Field(default_factory=dict)
     seed: int = Field(json_schema_extra={"column": True})
     mode: str = Field(json_schema_extra={"column": True})
@@ -84,12 +92,14 @@ class JobSpec(BaseModel):
 
     @property
     def arm(self) -> Arm:
-        return Arm(self.task, self.trainer, self.params_label)
+        task, params = variant_of(self.task, self.task_label, self.params_label)
+        return Arm(task, self.trainer, params)
 
     @property
     def optimizer_name(self) -> str:
-        """The optimizer the job is configured with: the one named, else the default."""
-        return self.optimizer or DEFAULT_OPTIMIZER
+        """The optimizer the job is configured with: the one named, else the default (none for a
+        trainer that uses no opto optimizer)."""
+        return self.optimizer or (DEFAULT_OPTIMIZER if self.uses_optimizer else "")
 
     @property
     def role_models(self) -> dict[str, str]:
@@ -158,7 +168,7 @@ class Resolution(BaseModel):
     @classmethod
     def planned(cls, spec: JobSpec) -> Resolution:
         """What the specification alone says (before the job built its problem)."""
-        return cls.model_construct(trainer_kwargs=spec.trainer_kwargs, optimizer=spec.optimizer_name,
+        return cls.model_construct(trainer_kwargs=spec.trainer_kwargs, optimizer=spec.optimizer_name or None,
                                    optimizer_kwargs=spec.optimizer_kwargs, guide=None, guide_kwargs={},
                                    logger=spec.logger, logger_kwargs={})
 

@@ -16,10 +16,12 @@ from trace_bench.ui.integrity import integrity_markdown
 from trace_bench.ui.plots import AXES, frontier_html, run_curve_frame
 from trace_bench.ui.readers import (
     frame_of,
+    labelled_results,
+    leaderboard_display,
     markdown_text,
     masked,
-    read_csv_rows,
     read_json,
+    read_leaderboard_rows,
     read_result_rows,
     read_text,
 )
@@ -58,6 +60,7 @@ def summary_markdown(run_dir: Path) -> str:
 
 def filtered_rows(run_dir: Path, task: str, trainer: str, status: str) -> tuple[list[dict[str, Any]], str | None]:
     rows, problem = read_result_rows(run_dir)
+    rows = labelled_results(rows)
     wanted = {"task": task, "trainer": trainer, "status": status}
     keep = [r for r in rows if all(v in (None, "", ALL) or r.get(k) == v for k, v in wanted.items())]
     return keep, problem
@@ -113,7 +116,9 @@ def build(ctx: UIContext) -> dict[str, Any]:
         path = Path(run_dir)
         store = RunStore(path)
         rows, problem = read_result_rows(path)
-        board, board_problem = read_csv_rows(store.leaderboard_path)
+        rows = labelled_results(rows)
+        board, board_problem = read_leaderboard_rows(path)
+        board = leaderboard_display(board)
         text = summary_markdown(path)
         if problem:
             text += f"\n\nresults.csv: {markdown_text(problem)}"
