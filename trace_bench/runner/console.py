@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from trace_bench.config.errors import shorten
 from trace_bench.store.events import LogFollower
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.live import JobProgress
@@ -109,7 +110,7 @@ class ConsoleReporter:
         self.failed += record.status in FAILED
         self.tokens += record.total_tokens
         self.usd += record.cost_usd
-        extra = f" error={record.error[:120]}" if record.error else ""
+        extra = f" error={shorten(record.error, 400)}" if record.error else ""  # both ends: the cause is often last
         spec = record.spec
         self.line(
             f"[{self.done}/{self.total}] {record.status:<16} {spec.task} x {spec.trainer}"
