@@ -64,10 +64,9 @@ def write_finished_run(config_path: Path, runs: Path) -> tuple[Path, int]:
             job = opened.store.job(spec.job_id)
             job.root.mkdir(parents=True, exist_ok=True)
             job.write_meta(job_meta(spec, opened.store.run_id))
-            opened.store.record_result(job, JobResult(run_id=opened.store.run_id, job_id=spec.job_id, task=spec.task,
-                                       suite=spec.suite, trainer=spec.trainer, params=spec.params,
-                                       params_label=spec.params_label, seed=spec.seed, mode="stub", status="ok",
-                                       score_initial=-3.0, score_best=-1.0, score_final=-1.0, time_seconds=0.1))
+            opened.store.record_result(job, JobResult(run_id=opened.store.run_id, spec=spec, status="ok",
+                                                      score_initial=-3.0, score_best=-1.0, score_final=-1.0,
+                                                      time_seconds=0.1))
     finally:
         opened.lock.release()
     return opened.store.root, len(specs)

@@ -79,10 +79,10 @@ def test_the_report_and_the_ui_mark_the_incomplete_arm(lossy_run: tuple[Path, st
     assert board.index("NoOpTrainer") < board.index("MinibatchAlgorithm")
     assert re.search(r'<tr class="incomplete"><td>llm4ad:loses_seeds</td><td>2</td><td>MinibatchAlgorithm</td>', board)
     assert "2/4 (incomplete)" in board
-    from trace_bench.ui.readers import leaderboard_display, read_csv_rows
+    from trace_bench.ui.readers import leaderboard_display, read_leaderboard_rows
 
-    rows, _ = read_csv_rows(run / "leaderboard.csv")
-    assert [r["seeds"] for r in leaderboard_display(rows)] == ["4", "2/4 seeds, incomplete"]
+    rows, _ = read_leaderboard_rows(run)  # typed by the store
+    assert [r["seeds"] for r in leaderboard_display(rows)] == [4, "2/4 seeds, incomplete"]
 
 
 def test_paired_tests_use_seeds_both_arms_completed_and_count_the_dropped(lossy_run: tuple[Path, str]) -> None:

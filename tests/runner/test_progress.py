@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.records import record_of
 from trace_bench.runner.console import ConsoleReporter, last_step
 from trace_bench.store.models import JobResult
 
 
 def _record(job_id: str, status: str = "ok", **extra: object) -> JobResult:
-    return JobResult(run_id="r", job_id=job_id, task="internal:numeric_param", suite="internal",
+    return record_of(job_id, task="internal:numeric_param", suite="internal",
                      trainer="PrioritySearch", params_label="ps_steps=3", seed=1, mode="stub", status=status,
                      score_initial=-3.0, score_best=0.0, llm_calls=12, total_tokens=1000, cost_usd=0.25,
                      time_seconds=0.5, **extra)

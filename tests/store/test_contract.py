@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.records import record_of
 from trace_bench.store import atomic
 from trace_bench.store.models import (
     CURVE_COLUMNS,
@@ -29,9 +30,7 @@ from trace_bench.store.run_store import RunLocked, RunStore
 
 
 def _record(job_id: str, **fields: object) -> JobResult:
-    base: dict[str, object] = {"run_id": "r", "job_id": job_id, "task": "s:t", "suite": "s", "trainer": "T",
-                               "seed": 1, "mode": "stub", "status": "ok", "score_best": 1.0}
-    return JobResult.model_validate({**base, **fields})
+    return record_of(job_id, **{"score_best": 1.0, **fields})
 
 
 def _strict(text: str) -> object:

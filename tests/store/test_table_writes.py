@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.records import record_of
 from trace_bench.store import tables as tables_module
 from trace_bench.store.models import JobResult
 from trace_bench.store.tables import ResultTables
 
 
 def _record(job_id: str) -> JobResult:
-    return JobResult(run_id="r", job_id=job_id, task="s:t", suite="s", trainer="T", seed=1, mode="stub",
-                     status="ok", score_best=1.0)
+    return record_of(job_id, score_best=1.0)
 
 
 def test_a_slow_write_spaces_the_next_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

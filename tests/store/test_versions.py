@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.records import record_of
 from trace_bench.store.models import (
     JobFinished,
     JobResult,
     LLMCall,
+    Manifest,
     NewerSchemaError,
     RunFinished,
     StoreError,
@@ -33,11 +35,14 @@ def v1_run(tmp_path: Path) -> Path:
 def test_every_file_of_a_version_1_run_loads_as_the_current_version(v1_run: Path) -> None:
     run = RunStore(v1_run)
     manifest = run.read_manifest()
-    assert manifest is not None and manifest.schema_version == 3 and len(manifest.jobs) == 3
+    assert manifest is not None and manifest.schema_version == Manifest.SCHEMA_VERSION and len(manifest.jobs) == 3
     assert {str(j.status) for j in manifest.jobs} == {"budget_exhausted", "failed", "skipped"}
-    # version 2: the original's flat resolved_* names, filled from the version-1 `resolved` block
-    assert all(j.resolved_trainer_kwargs == j.resolved.trainer_kwargs and j.resolved_optimizer == j.resolved.optimizer
-               for j in manifest.jobs)
+    # version 2: the original's flat resolved_* names, filled from the version-1 `resolved` block;
+    # version 4: the embedded specification, its trainer kwargs from what the job resolved
+    raw = json.loads((v1_run / "meta" / "manifest.json").read_text())["jobs"]
+    for entry, job in zip(raw, manifest.jobs, strict=True):
+        assert job.resolved.trainer_kwargs == entry["resolved"]["trainer_kwargs"] == job.spec.trainer_kwargs
+        assert job.resolved.optimizer == entry["resolved"]["optimizer"] and job.spec.mode == "stub"
     for reader in (run.read_summary, run.read_env, run.read_git, run.read_files_index):
         record = reader()
         assert record is not None and record.schema_version == type(record).SCHEMA_VERSION
@@ -51,10 +56,10 @@ def test_every_file_of_a_version_1_run_loads_as_the_current_version(v1_run: Path
     ok = next(job_id for job_id, r in results.items() if r.status == "budget_exhausted")
     job = run.job(ok)
     assert job.read_meta().attempt == 1  # type: ignore[union-attr]
-    assert job.read_meta().sandbox == "strong" and run.read_env().sandbox is None  # type: ignore[union-attr]
+    assert job.read_meta().spec.sandbox == "strong" and run.read_env().sandbox is None  # type: ignore[union-attr]
     meta = job.read_meta()  # version 3: status unknown, resolved_* from the specification
-    assert meta is not None and meta.status is None and meta.raw_params == meta.params
-    assert meta.resolved_trainer_kwargs == meta.trainer_kwargs and meta.resolved_optimizer == (meta.optimizer or "OptoPrime")
+    assert meta is not None and meta.status is None and meta.record()["raw_params"] == meta.spec.params
+    assert meta.resolved.trainer_kwargs == meta.spec.trainer_kwargs and meta.resolved.optimizer == meta.spec.optimizer_name
     assert job.read_attempts().schema_version == 2  # type: ignore[union-attr]
     assert job.read_heartbeat() is not None and len(job.read_curve()) == 2
     best = job.read_state("best")
@@ -104,14 +109,13 @@ def test_a_file_from_a_newer_trace_bench_is_refused_with_a_message(v1_run: Path)
                                                rf"trace-bench reads \(JobResult version {current}\); upgrade trace-bench"):
         job.read_result()
     job.results_path.write_text(json.dumps({**data, "seed": "seven"}))
-    with pytest.raises(StoreError, match=r"results\.json: not a valid JobResult \(seed: "):
+    with pytest.raises(StoreError, match=r"results\.json: not a valid JobResult \(spec\.seed: "):
         job.read_result()
 
 
 def test_unknown_fields_of_a_newer_writer_survive_a_round_trip(tmp_path: Path) -> None:
     job = RunStore.create(tmp_path, "r").job("j")
-    record = JobResult.model_validate({"run_id": "r", "job_id": "j", "task": "s:t", "suite": "s", "trainer": "T",
-                                       "seed": 1, "mode": "stub", "status": "ok", "future_field": "OPRO"})
+    record = record_of("j", future_field="OPRO")
     job.write_result(record)
     again = job.read_result()
     assert again is not None and again.model_extra == {"future_field": "OPRO"}

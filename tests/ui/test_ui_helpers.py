@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, run_cli
+from tests.records import record_of
 from tests.waiting import PATIENCE_S, wait_until
-from trace_bench.store.models import JobResult
 from trace_bench.ui.discovery import job_choices, latest_statuses, list_runs, run_info
 from trace_bench.ui.launcher import Launcher, LaunchError, prepare_config
 from trace_bench.ui.live import ProgressReader, progress_html
@@ -102,8 +102,7 @@ def test_progress_reader_follows_a_growing_run(tmp_path: Path) -> None:
     assert (progress.total, progress.done, progress.running, progress.tokens, progress.usd) == (2, 0, 1, 100, 0.5)
     with open(events, "a", encoding="utf-8") as handle:  # the torn line is completed by the next write
         handle.write('rted", "job_id": "j2"}\n{"type": "job_finished", "job_id": "j1", "status": "failed"}\n')
-    record = JobResult(run_id="run", job_id="j1", task="t", suite="s", trainer="T", seed=1, mode="stub",
-                       status="failed", total_tokens=150, cost_usd=0.75)
+    record = record_of("j1", run_id="run", task="t", status="failed", total_tokens=150, cost_usd=0.75)
     (job / "results.json").write_text(json.dumps(record.record()), encoding="utf-8")
     progress = reader.read()
     assert (progress.done, progress.running, progress.failed, progress.tokens) == (1, 1, 1, 150)
@@ -161,7 +160,8 @@ def test_curve_frames_per_job_and_per_trainer(runs: Path) -> None:
     per_trainer = run_curve_frame(run, "llm_calls", "trainer")
     assert list(per_trainer.columns) == ["x", "best_score", "series", "low", "high"]
     assert per_trainer["x"].dtype == float
-    assert {s.split(" · ")[1].split(" (")[0] for s in per_trainer["series"]} == {"PrioritySearch", "NoOpTrainer"}
+    # one series per task and arm, named by the arm's one label (the report's too)
+    assert {s.split(" · ")[1].split(" [")[0] for s in per_trainer["series"]} == {"PrioritySearch", "NoOpTrainer"}
     per_job = run_curve_frame(run, "tokens", "job")
     assert per_job["series"].nunique() == 4
     job_id = job_choices(run)[0][1]

@@ -20,8 +20,9 @@ import pandas as pd
 
 from trace_bench.analysis.load import ARM
 from trace_bench.analysis.protocol import DEFAULT_METRIC, task_metrics
-from trace_bench.analysis.stats import arm_label, mean_ci
+from trace_bench.analysis.stats import mean_ci
 from trace_bench.store.frontier import COST_AXES, cost_axis, on_frontier
+from trace_bench.store.models import arm_label
 
 #: results.csv's column of each cost axis
 COST_COLUMNS = {"usd": "cost_usd", "tokens": "total_tokens", "llm_calls": "llm_calls"}

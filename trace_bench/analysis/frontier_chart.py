@@ -25,8 +25,8 @@ from trace_bench.analysis.chart import (
     _svg_element,
     style_of,
 )
-from trace_bench.analysis.stats import arm_label
 from trace_bench.store.frontier import COST_AXES
+from trace_bench.store.models import arm_label
 
 FRONTIER_COLOUR = "#333333"
 

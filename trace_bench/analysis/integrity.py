@@ -19,7 +19,6 @@ mark the flagged arms.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from typing import Any
@@ -42,15 +41,10 @@ MAX_DENIALS_SHOWN = 100
 
 
 def _kinds(cell: Any) -> Counter[str]:
-    """``sandbox_denial_kinds`` of a results.csv cell (JSON object text); empty when missing or malformed."""
-    if not isinstance(cell, str) or not cell.strip():
+    """``sandbox_denial_kinds`` of a job (the store reads it typed: a mapping); empty when missing."""
+    if not isinstance(cell, dict):
         return Counter()
-    try:
-        data = json.loads(cell)
-    except ValueError:
-        return Counter()
-    return Counter({str(k): int(v) for k, v in data.items() if isinstance(v, (int, float))}) \
-        if isinstance(data, dict) else Counter()
+    return Counter({str(k): int(v) for k, v in cell.items() if isinstance(v, (int, float))})
 
 
 def kinds_text(kinds: Counter[str] | dict[str, int]) -> str:

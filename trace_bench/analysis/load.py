@@ -25,20 +25,16 @@ from typing import Any
 import pandas as pd
 
 from trace_bench.analysis.axes import run_condition
-from trace_bench.store.models import CURVE_COLUMNS, LLMCall, StoreError
+from trace_bench.store.columns import Column
+from trace_bench.store.models import ARM_FIELDS, CURVE_COLUMNS, LLMCall, ManifestJob, StoreError
 from trace_bench.store.ranking import variant_of
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import SUCCESSFUL
 
 SCORED_STATUSES = tuple(sorted(str(status) for status in SUCCESSFUL))
-ARM = ["task", "trainer", "params_label"]
+ARM = list(ARM_FIELDS)
 JOB_KEYS = ["run_id", "job_id", *ARM, "seed", "status"]
 REQUIRED_COLUMNS = ("job_id", "task", "trainer", "seed", "status", "score_best")
-FLOAT_COLUMNS = ("score_initial", "score_final", "score_best", "score_test", "score_test_last", "score_test_best",
-                 "cost_usd", "measure_cost_usd", "time_seconds", "best_known", "pct_of_best_known")
-COUNT_COLUMNS = ("n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens", "completion_tokens",
-                 "total_tokens", "measure_llm_calls", "measure_tokens", "leaked_test_items", "leaked_validation_items",
-                 "sandbox_denials")
 LLM_CALL_COLUMNS = ("ts", "role", "model", "phase", "prompt_tokens", "completion_tokens", "cost_usd",
                     "latency_s", "cached", "retries", "error")
 
@@ -110,13 +106,25 @@ def load_jobs(run_dir: str | Path) -> pd.DataFrame:
 
 
 def _read_manifest(store: RunStore) -> dict[str, Any]:
+    """The manifest's head, and of each job entry what the axes of a comparison need (the entries
+    are read one at a time: a large run's whole manifest would dwarf its results)."""
     try:
-        manifest = store.read_manifest()
+        manifest = store.read_manifest_head()
+        if manifest is None:
+            raise RunDirError(f"{store.manifest_path}: missing (is {store.root} a trace-bench run directory?)")
+        jobs = [_axes_of(entry) for entry in store.manifest_entries()]
     except StoreError as exc:
         raise RunDirError(str(exc)) from None
-    if manifest is None:
-        raise RunDirError(f"{store.manifest_path}: missing (is {store.root} a trace-bench run directory?)")
-    return manifest.model_dump(mode="json")
+    return {**manifest.model_dump(mode="json", exclude={"jobs"}), "jobs": jobs}
+
+
+def _axes_of(entry: ManifestJob) -> dict[str, Any]:
+    spec = entry.spec
+    return {"job_id": spec.job_id, "task": spec.task, "task_label": spec.task_label, "eval_kwargs": spec.eval_kwargs,
+            "trainer": spec.trainer,
+            "seed": spec.seed, "params": spec.params, "params_label": spec.params_label,
+            "llm_identity": spec.llm_identity, "status": str(entry.status),
+            "resolved": {"optimizer": spec.optimizer_name, "optimizer_kwargs": spec.optimizer_kwargs}}
 
 
 def _planned_seeds(manifest: dict[str, Any], frame: pd.DataFrame) -> pd.Series:
@@ -144,51 +152,45 @@ def _read_snapshot(store: RunStore) -> dict[str, Any]:
 def _read_results(store: RunStore, run_id: str) -> pd.DataFrame:
     path = store.results_csv_path
     try:
-        table = store.read_results_table()
+        header = (store.read_results_table() or ([], []))[0]
+        table = store.read_result_rows(original=False)
     except StoreError as exc:
         raise RunDirError(str(exc)) from None
     if table is None:
         raise RunDirError(f"{path}: missing (is {store.root} a trace-bench run directory? the runner writes "
                           "results.csv after the first job finishes)")
-    header, rows = table
-    frame = pd.DataFrame(rows, columns=header, dtype=str)
-    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
         raise RunDirError(f"{path}: missing column(s) {', '.join(missing)}")
-    return _typed_jobs(frame, run_id, path)
+    columns, rows = table
+    if any(row[[c.name for c in columns].index("seed")] is None for row in rows):
+        raise RunDirError(f"{path}: a job without a seed")
+    return _typed_jobs(pd.DataFrame(rows, columns=[c.name for c in columns]), columns, run_id)
 
 
-def _typed_jobs(frame: pd.DataFrame, run_id: str, path: Path) -> pd.DataFrame:
-    """Numbers as floats (NaN when empty; a column an older run lacks is all NaN, except
-    ``score_test_best``, read from ``score_test``), seeds as ints, flags as bools; a job listed twice keeps its
-    last row (results.csv is rebuilt from results.json, so duplicates only come from hand edits)."""
+def _typed_jobs(frame: pd.DataFrame, columns: list[Column], run_id: str) -> pd.DataFrame:
+    """The frame's dtypes from the record's column kinds: numbers as floats (NaN when empty), seeds as
+    ints, flags as bools, timestamps as UTC datetimes, text as text ('' when empty); a job listed
+    twice keeps its last row (results.csv is rebuilt from results.json, so duplicates only come
+    from hand edits)."""
     frame["run_id"] = run_id
-    for column in ("suite", "params", "mode", "llm_model", "error", "selection_split", "sandbox_denial_kinds",
-                   "task_label"):
-        if column not in frame:
-            frame[column] = ""
-    frame["params_label"] = frame.get("params_label", pd.Series("default", index=frame.index)).replace("", "default")
+    for col in columns:
+        if col.name == "seed":
+            frame["seed"] = frame["seed"].astype("int64")
+        elif col.kind in ("float", "int"):
+            frame[col.name] = pd.to_numeric(frame[col.name], errors="coerce").astype("float64")
+        elif col.kind == "bool":
+            frame[col.name] = frame[col.name].map(lambda value: value is True)
+        elif col.kind == "timestamp":
+            frame[col.name] = pd.to_datetime(frame[col.name].fillna(""), errors="coerce", utc=True, format="ISO8601")
+        elif col.kind == "str":
+            frame[col.name] = frame[col.name].fillna("").astype(str)
+    frame["params_label"] = frame["params_label"].replace("", "default")
     named = [variant_of(t, label, p) for t, label, p in zip(frame["task"], frame["task_label"], frame["params_label"],
                                                             strict=True)]
     frame["task_id"] = frame["task"]
     frame["task"] = [label for label, _ in named]  # each eval_kwargs variant is its own task
     frame["params_label"] = [params for _, params in named]
-    seeds = pd.to_numeric(frame["seed"], errors="coerce")
-    if seeds.isna().any():
-        bad = frame.loc[seeds.isna(), "seed"].iloc[0]
-        raise RunDirError(f"{path}: seed {bad!r} is not an integer")
-    frame["seed"] = seeds.astype("int64")
-    numeric = [*FLOAT_COLUMNS, *COUNT_COLUMNS, *(c for c in frame.columns if c.startswith("obj_"))]
-    for column in numeric:
-        frame[column] = pd.to_numeric(frame[column], errors="coerce") if column in frame else float("nan")
-    # results.csv before JobResult v4 had only ``score_test``, the test score of the best state
-    frame["score_test_best"] = frame["score_test_best"].fillna(frame["score_test"])
-    frame["score_trust"] = frame["score_trust"].fillna("") if "score_trust" in frame else ""
-    frame["tokens_estimated"] = frame.get("tokens_estimated", pd.Series("", index=frame.index)).str.lower() \
-        .isin(("true", "1", "yes"))
-    for column in ("started_at", "finished_at"):
-        text = frame[column] if column in frame else pd.Series("", index=frame.index)
-        frame[column] = pd.to_datetime(text, errors="coerce", utc=True, format="ISO8601")
     frame["scored"] = frame["status"].isin(SCORED_STATUSES) & frame["score_best"].notna()
     return frame.drop_duplicates("job_id", keep="last").reset_index(drop=True)
 

@@ -29,7 +29,6 @@ from trace_bench.analysis.power import DEFAULT_ALPHA, DEFAULT_POWER, power_table
 from trace_bench.analysis.power import describe as describe_power
 from trace_bench.analysis.protocol import RANK_SCORE, describe, task_metrics, with_rank_score
 from trace_bench.analysis.stats import (
-    arm_label,
     arm_stats,
     incomplete_note,
     leaderboard,
@@ -37,6 +36,7 @@ from trace_bench.analysis.stats import (
     win_matrix,
 )
 from trace_bench.store.frontier import COST_AXES
+from trace_bench.store.models import arm_label
 from trace_bench.store.run_store import RunStore
 
 SECTIONS = (("leaderboard", "Leaderboard"), ("per-task", "Per-task results"), ("curves", "Anytime curves"),

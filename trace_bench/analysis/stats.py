@@ -24,6 +24,7 @@ from scipy import stats
 
 from trace_bench.analysis.load import ARM
 from trace_bench.analysis.protocol import DEFAULT_METRIC, RANK_METRIC, RANK_SCORE, with_rank_score
+from trace_bench.store.models import arm_label
 from trace_bench.store.ranking import TIE_TOLERANCE, arm_ranks
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -262,11 +263,6 @@ def holm(p_values: list[float]) -> list[float]:
 
 ARM_PAIR_COLUMNS = ["task", "arm_a", "arm_b", "n", "dropped", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm",
                     "boot_low", "boot_high", "boot_p", "wins", "ties", "losses", "outcome"]
-
-
-def arm_label(trainer: str, params_label: str) -> str:
-    """How an arm is named across tasks: the trainer, and its variant unless it is the default."""
-    return trainer if params_label in ("", "default") else f"{trainer} [{params_label}]"
 
 
 def paired_samples(jobs: pd.DataFrame, column: str = "score_best") -> Iterator[tuple[str, str, str, np.ndarray,

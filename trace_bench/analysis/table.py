@@ -22,7 +22,7 @@ from trace_bench.analysis.frontier import FRONTIER_NOTE, frontier_lines, frontie
 from trace_bench.analysis.integrity import describe_row, integrity_table
 from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs
 from trace_bench.analysis.protocol import METRICS, task_metrics
-from trace_bench.analysis.stats import arm_label
+from trace_bench.store.models import arm_label
 from trace_bench.store.ranking import arm_ranks
 
 FORMATS = ("md", "csv", "latex")

@@ -230,11 +230,8 @@ def resume_command(run_dir: Any) -> str:
     return f"trace-bench run --resume {shlex.quote(shown)}"
 
 
-def _short(value: Any) -> str:
-    try:
-        return f"{float(value):.4g}" if value not in (None, "") else "-"
-    except (TypeError, ValueError):
-        return str(value)
+def _short(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 def _print_leaderboard(run: Any, limit: int = 20) -> None:
@@ -242,10 +239,9 @@ def _print_leaderboard(run: Any, limit: int = 20) -> None:
     from trace_bench.store.ranking import seeds_cell
 
     try:
-        table = run.read_leaderboard()
+        rows = run.read_leaderboard_rows() or []
     except StoreError:
         return
-    rows = [dict(zip(table[0], row, strict=True)) for row in table[1]] if table else []
     path = run.leaderboard_path
     if not rows:
         return
@@ -258,8 +254,8 @@ def _print_leaderboard(run: Any, limit: int = 20) -> None:
         interval = f" [{low}, {high}]" if low != "-" and high != "-" else ""
         metric = row.get("ranked_on") or "best"
         mean = row.get("mean", row.get("mean_best"))
-        incomplete = row.get("complete") == "false"
-        seeds = f"  incomplete: {seeds_cell(int(row['count']), int(row['planned']))}" if incomplete else ""
+        incomplete = row.get("complete") is False  # typed by the store (older leaderboards: no column)
+        seeds = f"  incomplete: {seeds_cell(row['count'], row['planned'])}" if incomplete else ""
         print(f"  {row['task']:<{width}}  #{row.get('rank') or '-':<2} {row['trainer']} ({row['params_label']})"
               f"  {metric}={_short(mean)}{interval}  n={row['count']}  failed={row['failed']}{seeds}")
     if len(rows) > limit:

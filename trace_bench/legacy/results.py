@@ -36,8 +36,9 @@ def legacy_row(record: Any, spec: Any = None) -> dict[str, Any]:
     """``record`` (a JobResult) as a dict with the original's keys added.  ``spec`` (the job's
     JobSpec) is accepted for callers of the earlier signature; the record carries everything."""
     row: dict[str, Any] = record.model_dump(mode="json")
+    row.pop("spec", None)  # the original's rows are flat: the specification's columns are there already
     row.update(legacy_values(record))
-    row["raw_params"] = dict(record.params)
+    row["raw_params"] = dict(record.spec.params)
     return row
 
 

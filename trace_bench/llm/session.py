@@ -31,8 +31,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+from pydantic import Field
 
 from trace_bench.llm.backend import Backend
 from trace_bench.llm.budget import Budget, Spent
@@ -41,6 +43,8 @@ from trace_bench.llm.client import MeteredLLM
 from trace_bench.llm.errors import LLMError
 from trace_bench.llm.tokens import estimate_prompt_tokens
 from trace_bench.llm.types import ChatResponse, Completion, Usage
+from trace_bench.store.live import PHASES
+from trace_bench.store.models import RoleUsage
 
 EventSink = Callable[[dict[str, Any]], None]
 
@@ -52,9 +56,6 @@ class SpendSink(Protocol):
              usd_if_cut: float = 0.0) -> int: ...
 
     def settled(self, call: int, *, llm_calls: int, tokens: int, usd: float) -> None: ...
-
-
-PHASES = ("train", "measure")
 
 
 @dataclass
@@ -75,29 +76,15 @@ _PHASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("trace_bench
 _SAMPLING_KEYS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "response_format", "n", "stop", "seed")
 
 
-@dataclass
-class RoleUsage:
-    """Usage of one role or phase.  ``llm_calls``, tokens and cost include answers served from the
-    cache (charged with their recorded usage); ``cache_hits`` says how many of the calls those were."""
-
-    llm_calls: int = 0
-    cache_hits: int = 0
-    errors: int = 0
-    retries: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-    cost_usd: float = 0.0
-    estimated: bool = False
-
-
-@dataclass
 class UsageTotals(RoleUsage):
-    by_role: dict[str, RoleUsage] = field(default_factory=dict)
-    by_phase: dict[str, RoleUsage] = field(default_factory=lambda: {phase: RoleUsage() for phase in PHASES})
+    """The session's usage: all calls, and the same split by role and by phase (the store's
+    :class:`RoleUsage`, which a job's record and a fold of its events use too)."""
+
+    by_role: dict[str, RoleUsage] = Field(default_factory=dict)
+    by_phase: dict[str, RoleUsage] = Field(default_factory=lambda: {phase: RoleUsage() for phase in PHASES})
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self.model_dump()
 
 
 def request_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
@@ -291,14 +278,9 @@ class LLMSession:
             buckets = [self.totals, self.totals.by_role.setdefault(role, RoleUsage()),
                        self.totals.by_phase.setdefault(phase, RoleUsage())]
             for bucket in buckets:
-                bucket.cache_hits += int(completion.cached)
-                bucket.llm_calls += 1
-                bucket.prompt_tokens += usage.prompt_tokens
-                bucket.completion_tokens += usage.completion_tokens
-                bucket.total_tokens += usage.total_tokens
-                bucket.cost_usd += cost
-                bucket.retries += completion.retries
-                bucket.estimated = bucket.estimated or completion.estimated
+                bucket.add_call(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                                total_tokens=usage.total_tokens, cost_usd=cost, cached=completion.cached,
+                                retries=completion.retries, estimated=completion.estimated)
         self._emit({
             "type": "llm_call", "role": role, "model": completion.model,
             "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
@@ -315,8 +297,7 @@ class LLMSession:
             self.last_error = exc
             for bucket in (self.totals, self.totals.by_role.setdefault(role, RoleUsage()),
                            self.totals.by_phase.setdefault(phase, RoleUsage())):
-                bucket.errors += 1
-                bucket.retries += int(getattr(exc, "retries", 0) or 0)  # a call that failed retried too
+                bucket.add_error(int(getattr(exc, "retries", 0) or 0))  # a call that failed retried too
         self._emit({
             "type": "llm_call", "role": role, "model": model, "error": f"{type(exc).__name__}: {exc}",
             "status": exc.status, "latency_s": round(latency, 6), "prompt_tokens": 0, "completion_tokens": 0,

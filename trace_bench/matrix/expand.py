@@ -1,9 +1,10 @@
-"""Matrix expansion: tasks -> trainers -> params variants -> seeds, each cell a :class:`JobSpec`."""
+"""Matrix expansion: tasks -> trainers -> params variants -> seeds, each cell a frozen
+:class:`~trace_bench.store.models.JobSpec` (declared in the store: the manifest, job_meta.json and
+the job's record embed it)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -14,40 +15,16 @@ from trace_bench.matrix.checks import check_eval_kwargs, check_optimizer, knob_l
 from trace_bench.matrix.identity import arm_job_ids, llm_identity
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.registry.trainers import resolve_trainer
+from trace_bench.store.models.spec import JobSpec
+
+__all__ = ["LOGGERS", "JobSpec", "canonical_logger", "expand_matrix", "params_label", "resolve_variant"]
+
+#: one set shared by every constructed JobSpec (pydantic keeps a set of given fields per instance:
+#: 2 KB each, 200 MB on a 100,000-job matrix)
+_ALL_FIELDS = frozenset(JobSpec.model_fields)
 
 # Keys that may appear among trainer knobs but configure the optimizer/harness, not the trainer.
 _PASS_THROUGH = ("optimizer", "optimizer_kwargs", "guide", "guide_kwargs", "logger", "logger_kwargs", "eval_kwargs")
-
-
-@dataclass
-class JobSpec:
-    """One cell of the matrix, everything a job process needs (picklable, JSON-able)."""
-
-    job_id: str
-    index: int
-    task: str
-    suite: str
-    eval_kwargs: dict[str, Any]
-    trainer: str
-    params: dict[str, Any]
-    params_label: str
-    trainer_kwargs: dict[str, Any]
-    optimizer: str | None
-    optimizer_kwargs: dict[str, Any]
-    seed: int
-    mode: str
-    llm: dict[str, Any] = field(default_factory=dict)
-    llm_identity: dict[str, Any] = field(default_factory=dict)
-    budget: dict[str, Any] = field(default_factory=dict)
-    logger: str | None = None
-    task_root: str | None = None
-    skip_reason: str | None = None  # the task cannot run here (e.g. "lean not found"): recorded as skipped
-    sandbox: str = "strong"  # "weak": LLM-written code may run without bubblewrap where it is missing
-    #: the task as every table names it: the id, or ``id[k=v,...]`` when the run has it under several eval_kwargs
-    task_label: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def params_label(variant: dict[str, Any]) -> str:
@@ -192,6 +169,7 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
         cell_where = task_where[f"{task_id}|{json.dumps(eval_kwargs, sort_keys=True, default=str)}"]
         named = task_label(task_id, eval_kwargs, eval_variants[task_id])  # each variant is its own task
         for where, variant, trainer_id, kwargs, optimizer, optimizer_kwargs, logger in resolved_trainers:
+            uses_optimizer = bool(getattr(resolve_trainer(trainer_id).cls, "uses_optimizer", True))
             label = params_label(variant)
             seed_job_id = arm_job_ids(task=task_id, eval_kwargs=eval_kwargs, trainer=trainer_id, trainer_kwargs=kwargs,
                                       optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, llm=identity)
@@ -202,12 +180,13 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
                                       "eval_kwargs, trainer, knobs, optimizer and models): results would be pooled",
                                       key_path=where, hint="remove one entry, or make them differ")
                 origin[jid] = f"{where} with {cell_where}"
-                jobs.append(JobSpec(
-                    job_id=jid, index=len(jobs), task=task_id, suite=suite, eval_kwargs=eval_kwargs,
+                # validated above; the seeds of an arm share its mappings (no copy per job)
+                jobs.append(JobSpec.model_construct(
+                    _fields_set=_ALL_FIELDS, job_id=jid, index=len(jobs), task=task_id, suite=suite, eval_kwargs=eval_kwargs,
                     trainer=trainer_id, params=variant, params_label=label, trainer_kwargs=kwargs,
                     optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, mode=config.mode, llm=llm,
                     llm_identity=identity, budget=budget, logger=override or logger,
                     task_root=str(catalog.root) if catalog.root else None, skip_reason=skip_reason,
-                    sandbox=config.sandbox, task_label=named,
+                    sandbox=config.sandbox, task_label=named, uses_optimizer=uses_optimizer,
                 ))
     return jobs

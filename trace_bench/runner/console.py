@@ -3,7 +3,7 @@
 Not a terminal (a pipe, a file, CI): one plain line per finished job, a format users grep and
 pipe, so it does not change.  A terminal with ``rich`` installed: the same lines scroll above a
 live panel with jobs done/running/failed, a progress bar, tokens, USD, ETA and the current step of
-each running job (read from the tail of its ``events.jsonl``).  ``rich`` is optional and imported
+each running job (its ``events.jsonl`` followed and folded by ``store.live``, as the UI does).  ``rich`` is optional and imported
 only when the live panel is used.
 
 The runner drives it with ``started`` (a job process was submitted), ``finished`` (its record),
@@ -17,15 +17,16 @@ import atexit
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from trace_bench.config.errors import shorten
+from trace_bench.store.events import LogFollower
 from trace_bench.store.job_store import JobStore
+from trace_bench.store.live import JobProgress
 from trace_bench.store.masking import mask_secrets
-from trace_bench.store.models import JobResult
-from trace_bench.store.ranking import variant_of
+from trace_bench.store.models import JobResult, Step
 from trace_bench.store.status import FAILED
 
 
@@ -46,13 +47,22 @@ class _RunningJob:
     trainer: str
     job_dir: Path | None
     started: float
+    progress: JobProgress = field(default_factory=JobProgress)
+    follower: LogFollower | None = None
+
+    def latest_step(self) -> Step | None:
+        """The job's latest step: its events appended since the last look, folded (the panel's thread)."""
+        if self.job_dir is not None:
+            if self.follower is None:
+                self.follower = JobStore(self.job_dir).follow_events()
+            for event in self.follower.new():
+                self.progress.apply(event)
+        return self.progress.step
 
 
 def last_step(job_dir: Path | None) -> dict[str, Any] | None:
-    """The job's latest ``step`` event as a mapping (only the tail of its log is read)."""
-    if job_dir is None:
-        return None
-    step = JobStore(job_dir).last_step()
+    """The job's latest ``step`` event as a mapping."""
+    step = _RunningJob("", "", job_dir, 0.0).latest_step()
     return None if step is None else step.model_dump(mode="json")
 
 
@@ -101,9 +111,10 @@ class ConsoleReporter:
         self.tokens += record.total_tokens
         self.usd += record.cost_usd
         extra = f" error={shorten(record.error, 400)}" if record.error else ""  # both ends: the cause is often last
+        spec = record.spec
         self.line(
-            f"[{self.done}/{self.total}] {record.status:<16} {record.task} x {record.trainer}"
-            f" ({record.params_label}) seed={record.seed} initial={_fmt(record.score_initial)}"
+            f"[{self.done}/{self.total}] {record.status:<16} {spec.task} x {spec.trainer}"
+            f" ({spec.params_label}) seed={spec.seed} initial={_fmt(record.score_initial)}"
             f" best={_fmt(record.score_best)} calls={record.llm_calls} {record.time_seconds:.2f}s{extra}"
         )
 
@@ -126,9 +137,9 @@ class ConsoleReporter:
         from rich.text import Text
 
         running = list(self.running.items())  # the runner's thread mutates the dict while we render
-        spend = [last_step(job.job_dir) for _, job in running]
-        tokens = self.tokens + sum(int(s.get("tokens") or 0) for s in spend if s)
-        usd = self.usd + sum(float(s.get("usd") or 0.0) for s in spend if s)
+        spend = [job.latest_step() for _, job in running]
+        tokens = self.tokens + sum(s.tokens for s in spend if s)
+        usd = self.usd + sum(s.usd for s in spend if s)
         header = (f"[bold]{self.done}/{self.total}[/] jobs done · running {len(running)} · "
                   f"[red]failed {self.failed}[/] · tokens {tokens:,} · USD {usd:.4f} · "
                   f"elapsed {_duration(time.monotonic() - self._started_at)} · ETA {_duration(self.eta_s())}")
@@ -137,9 +148,9 @@ class ConsoleReporter:
             table.add_column(column, no_wrap=True)
         now = time.monotonic()
         for (job_id, job), step in zip(running, spend, strict=True):
-            step = step or {}
-            table.add_row(job_id[:12], f"{job.task} x {job.trainer}", str(step.get("step", "-")),
-                          _fmt(step.get("best_score")), str(step.get("llm_calls", "-")), f"{now - job.started:.0f}s")
+            table.add_row(job_id[:12], f"{job.task} x {job.trainer}", "-" if step is None else str(step.step),
+                          _fmt(None if step is None else step.best_score),
+                          "-" if step is None else str(step.llm_calls), f"{now - job.started:.0f}s")
         return Group(Text.from_markup(header), ProgressBar(total=max(self.total, 1), completed=self.done, width=60), table)
 
 
@@ -150,8 +161,7 @@ def first_failures(records: list[JobResult], width: int = 200) -> list[str]:
     by_task: dict[str, list[JobResult]] = {}
     for record in records:
         if record.status in FAILED:
-            label, _ = variant_of(record.task, record.task_label, record.params_label)
-            by_task.setdefault(label, []).append(record)
+            by_task.setdefault(record.arm.task, []).append(record)
     lines = []
     for label, failed in by_task.items():
         counts: dict[str, int] = {}
@@ -161,7 +171,7 @@ def first_failures(records: list[JobResult], width: int = 200) -> list[str]:
         error = (first.error or "no error recorded").strip().splitlines()[0]
         error = error if len(error) <= width else error[: width - 3] + "..."
         statuses = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
-        lines.append(f"  {label}: {statuses}; first: job {first.job_id} ({first.trainer}, seed {first.seed}): "
+        lines.append(f"  {label}: {statuses}; first: job {first.job_id} ({first.spec.trainer}, seed {first.spec.seed}): "
                      f"{mask_secrets(error)}")
     return lines
 

@@ -14,7 +14,6 @@ from typing import Any
 
 from trace_bench.config.models import RunConfig
 from trace_bench.execution.job_process import Finished, JobLaunch
-from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.console import ConsoleReporter
 from trace_bench.runner.executors import make_executor
 from trace_bench.runner.interrupts import InterruptHandler
@@ -30,6 +29,7 @@ from trace_bench.store.models import (
     JobEnded,
     JobResult,
     JobRetry,
+    JobSpec,
     JobSubmitted,
     ManifestJob,
     Preflight,
@@ -65,8 +65,7 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     plan = planned.jobs
     tables = store.tables(meta)
     tables.set_order([j.job_id for j in jobs] + [e.job_id for e in carried])
-    tables.set_planned([(j.task, j.task_label, j.trainer, j.params_label) for j in jobs]
-                       + [(e.task, e.task_label, e.trainer, e.params_label) for e in carried])
+    tables.set_planned([j.arm for j in jobs] + [e.spec.arm for e in carried])
     reused = set()
     for item in plan:
         if item.spec.skip_reason and item.previous is None:
@@ -253,7 +252,7 @@ def carried_entries(store: RunStore, jobs: list[JobSpec], listed: list[str] | No
     if manifest is None:
         return []
     identity = jobs[0].llm_identity if jobs else None
-    return [entry for entry in manifest.jobs if entry.job_id not in ids and entry.llm_identity == identity]
+    return [entry for entry in manifest.jobs if entry.job_id not in ids and entry.spec.llm_identity == identity]
 
 
 def _record_skipped(item: PlannedJob, store: RunStore) -> JobResult:

@@ -8,7 +8,7 @@ from trace_bench.store.status import Status
 class JobFailure(Exception):
     """A job-level failure with a given status (e.g. ``skipped`` when a task is not implemented)."""
 
-    def __init__(self, status: str, message: str) -> None:
+    def __init__(self, status: Status, message: str) -> None:
         super().__init__(message)
         self.status = status
 

@@ -15,41 +15,38 @@ import traceback
 from typing import Any
 
 from trace_bench import sandbox
-from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.audit import DenialWatch, audit_job
 from trace_bench.runner.failures import JobFailure, status_of
 from trace_bench.runner.job_setup import JobSetup, announce_job, set_up_job
 from trace_bench.runner.recorder import JobRecorder
-from trace_bench.runner.resolved import resolved_fields, resolved_from_spec, resolved_of
 from trace_bench.runner.training import fill_usage, finalise, train
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import HeartbeatThread, JobStore
-from trace_bench.store.models import JobFinished, JobMeta, JobResult, JobStarted
+from trace_bench.store.models import JobFinished, JobMeta, JobResult, JobSpec, JobStarted, Resolution
 from trace_bench.store.status import Status
 
 
 def job_body(args: dict[str, Any], job: JobStore) -> dict[str, Any]:
     """The body executors run (``trace_bench.execution.job_process.JobBody``): ``args`` as built
     by :func:`launch_args`; returns the job's record as JSON."""
-    spec = JobSpec(**args["spec"])
+    spec = JobSpec.model_validate(args["spec"])
     record = run_job(spec, job, run_id=args["run_id"], carried=args.get("carried"), attempt=args.get("attempt", 1))
     return record.record()
 
 
 def launch_args(spec: JobSpec, run_id: str, carried: dict[str, float] | None, attempt: int) -> dict[str, Any]:
-    return {"spec": spec.to_dict(), "run_id": run_id, "carried": carried, "attempt": attempt}
+    return {"spec": spec.model_dump(mode="json"), "run_id": run_id, "carried": carried, "attempt": attempt}
 
 
 def job_meta(spec: JobSpec, run_id: str, attempt: int = 1) -> JobMeta:
-    """``job_meta.json``: the job's full specification, written by the driver before each attempt
-    (``status`` null: no outcome yet)."""
-    return JobMeta(run_id=run_id, attempt=attempt, **spec.to_dict(), raw_params=dict(spec.params),
-                   **resolved_fields(spec))
+    """``job_meta.json``: the job's specification, written by the driver before each attempt
+    (``status`` null: no outcome yet; what it resolves: what the specification says)."""
+    return JobMeta(run_id=run_id, attempt=attempt, spec=spec, resolved=Resolution.planned(spec))
 
 
 def ended_meta(meta: JobMeta, record: JobResult) -> JobMeta:
     """``meta`` with the job's outcome: its status and what the job resolved (as in results.json)."""
-    return meta.model_copy(update={"status": str(record.status), **resolved_of(record)})
+    return meta.model_copy(update={"status": str(record.status), "resolved": record.resolved})
 
 
 def seed_everything(seed: int) -> None:
@@ -76,11 +73,9 @@ def prepare_process() -> None:
 
 
 def new_result(spec: JobSpec, run_id: str, attempt: int, status: Status = Status.FAILED) -> JobResult:
-    return JobResult(run_id=run_id, job_id=spec.job_id, task=spec.task, task_label=spec.task_label or spec.task,
-                     suite=spec.suite, trainer=spec.trainer,
-                     params=spec.params, params_label=spec.params_label, seed=spec.seed, mode=spec.mode,
-                     llm_model=str(spec.llm_identity.get("model") or spec.mode), status=status, attempt=attempt,
-                     **resolved_from_spec(spec))
+    """A record of ``spec`` before anything is known of its outcome (what it resolves: what the
+    specification says, until the job resolved it)."""
+    return JobResult(run_id=run_id, spec=spec, status=status, attempt=attempt, resolved=Resolution.planned(spec))
 
 
 def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, float] | None = None,
@@ -103,6 +98,7 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
         prepare_process()
         seed_everything(spec.seed)
         setup = set_up_job(spec, job, events, carried or {})
+        result.resolved = setup.resolution
         _train_and_finalise(spec, job, events, setup, result)
     except JobFailure as exc:
         result.status, result.error = exc.status, str(exc)

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from trace_bench import sandbox
-from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.failures import JobFailure
 from trace_bench.runner.measure import Measurer
 from trace_bench.store.events import EventLog
 from trace_bench.store.job_store import JobStore
+from trace_bench.store.models import JobSpec, Resolution
 from trace_bench.store.run_store import RunStore
+from trace_bench.store.status import Status
 
 SPEND_KEYS = ("llm_calls", "tokens", "usd", "wall_s")
 
@@ -30,6 +31,7 @@ class JobSetup:
     problem: Any
     parameters: list[Any]
     measurer: Measurer
+    resolution: Resolution
 
 
 def announce_job(spec: JobSpec, job: JobStore, run_id: str) -> None:
@@ -67,8 +69,23 @@ def set_up_job(spec: JobSpec, job: JobStore, events: EventLog, carried: dict[str
     _share_context(problem, spec, job)
     parameters = trainable_parameters(problem.param)
     if not parameters:
-        raise JobFailure("failed", "no_trainable_parameters")
-    return JobSetup(session, problem, parameters, Measurer(problem, parameters, session))
+        raise JobFailure(Status.FAILED, "no_trainable_parameters")
+    return JobSetup(session, problem, parameters, Measurer(problem, parameters, session), resolve(spec, problem))
+
+
+def resolve(spec: JobSpec, problem: Any) -> Resolution:
+    """What the job really uses, computed once, here, when its problem is built: the optimizer's
+    canonical name (none for a trainer that uses no opto optimizer and was given none), the task's
+    optimizer kwargs updated with the config's (as the trainer context merges them), the guide's class."""
+    from trace_bench.store import jsonio
+    from trace_bench.trainers.optimizers import canonical_optimizer
+
+    guide = getattr(problem, "guide", None)
+    optimizer = canonical_optimizer(spec.optimizer) if spec.optimizer or spec.uses_optimizer else None
+    return Resolution(trainer_kwargs=spec.trainer_kwargs, optimizer=optimizer,
+                      optimizer_kwargs=jsonio.plain({**problem.optimizer_kwargs, **spec.optimizer_kwargs}),
+                      guide=None if guide is None else f"{type(guide).__module__}.{type(guide).__qualname__}",
+                      logger=spec.logger)
 
 
 def _route_opto_llm(session: Any) -> None:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.salvage import spent_in_training
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.models import Attempts, JobResult, StoreError
+from trace_bench.store.models import Attempts, JobResult, JobSpec, StoreError
 from trace_bench.store.results_index import IndexedResult, LazyResult
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import COMPLETE, Status
@@ -66,11 +65,11 @@ class Plan:
     index_complete: bool
 
 
-def _previous(job: JobStore, indexed: IndexedResult | None,
+def _previous(spec: JobSpec, job: JobStore, indexed: IndexedResult | None,
               mode: ResumeMode) -> tuple[JobResult | LazyResult | None, str | None, bool]:
     """(record, status resume decides on, whether the index answered)."""
     if indexed is not None and indexed.current(job):
-        return indexed.result(), indexed.status, True
+        return indexed.result(spec), indexed.status, True
     previous = job.result_or_none()
     return previous, recorded_status(job, previous) if mode != "none" else None, previous is None
 
@@ -83,7 +82,7 @@ def plan_jobs(jobs: list[JobSpec], run: RunStore, mode: ResumeMode) -> Plan:
     complete = True
     for spec in jobs:
         job = run.job(spec.job_id)
-        previous, status, answered = _previous(job, index.get(spec.job_id), mode)
+        previous, status, answered = _previous(spec, job, index.get(spec.job_id), mode)
         complete = complete and answered
         if mode == "none":
             status = None

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_bench.matrix.expand import JobSpec
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.runner.failures import JobFailure, status_of
+from trace_bench.store.models import JobSpec
 from trace_bench.store.status import Status
 from trace_bench.tasks.problem import Problem, ProblemError
 
@@ -18,7 +18,7 @@ def load_problem(spec: JobSpec) -> Problem:
     try:
         raw: Any = catalog.build(spec.task, spec.eval_kwargs)
     except NotImplementedError as exc:
-        raise JobFailure("skipped", f"task_not_implemented: {exc}") from None
+        raise JobFailure(Status.SKIPPED, f"task_not_implemented: {exc}") from None
     except JobFailure:
         raise
     except Exception as exc:

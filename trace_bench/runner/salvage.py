@@ -13,11 +13,11 @@ prints one there).
 from __future__ import annotations
 
 from trace_bench.execution.job_process import Finished
-from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.job import new_result
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.models import CurveRow, JobResult, JobStarted, LLMCall, SandboxDenial, StoreError
+from trace_bench.store.live import JobProgress
+from trace_bench.store.models import CurveRow, JobResult, JobSpec, StoreError
 from trace_bench.store.spend import cut_off_calls, cut_off_charge
 from trace_bench.store.status import Status
 
@@ -29,14 +29,8 @@ def spent_in_training(job: JobStore) -> dict[str, float]:
     journal = job.read_spend()
     if journal is not None:
         return journal
-    calls = tokens = 0
-    usd = 0.0
-    for event in job.events(contains='"llm_call"'):
-        if isinstance(event, LLMCall) and event.counts_against_budget:
-            calls += 1
-            tokens += event.total_tokens
-            usd += event.cost_usd
-    return {"llm_calls": calls, "tokens": tokens, "usd": usd}
+    train = JobProgress.of(job.events(contains='"llm_call"')).train
+    return {"llm_calls": train.llm_calls, "tokens": train.total_tokens, "usd": train.cost_usd}
 
 
 def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, error: str, wall_s: float,
@@ -57,47 +51,23 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
         bests = [r.best_score for r in rows if r.best_score is not None]
         record.score_best = max(bests) if bests else None
         record.n_steps = rows[-1].step
-    calls = prompt = completion = total = hits = 0
-    cost = 0.0
-    measure_calls = measure_tokens = 0
-    measure_cost = 0.0
-    kinds: dict[str, int] = {}  # sandbox denials, written as they happened (the job's audit never ran)
-    estimated = False
-    for event in job.events():
-        if isinstance(event, LLMCall) and not event.error and not event.counts_against_budget:
-            measure_calls += 1
-            measure_tokens += event.total_tokens
-            measure_cost += event.cost_usd
-            estimated = estimated or event.estimated
-        elif isinstance(event, LLMCall) and not event.error:
-            hits += int(event.cached)
-            calls += 1
-            prompt += event.prompt_tokens
-            completion += event.completion_tokens
-            total += event.total_tokens
-            cost += event.cost_usd
-            estimated = estimated or event.estimated
-        elif isinstance(event, JobStarted) and not record.started_at:
-            record.started_at = event.ts
-        elif isinstance(event, SandboxDenial):
-            kinds[event.kind] = kinds.get(event.kind, 0) + 1
-    record.sandbox_denials, record.sandbox_denial_kinds = sum(kinds.values()), dict(sorted(kinds.items()))
+    progress = JobProgress.of(job.events())  # denials too: written as they happened (the audit never ran)
+    train, measure = progress.train, progress.measure
+    record.started_at = record.started_at or progress.started_at
+    record.sandbox_denials = sum(progress.denials.values())
+    record.sandbox_denial_kinds = dict(sorted(progress.denials.items()))
     for entry in cut_off_calls(job.spend_path):
         cut_prompt, cut_completion, cut_cost = cut_off_charge(entry)
-        estimated = True
-        if entry.phase == "measure":
-            measure_calls, measure_tokens = measure_calls + 1, measure_tokens + cut_prompt + cut_completion
-            measure_cost += cut_cost
-        else:
-            calls, prompt, completion = calls + 1, prompt + cut_prompt, completion + cut_completion
-            total += cut_prompt + cut_completion
-            cost += cut_cost
-    record.tokens_estimated = estimated
-    record.cache_hits = hits
-    record.llm_calls, record.prompt_tokens, record.completion_tokens, record.total_tokens = calls, prompt, completion, total
-    record.cost_usd = round(cost, 10)
-    record.measure_llm_calls, record.measure_tokens = measure_calls, measure_tokens
-    record.measure_cost_usd = round(measure_cost, 10)
+        (measure if entry.phase == "measure" else train).add_call(
+            prompt_tokens=cut_prompt, completion_tokens=cut_completion, total_tokens=cut_prompt + cut_completion,
+            cost_usd=cut_cost, estimated=True)
+    record.tokens_estimated = train.estimated or measure.estimated
+    record.cache_hits = train.cache_hits
+    record.llm_calls, record.prompt_tokens = train.llm_calls, train.prompt_tokens
+    record.completion_tokens, record.total_tokens = train.completion_tokens, train.total_tokens
+    record.cost_usd = round(train.cost_usd, 10)
+    record.measure_llm_calls, record.measure_tokens = measure.llm_calls, measure.total_tokens
+    record.measure_cost_usd = round(measure.cost_usd, 10)
     spent = spent_in_training(job)
     carried = carried or {}
     record.budget_spent = {k: spent.get(k, 0) + carried.get(k, 0) for k in ("llm_calls", "tokens", "usd")}
@@ -126,7 +96,8 @@ def record_for(spec: JobSpec, job: JobStore, finished: Finished, *, run_id: str,
                interrupted: bool = False) -> JobResult:
     """The record of a job process that ended: the one it sent, or one salvaged from its files."""
     if finished.record is not None and finished.killed_reason is None:
-        return JobResult.model_validate(finished.record)
+        # the job was launched with ``spec``: its record embeds the plan's object, not a copy of it
+        return JobResult.model_validate({**finished.record, "spec": spec})
     if finished.killed_reason == "timeout":
         status, error = Status.TIMEOUT, f"job_timeout: exceeded {timeout or 0:g}s (process group killed)"
     elif finished.killed_reason == "interrupted" or (interrupted and finished.record is None):

@@ -12,17 +12,15 @@ stopped (budget, error), the parameters the trainer left are measured and shown 
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.failures import status_of
 from trace_bench.runner.job_setup import JobSetup
 from trace_bench.runner.recorder import JobRecorder
 from trace_bench.runner.task_fields import task_report_fields
-from trace_bench.store import jsonio
 from trace_bench.store.events import EventLog
-from trace_bench.store.models import BudgetExhausted, JobResult
+from trace_bench.store.models import BudgetExhausted, JobResult, JobSpec
 from trace_bench.store.status import Status
 
 
@@ -32,7 +30,6 @@ class TrainingOutcome:
     error: str = ""
     traceback: str = ""
     n_evals: int = 0
-    resolved: dict[str, Any] = field(default_factory=dict)
 
 
 def train(spec: JobSpec, setup: JobSetup, recorder: JobRecorder, events: EventLog) -> TrainingOutcome:
@@ -47,9 +44,7 @@ def train(spec: JobSpec, setup: JobSetup, recorder: JobRecorder, events: EventLo
                              optimizer_kwargs=spec.optimizer_kwargs, num_threads=params.num_threads,
                              on_step=recorder.on_step, selection_score=setup.measurer.selection)
     trainer = trainer_cls(context, params)
-    outcome = TrainingOutcome(resolved=resolved_settings(context))
-    if not getattr(trainer_cls, "uses_optimizer", True) and spec.optimizer is None:
-        outcome.resolved["resolved_optimizer"] = None  # the trainer's own update rule: no opto optimizer
+    outcome = TrainingOutcome()
     try:
         trainer.train()
     except BudgetExhaustedError as exc:
@@ -78,23 +73,12 @@ def train(spec: JobSpec, setup: JobSetup, recorder: JobRecorder, events: EventLo
     return outcome
 
 
-def resolved_settings(context: Any) -> dict[str, Any]:
-    """What the job really uses, under the original's ``resolved_*`` names: the optimizer's name,
-    the task's optimizer kwargs updated with the config's, the guide's class."""
-    guide = getattr(context.problem, "guide", None)
-    return {"resolved_optimizer": context.optimizer_name,
-            "resolved_optimizer_kwargs": jsonio.plain(context.optimizer_kwargs),
-            "resolved_guide": None if guide is None else f"{type(guide).__module__}.{type(guide).__qualname__}"}
-
-
 def finalise(result: JobResult, setup: JobSetup, recorder: JobRecorder, outcome: TrainingOutcome) -> None:
     """Measure the final state, write the final and best states, fill the record's scores, and
     leave the live parameters at the best state.  A task error is recorded without any score."""
     from trace_bench.trainers.state import apply_state, snapshot
 
     result.status, result.error = outcome.status, outcome.error
-    for name, value in outcome.resolved.items():
-        setattr(result, name, value)
     if outcome.traceback:
         result.traceback = outcome.traceback
     result.n_steps = recorder.steps
@@ -137,5 +121,5 @@ def fill_usage(result: JobResult, session: Any) -> None:
     result.measure_cost_usd = round(measure.cost_usd, 10)
     result.llm_errors = totals.errors
     result.llm_retries = totals.retries
-    result.usage_by_role = {role: vars(usage) for role, usage in totals.by_role.items()}
+    result.usage_by_role = {role: usage.model_copy() for role, usage in totals.by_role.items()}
     result.budget_spent = session.budget_spent()

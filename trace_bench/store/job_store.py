@@ -27,7 +27,15 @@ import yaml
 
 from trace_bench.store import jsonio
 from trace_bench.store.atomic import write_bytes, write_json, write_text
-from trace_bench.store.events import EventLog, LineLog, job_event_class, last_line, read_lines, utc_now
+from trace_bench.store.events import (
+    EventLog,
+    LineLog,
+    LogFollower,
+    job_event_class,
+    last_line,
+    read_lines,
+    utc_now,
+)
 from trace_bench.store.models import (
     CURVE_COLUMNS,
     OBJECTIVE_PREFIX,
@@ -203,6 +211,10 @@ class JobStore:
     # --- the job process's files ---
     def open_events(self) -> EventLog:
         return EventLog(self.events_path, JOB_EVENTS)
+
+    def follow_events(self) -> LogFollower:
+        """A reader of the lines appended to the job's events since its previous call."""
+        return LogFollower(self.events_path, job_event_class)
 
     def events(self, *, contains: str | None = None) -> Iterator[Event]:
         """The job's events; a torn last line or an invalid line is skipped."""

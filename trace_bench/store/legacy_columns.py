@@ -21,6 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from trace_bench.store.models import JobResult
+from trace_bench.store.models.spec import RESOLVED_PREFIX, Resolution
+
+RESOLUTION_FIELDS = tuple(Resolution.model_fields)
 
 TOKEN_SCOPE = "all_roles"
 
@@ -33,15 +36,14 @@ def state_paths(job_id: str) -> dict[str, str]:
 
 
 def legacy_values(record: JobResult) -> dict[str, Any]:
-    """Every column of ``LEGACY_CSV_COLUMNS`` for ``record`` (JSON-ready values)."""
-    data = record.model_dump(mode="json")
+    """Every column of ``LEGACY_CSV_COLUMNS`` for ``record`` (Python values, as the table writes them)."""
+    spec = record.spec
     values: dict[str, Any] = {
-        "task_id": record.task, "trainer_id": record.trainer, "score_val_initial": record.score_initial,
+        "task_id": spec.task, "trainer_id": spec.trainer, "score_val_initial": record.score_initial,
         "score_val_final": record.score_final, "score_val": record.score_best, "feedback": record.error,
-        "token_scope": TOKEN_SCOPE, "tb_logdir": f"jobs/{record.job_id}/tb", **state_paths(record.job_id),
+        "token_scope": TOKEN_SCOPE, "tb_logdir": f"jobs/{spec.job_id}/tb", **state_paths(spec.job_id),
+        "eval_kwargs": spec.eval_kwargs, **spec.endpoint(),
     }
-    for name in ("eval_kwargs", "llm_provider", "llm_base_url", "resolved_trainer_kwargs", "resolved_optimizer",
-                 "resolved_optimizer_kwargs", "resolved_guide", "resolved_guide_kwargs", "resolved_logger",
-                 "resolved_logger_kwargs"):
-        values[name] = data.get(name)
+    resolved = record.resolved
+    values.update({RESOLVED_PREFIX + name: getattr(resolved, name) for name in RESOLUTION_FIELDS})
     return values

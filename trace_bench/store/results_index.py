@@ -22,10 +22,14 @@ from trace_bench.store.atomic import write_text
 from trace_bench.store.job_store import META_FILE, RESULTS_FILE, JobStore
 from trace_bench.store.jsonio import dumps
 from trace_bench.store.masking import mask_secrets
-from trace_bench.store.models import JobResult
+from trace_bench.store.models import JobResult, JobSpec
 
 INDEX_FILE = "results_index.jsonl"
 _RECORD = '"record": '
+#: where a record's text holds its specification (the last key, see ``JobResult.arrange``)
+_SPEC = ', "spec": '
+#: keys of a record's text that are its specification's (kept apart by a LazyResult)
+_NOT_OWN = frozenset({"spec", *JobResult.VIEWS})
 
 
 def _stamp(path: str | Path) -> int | None:
@@ -39,20 +43,23 @@ def _stamp(path: str | Path) -> int | None:
 
 
 class LazyResult:
-    """A record from the index, kept as its JSON text (a fifth of a parsed record's memory, which
-    matters at 100,000 jobs) and parsed when something beyond its id and status is read."""
+    """A record kept as the JSON text of its outcome (a fifth of a parsed record's memory, which
+    matters at 100,000 jobs) and its frozen specification, an object the driver's plan shares, and
+    parsed when something beyond its id and status is read.  The text leaves out what is the
+    specification's (``spec`` and the columns computed from it)."""
 
-    __slots__ = ("job_id", "status", "_text")
+    __slots__ = ("job_id", "status", "_text", "spec")
 
-    def __init__(self, job_id: str, status: str, text: str) -> None:
-        self.job_id, self.status, self._text = job_id, status, text
+    def __init__(self, job_id: str, status: str, text: str, spec: JobSpec) -> None:
+        self.job_id, self.status, self._text, self.spec = job_id, status, text, spec
 
     @classmethod
     def of(cls, record: JobResult) -> LazyResult:
-        return cls(record.job_id, str(record.status), dumps(record.record(), indent=None))
+        own = {key: value for key, value in record.record().items() if key not in _NOT_OWN}
+        return cls(record.job_id, str(record.status), dumps(own, indent=None), record.spec)
 
     def load(self) -> JobResult:
-        return JobResult.model_validate_json(self._text)
+        return JobResult.model_validate({**json.loads(self._text), "spec": self.spec})
 
     def objective_names(self) -> list[str]:
         """The keys of ``score_dict_best`` (most records have none: no parse then)."""
@@ -83,8 +90,11 @@ class IndexedResult:
     results_stamp: int
     meta_stamp: int | None
 
-    def result(self) -> LazyResult:
-        return LazyResult(self.job_id, self.status, self.text)
+    def result(self, spec: JobSpec) -> LazyResult:
+        """The line's record, with ``spec``: the specification of the job of this id in the run's
+        plan (the job id hashes what identifies it, so the record's own is the same cell; the
+        index keeps only the rest, see :meth:`ResultsIndex.read`)."""
+        return LazyResult(self.job_id, self.status, self.text, spec)
 
     def current(self, job: JobStore) -> bool:
         """Whether the job's files are still the ones this line was written from."""
@@ -135,9 +145,12 @@ class ResultsIndex:
                     at = text.index(_RECORD)  # the record is the line's last field: parse only what precedes
                     head = json.loads(text[:at].rstrip().rstrip(",") + "}")
                     job_id, status = str(head["job_id"]), str(head["status"])
-                    record = text[at + len(_RECORD):at + len(_RECORD) + int(head["record_chars"])]
-                    if len(record) != head["record_chars"] or not text.endswith(record + "}\n"):
+                    start = at + len(_RECORD)
+                    end = start + int(head["record_chars"])
+                    if len(text) != end + 2 or not text.endswith("}}\n"):
                         continue  # torn (a kill mid-append) or damaged: the job's files answer
+                    cut = text.rfind(_SPEC, start, end)  # the specification, last: the plan holds it (one copy)
+                    record = text[start:cut] + "}" if cut > 0 else text[start:end]
                     entries[job_id] = IndexedResult(job_id, status, record, int(head["results_stamp"]),
                                                     head.get("meta_stamp"))
                 except (ValueError, KeyError, TypeError):

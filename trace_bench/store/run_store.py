@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.store.atomic import write_json, write_text, write_text_chunks
+from trace_bench.store.columns import Column, typed, typed_rows
 from trace_bench.store.events import (
     EventLog,
     LogFollower,
-    job_event_class,
     read_lines,
     run_event_class,
 )
@@ -34,12 +34,13 @@ from trace_bench.store.models import (
     GitInfo,
     JobResult,
     Manifest,
+    ManifestJob,
     StoreError,
     Summary,
 )
 from trace_bench.store.reading import read_csv, read_record, read_yaml
 from trace_bench.store.results_index import INDEX_FILE, ResultsIndex
-from trace_bench.store.tables import ResultTables
+from trace_bench.store.tables import LEADERBOARD_TYPES, ResultTables
 
 
 class RunNotFound(StoreError):
@@ -305,6 +306,41 @@ class RunStore:
         manifest = self.read_manifest()
         return None if manifest is None else manifest.model_copy(update={"jobs": []})
 
+    def manifest_entries(self) -> Iterator[ManifestJob]:
+        """The manifest's job entries one at a time, each upgraded and validated as it is read (a
+        manifest in the one-entry-per-line layout is never whole in memory); none without a manifest.
+        :class:`StoreError` for an entry that cannot be read."""
+        marker = ', "jobs": ['
+        try:
+            handle = open(self.manifest_path, encoding="utf-8")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"{self.manifest_path}: cannot read it ({exc})") from exc
+        with handle:
+            first = handle.readline().rstrip("\n")
+            head: dict[str, Any] | None = None
+            if first.endswith(marker):
+                try:
+                    head = loads(first[: -len(marker)] + "}")
+                except ValueError:
+                    head = None
+            if isinstance(head, dict):
+                version = head.get("schema_version") or 1
+                for line in handle:
+                    if not line.startswith("{"):
+                        continue
+                    try:
+                        entry = loads(line.rstrip().rstrip(","))
+                        data = {**head, "jobs": [entry]} if version == Manifest.SCHEMA_VERSION else \
+                            Manifest.upgrade({**head, "jobs": [entry]})
+                        yield ManifestJob.model_validate(data["jobs"][0])
+                    except (ValueError, KeyError, TypeError) as exc:
+                        raise StoreError(f"{self.manifest_path}: a job entry cannot be read ({exc})") from None
+                return
+        manifest = self.read_manifest()  # an older, indented layout: read whole
+        yield from manifest.jobs if manifest is not None else ()
+
     def manifest_job_ids(self) -> tuple[bool, list[str]] | None:
         """(``validated_only``, the job ids in order) of the run's manifest, without building its
         entries: a manifest in the one-entry-per-line layout is read line by line, keeping ids only.
@@ -392,7 +428,7 @@ class RunStore:
         return LogFollower(self.events_path, run_event_class)
 
     def follow_job_events(self, job_id: str) -> LogFollower:
-        return LogFollower(self.job(job_id).events_path, job_event_class)
+        return self.job(job_id).follow_events()
 
     # --- tables ---
     def tables(self, run_meta: dict[str, Any], min_interval_s: float = 1.0) -> ResultTables:
@@ -404,11 +440,34 @@ class RunStore:
         return read_record(self.summary_path, Summary)
 
     def read_results_table(self) -> tuple[list[str], list[list[str]]] | None:
-        """(header, rows) of ``results.csv``; ``None`` before the first job ended."""
+        """(header, rows) of ``results.csv`` as text; ``None`` before the first job ended."""
         return read_csv(self.results_csv_path)
 
+    def read_result_rows(self, *, original: bool = True) -> tuple[list[Column], list[list[Any]]] | None:
+        """``results.csv`` typed by the job record's columns (``store.columns``): our columns in
+        our order (an older run's missing ones empty), then the file's others (without the original
+        Trace-Bench's unless ``original``); ``None`` before the first job ended.  :class:`StoreError`
+        names a cell that is not of its column's type."""
+        table = read_csv(self.results_csv_path)
+        if table is None:
+            return None
+        return typed_rows(*table, source=self.results_csv_path, original=original)
+
     def read_leaderboard(self) -> tuple[list[str], list[list[str]]] | None:
+        """(header, rows) of ``leaderboard.csv`` as text."""
         return read_csv(self.leaderboard_path)
+
+    def read_leaderboard_rows(self) -> list[dict[str, Any]] | None:
+        """``leaderboard.csv``'s rows typed by its columns (``LeaderboardRow``); ``None`` before it exists."""
+        table = read_csv(self.leaderboard_path)
+        if table is None:
+            return None
+        head, rows = table
+        kinds = [LEADERBOARD_TYPES.get(name, "str") for name in head]
+        try:
+            return [{name: typed(kind, text) for name, kind, text in zip(head, kinds, row, strict=True)} for row in rows]
+        except ValueError as exc:
+            raise StoreError(f"{self.leaderboard_path}: {exc}") from None
 
     def write_report(self, html: str, out: str | Path | None = None) -> Path:
         """``report.html`` in the run (or at ``out``), replaced atomically."""

@@ -13,45 +13,57 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import math
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, get_type_hints
 
 from trace_bench.store.atomic import write_json, write_text, write_text_chunks
+from trace_bench.store.columns import Kind, cell, header, kind_of, objective_columns, result_row
 from trace_bench.store.frontier import cost_axis, on_frontier
 from trace_bench.store.jsonio import loads
-from trace_bench.store.legacy_columns import legacy_values
-from trace_bench.store.models import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobResult, Summary
-from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, arm_ranks, task_metric, variant_of
+from trace_bench.store.models import CSV_COLUMNS, Arm, JobResult, Summary
+from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, arm_ranks, task_metric
 from trace_bench.store.results_index import LazyResult, loaded
 from trace_bench.store.stats import summarize
 from trace_bench.store.status import SUCCESSFUL
 
-LEADERBOARD_COLUMNS = (
-    "task", "suite", "rank", "trainer", "params_label", "ranked_on", "count", "failed", "planned", "complete",
-    "mean", "std",
-    "ci95_low", "ci95_high", "mean_best", "std_best", "mean_test", "mean_test_last", "mean_initial",
-    "mean_llm_calls", "mean_tokens", "mean_cost_usd", "frontier_axis", "on_frontier",
-)
+
+class LeaderboardRow(TypedDict):
+    """A row of leaderboard.csv: one arm of one task (its columns, in order, and their types)."""
+
+    task: str
+    suite: str
+    rank: int | None
+    trainer: str
+    params_label: str
+    ranked_on: str
+    count: int
+    failed: int
+    planned: int
+    complete: bool
+    mean: float | None
+    std: float | None
+    ci95_low: float | None
+    ci95_high: float | None
+    mean_best: float | None
+    std_best: float | None
+    mean_test: float | None
+    mean_test_last: float | None
+    mean_initial: float | None
+    mean_llm_calls: float | None
+    mean_tokens: float | None
+    mean_cost_usd: float | None
+    frontier_axis: str
+    on_frontier: bool
+
+
+LEADERBOARD_TYPES: dict[str, Kind] = {name: kind_of(hint) for name, hint in get_type_hints(LeaderboardRow).items()}
+LEADERBOARD_COLUMNS: tuple[str, ...] = tuple(LEADERBOARD_TYPES)
 #: leaderboard.csv's column of each cost axis (``frontier_axis`` names one)
 _AXIS_COLUMNS = {"usd": "mean_cost_usd", "tokens": "mean_tokens", "llm_calls": "mean_llm_calls"}
-
-
-def _cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ""
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True, default=str)
-    return value
 
 
 def _mean(values: list[float]) -> float | None:
@@ -68,7 +80,7 @@ class ResultTables:
         self.run_meta = run_meta
         self.records: dict[str, JobResult | LazyResult] = {}
         self.order: dict[str, int] = {}
-        self.planned: dict[tuple[str, str, str], int] = {}
+        self.planned: dict[Arm, int] = {}
         self.min_interval_s = min_interval_s
         self._next_write = 0.0
         self._dirty = False
@@ -76,13 +88,12 @@ class ResultTables:
     def set_order(self, job_ids: list[str]) -> None:
         self.order = {job_id: i for i, job_id in enumerate(job_ids)}
 
-    def set_planned(self, arms: list[tuple[str, str, str, str]]) -> None:
-        """The run's planned jobs as (task, task label, trainer, params label), one per job: how many
-        seeds each arm planned, so an arm with missing seeds is known to be incomplete."""
+    def set_planned(self, arms: Iterable[Arm]) -> None:
+        """The arm of each of the run's planned jobs: how many seeds each arm planned, so an arm
+        with missing seeds is known to be incomplete."""
         self.planned = defaultdict(int)
-        for task, label, trainer, params in arms:
-            task_label, params_label = variant_of(task, label, params)
-            self.planned[(task_label, trainer, params_label)] += 1
+        for arm in arms:
+            self.planned[arm] += 1
 
     def add(self, record: JobResult | LazyResult) -> None:
         self.records[record.job_id] = record if isinstance(record, LazyResult) else LazyResult.of(record)
@@ -123,20 +134,19 @@ class ResultTables:
         """All three tables in one pass over the records, each parsed once and dropped."""
         started = time.monotonic()
         ordered = self.sorted_records()
-        objectives = [f"obj_{name}" for name in sorted({n for r in ordered for n in r.objective_names()} - {"score"})]
+        objectives = objective_columns(ordered)
         totals = _Totals()  # the summary and the leaderboard keep only what they need of each record
-        arms: dict[tuple[str, str, str], list[_Scores]] = defaultdict(list)
+        arms: dict[Arm, list[_Scores]] = defaultdict(list)
 
         def rows() -> Iterator[str]:
             buffer = io.StringIO()
             writer = csv.writer(buffer, lineterminator="\n")
-            writer.writerow([*CSV_COLUMNS, *objectives, *LEGACY_CSV_COLUMNS])
+            writer.writerow(header(objectives))
             for index, lazy in enumerate(ordered):
                 record = loaded(lazy)
                 totals.add(record)
-                task_label, params_label = variant_of(record.task, record.task_label, record.params_label)
-                arms[(task_label, record.trainer, params_label)].append(_Scores.of(record))
-                writer.writerow(_csv_row(record, objectives))
+                arms[record.arm].append(_Scores.of(record))
+                writer.writerow(result_row(record, objectives))
                 if index % 512 == 511:
                     yield buffer.getvalue()
                     buffer.seek(0)
@@ -157,8 +167,8 @@ class ResultTables:
         return totals.summary(self.run_meta, len(records))
 
     @staticmethod
-    def leaderboard_rows(arms: dict[tuple[str, str, str], list[_Scores]], planned: dict[tuple[str, str, str], int] | None = None,
-                         metric: str = DEFAULT_METRIC) -> list[dict[str, Any]]:
+    def leaderboard_rows(arms: dict[Arm, list[_Scores]], planned: dict[Arm, int] | None = None,
+                         metric: str = DEFAULT_METRIC) -> list[LeaderboardRow]:
         """Per task (a task label: one task under one eval_kwargs), arms ranked by the mean of the
         task's ranking metric (``ranked_on``): a held-out test score where some scored job of the task
         has one, else the best selection score.  Complete arms (every planned seed scored) come
@@ -169,17 +179,17 @@ class ResultTables:
         arms = {**{arm: [] for arm in planned}, **arms}  # an arm none of whose jobs ended yet is listed too
         scored_by_arm = {arm: [m for m in members if m.scored] for arm, members in arms.items()}
         held_out = {arm[0] for arm, scored in scored_by_arm.items() if any(m.get(metric) is not None for m in scored)}
-        rows = []
+        rows: list[LeaderboardRow] = []
         for (task, trainer, label), members in arms.items():
             scored = scored_by_arm[(task, trainer, label)]
             ranked_on = task_metric(task in held_out, metric)
             n, mean, std, low, high = summarize([v for m in scored if (v := m.get(ranked_on)) is not None])
             _, mean_best, std_best, _, _ = summarize([m.best for m in scored])  # type: ignore[misc]
             rows.append({
-                "task": task, "suite": members[0].suite if members else task.split(":", 1)[0], "trainer": trainer,
-                "params_label": label,
+                "task": task, "suite": members[0].suite if members else task.split(":", 1)[0], "rank": None,
+                "trainer": trainer, "params_label": label,
                 "ranked_on": ranked_on, "count": len(scored), "failed": len(members) - len(scored),
-                "planned": max(planned.get((task, trainer, label), 0), len(members)),
+                "planned": max(planned.get(Arm(task, trainer, label), 0), len(members)), "complete": False,
                 "mean": mean, "std": std, "ci95_low": low, "ci95_high": high,
                 "mean_best": mean_best, "std_best": std_best,
                 "mean_test": _mean([m.test_best for m in scored]),  # type: ignore[misc]
@@ -187,16 +197,16 @@ class ResultTables:
                 "mean_initial": _mean([m.initial for m in scored]),  # type: ignore[misc]
                 "mean_llm_calls": _mean([float(m.llm_calls) for m in scored]),
                 "mean_tokens": _mean([float(m.tokens) for m in scored]),
-                "mean_cost_usd": _mean([m.cost_usd for m in scored]),
+                "mean_cost_usd": _mean([m.cost_usd for m in scored]), "frontier_axis": "", "on_frontier": False,
             })
-        by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        by_task: dict[str, list[LeaderboardRow]] = defaultdict(list)
         for row in rows:
             by_task[row["task"]].append(row)
         for row in rows:
             row["complete"] = row["count"] == row["planned"] > 0
         axes = {task: cost_axis((m.llm_calls, m.tokens, m.cost_usd) for (t, _, _), scored in scored_by_arm.items()
                                 if t == task for m in scored) for task in by_task}
-        ranked: list[dict[str, Any]] = []
+        ranked: list[LeaderboardRow] = []
         for task in sorted(by_task):
             entries = by_task[task]
             column = _AXIS_COLUMNS[axes[task]]
@@ -209,22 +219,13 @@ class ResultTables:
                                                      r["params_label"]))
         return ranked
 
-    def _write_leaderboard(self, arms: dict[tuple[str, str, str], list[_Scores]],
-                           planned: dict[tuple[str, str, str], int]) -> None:
+    def _write_leaderboard(self, arms: dict[Arm, list[_Scores]], planned: dict[Arm, int]) -> None:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(LEADERBOARD_COLUMNS)
         for row in self.leaderboard_rows(arms, planned):
-            writer.writerow([_cell(row.get(c)) for c in LEADERBOARD_COLUMNS])
+            writer.writerow([cell(row[c]) for c in LEADERBOARD_COLUMNS])  # type: ignore[literal-required]
         write_text(self.leaderboard, buffer.getvalue())
-
-
-def _csv_row(record: JobResult, objectives: list[str]) -> list[Any]:
-    data = record.model_dump(mode="json")
-    row = [_cell(data.get(column)) for column in CSV_COLUMNS]
-    row += [_cell(record.score_dict_best.get(name[4:])) for name in objectives]
-    legacy = legacy_values(record)
-    return row + [_cell(legacy[column]) for column in LEGACY_CSV_COLUMNS]
 
 
 @dataclass(frozen=True)
@@ -243,7 +244,7 @@ class _Scores:
 
     @classmethod
     def of(cls, record: JobResult) -> _Scores:
-        return cls(record.suite, record.status in SUCCESSFUL and record.score_best is not None, record.score_best,
+        return cls(record.spec.suite, record.status in SUCCESSFUL and record.score_best is not None, record.score_best,
                    record.score_test_best, record.score_test_last, record.score_initial, record.llm_calls,
                    record.total_tokens, record.cost_usd)
 

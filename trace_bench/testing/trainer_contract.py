@@ -108,7 +108,7 @@ def run_trainer(trainer_id: str, runs_dir: Path, *, task: str = DEFAULT_TASK,
 def _assert_finished(outcome: JobOutcome, allowed: tuple[str, ...] = ("ok",)) -> None:
     result = outcome.result
     assert result.status in allowed, (
-        f"{result.trainer} on {result.task}: status {result.status!r} (expected {allowed}): {result.error}\n"
+        f"{result.spec.trainer} on {result.spec.task}: status {result.status!r} (expected {allowed}): {result.error}\n"
         f"{result.traceback or ''}")
 
 

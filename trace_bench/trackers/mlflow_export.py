@@ -94,7 +94,7 @@ def _export_job(client: Any, experiment_id: str, parent: str, job: JobExport) ->
     from mlflow.entities import Param
 
     results = job.results
-    name = f"{results.task} x {results.trainer} s{results.seed}"
+    name = f"{results.spec.task} x {results.spec.trainer} s{results.spec.seed}"
     run = client.create_run(experiment_id, tags={
         "mlflow.runName": name, "mlflow.parentRunId": parent, "trace_bench.kind": "job",
         "trace_bench.job_id": job.job_id, "trace_bench.finished_at": results.finished_at,

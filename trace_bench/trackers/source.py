@@ -37,8 +37,9 @@ class JobExport:
 
     @property
     def params(self) -> dict[str, str]:
-        out = {k: _param(getattr(self.results, k)) for k in JOB_PARAMS if getattr(self.results, k) is not None}
-        for key, value in self.results.params.items():
+        row = {**self.results.columns(), "attempt": self.results.attempt}
+        out = {k: _param(row[k]) for k in JOB_PARAMS if row[k] is not None}
+        for key, value in self.results.spec.params.items():
             out[f"param.{key}"] = _param(value)
         return out
 
@@ -69,7 +70,7 @@ def read_curve(job: JobStore) -> list[dict[str, float]]:
         return []
     points = []
     for row in rows:
-        cells = row.model_dump(exclude={"schema_version", "objectives"})
+        cells = row.model_dump(exclude={"schema_version", "objectives", "kind"})  # numbers only
         cells.update({OBJECTIVE_PREFIX + name: value for name, value in row.objectives.items()})
         points.append({k: float(v) for k, v in cells.items() if v is not None})
     return points

@@ -13,15 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trace_bench.store.models import (
-    JobEnded,
-    JobSubmitted,
-    Manifest,
-    RunFinished,
-    RunStarted,
-    StoreError,
-    Summary,
-)
+from trace_bench.store.live import INTERRUPTED, RunProgress
+from trace_bench.store.models import Manifest, StoreError, Summary
 from trace_bench.store.run_store import RunStore
 from trace_bench.ui.readers import problem_of
 from trace_bench.ui.run_records import RunRecord, discover_runs, load_job_details, load_run_summary
@@ -66,13 +59,8 @@ def is_run_dir(path: Path) -> bool:
 def run_state(run_dir: Path) -> str:
     """``finished``, ``interrupted`` or ``incomplete`` (running now, or killed) from the run's events;
     :func:`list_runs` says ``running`` for the incomplete runs it is told are being written."""
-    state = "incomplete"
-    for event in RunStore(run_dir).events():
-        if isinstance(event, RunStarted):
-            state = "incomplete"
-        elif isinstance(event, RunFinished):
-            state = "interrupted" if event.interrupted or event.not_run else "finished"
-    return state
+    state = RunProgress.of(RunStore(run_dir).events()).state
+    return state if state in ("finished", INTERRUPTED) else "incomplete"
 
 
 def _manifest(store: RunStore, *, entries: bool = True) -> tuple[Manifest | None, str | None]:
@@ -143,17 +131,7 @@ def job_entries(run_dir: Path) -> list[dict[str, Any]]:
 
 def latest_statuses(run_dir: Path) -> dict[str, str]:
     """Each job's latest state from the run's events: ``running`` between its start and finish."""
-    statuses: dict[str, str] = {}
-    for event in RunStore(run_dir).events():
-        if isinstance(event, JobSubmitted) and event.job_id:
-            statuses[event.job_id] = "running"
-        elif isinstance(event, JobEnded) and event.job_id:
-            statuses[event.job_id] = str(event.status)
-        elif isinstance(event, RunFinished):
-            for key, value in list(statuses.items()):
-                if value == "running":
-                    statuses[key] = "interrupted"
-    return statuses
+    return RunProgress.of(RunStore(run_dir).events()).jobs
 
 
 def job_choices(run_dir: str | Path | None) -> list[tuple[str, str]]:

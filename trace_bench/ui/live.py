@@ -3,8 +3,9 @@
 The driver writes ``run_started``/``job_started``/``job_finished``/``run_finished`` to the run's
 ``events.jsonl``; each job appends ``llm_call`` events to its own log and writes ``results.json``
 when it ends.  A :class:`ProgressReader` follows those logs through the store (which keeps the
-read offsets and holds back a torn last line) and keeps per-job totals between calls, so a timer
-that refreshes every second reads only the bytes appended since the last tick.
+read offsets and holds back a torn last line) and folds them with the store's one fold
+(``store.live``: the console and the records of killed jobs use it too), so a timer that
+refreshes every second reads only the bytes appended since the last tick.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.store.events import LogFollower
-from trace_bench.store.models import Event, JobEnded, JobSubmitted, LLMCall, RunFinished, RunStarted
+from trace_bench.store.live import INTERRUPTED, RUNNING, JobProgress, RunProgress
+from trace_bench.store.models import JobSubmitted
 from trace_bench.store.reading import file_stamp
 from trace_bench.store.run_store import RunStore
-from trace_bench.store.status import FAILED
 
 
 @dataclass
@@ -47,8 +48,8 @@ class RunSnapshot:
 
 @dataclass
 class _Job:
-    status: str = "running"
     tail: LogFollower | None = None
+    progress: JobProgress = field(default_factory=JobProgress)
     tokens: int = 0
     usd: float = 0.0
     result_stamp: Any = None
@@ -61,53 +62,37 @@ class ProgressReader:
         self.run_dir = Path(run_dir)
         self._store = RunStore(self.run_dir)
         self._run_tail = self._store.follow_events()
+        self._run = RunProgress()
         self._jobs: dict[str, _Job] = {}
-        self._total = 0
-        self._state = "starting"
-        self._session_start: float | None = None
-        self._session_finished = 0
 
     def read(self) -> RunSnapshot:
         for event in self._run_tail.new():
-            self._apply(event)
-        progress = RunSnapshot(run_id=self.run_dir.name, total=self._total, state=self._state)
-        for job_id, job in self._jobs.items():
-            self._update_spend(job_id, job)
-            progress.counts[job.status] = progress.counts.get(job.status, 0) + 1
+            self._run.apply(event)
+            if isinstance(event, JobSubmitted) and event.job_id:  # a new attempt starts from a cleared job dir
+                self._jobs[event.job_id] = _Job(tail=self._store.follow_job_events(event.job_id))
+        run = self._run
+        progress = RunSnapshot(run_id=self.run_dir.name, total=run.total, state=run.state, counts=run.counts())
+        for job_id, status in run.jobs.items():
+            job = self._jobs.setdefault(job_id, _Job())
+            self._update_spend(job_id, job, status)
             progress.tokens += job.tokens
             progress.usd += job.usd
-        progress.running = progress.counts.get("running", 0)
-        progress.interrupted = progress.counts.get("interrupted", 0)
-        progress.failed = sum(v for k, v in progress.counts.items() if k in FAILED)
-        progress.done = sum(v for k, v in progress.counts.items() if k not in ("running", "interrupted"))
-        if self._session_start is not None:
-            progress.elapsed_s = max(0.0, time.time() - self._session_start)
+        progress.running = progress.counts.get(RUNNING, 0)
+        progress.interrupted = progress.counts.get(INTERRUPTED, 0)
+        progress.failed = run.failed
+        progress.done = sum(v for k, v in progress.counts.items() if k not in (RUNNING, INTERRUPTED))
+        if run.state != "starting":
+            progress.elapsed_s = max(0.0, time.time() - (_epoch(run.started_ts) or time.time()))
             remaining = max(0, progress.total - progress.done)
-            if self._state == "running" and self._session_finished and remaining:
-                progress.eta_s = progress.elapsed_s / self._session_finished * remaining
+            if run.state == "running" and run.finished_this_session and remaining:
+                progress.eta_s = progress.elapsed_s / run.finished_this_session * remaining
         return progress
 
-    def _apply(self, event: Event) -> None:
-        if isinstance(event, RunStarted):
-            self._total = event.total_jobs
-            self._state = "running"
-            self._session_start = _epoch(event.ts) or time.time()
-            self._session_finished = 0
-        elif isinstance(event, JobSubmitted) and event.job_id:  # a new attempt starts from a cleared job dir
-            self._jobs[event.job_id] = _Job(tail=self._store.follow_job_events(event.job_id))
-        elif isinstance(event, JobEnded) and event.job_id:
-            self._jobs.setdefault(event.job_id, _Job()).status = str(event.status)
-            self._session_finished += 1
-        elif isinstance(event, RunFinished):
-            self._state = "interrupted" if event.interrupted or event.not_run else "finished"
-            for job in self._jobs.values():
-                if job.status == "running":
-                    job.status = "interrupted"
-
-    def _update_spend(self, job_id: str, job: _Job) -> None:
-        """Finished jobs: the totals in results.json; running jobs: the sum of their llm_call events."""
+    def _update_spend(self, job_id: str, job: _Job, status: str) -> None:
+        """Finished jobs: the totals in results.json; running jobs: the fold of their events (the
+        trainer's calls, as a record counts them)."""
         store = self._store.job(job_id)
-        if job.status != "running":
+        if status != RUNNING:
             stamp = file_stamp(store.results_path)
             if stamp != job.result_stamp:
                 job.result_stamp = stamp
@@ -119,9 +104,8 @@ class ProgressReader:
         if job.tail is None:
             return
         for event in job.tail.new():
-            if isinstance(event, LLMCall):
-                job.tokens += event.total_tokens
-                job.usd += event.cost_usd
+            job.progress.apply(event)
+        job.tokens, job.usd = job.progress.train.total_tokens, job.progress.train.cost_usd
 
 
 def _epoch(stamp: Any) -> float | None:

@@ -13,7 +13,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from trace_bench.store.models import StoreError
+from trace_bench.store.models import StoreError, arm_label
 from trace_bench.store.ranking import variant_of
 from trace_bench.store.run_store import RunStore
 from trace_bench.ui.discovery import job_entries
@@ -95,7 +95,7 @@ def run_curve_frame(run_dir: Path, axis: str = "llm_calls", group: str = "traine
     means = arm_curves(curves, axis)
     if means.empty:
         return pd.DataFrame(columns=PLOT_COLUMNS)
-    series = [(f"{t} · " if several_tasks else "") + f"{tr} ({p})"
+    series = [(f"{t} · " if several_tasks else "") + arm_label(tr, p)
               for t, tr, p in zip(means["task"], means["trainer"], means["params_label"], strict=True)]
     return pd.DataFrame({"x": means["x"], "best_score": means["mean"], "series": series, "low": means["low"],
                          "high": means["high"]})

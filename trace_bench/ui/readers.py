@@ -19,6 +19,7 @@ from typing import Any
 from trace_bench.store import reading
 from trace_bench.store.masking import mask_secrets
 from trace_bench.store.models import StoreError
+from trace_bench.store.run_store import RunStore
 
 TAIL_BYTES = reading.TAIL_BYTES
 
@@ -96,6 +97,22 @@ def read_csv_rows(path: Path) -> tuple[list[dict[str, str]], str | None]:
     return [dict(zip(header, row, strict=True)) for row in rows], None
 
 
+def read_result_rows(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """The rows of a run's results.csv typed by the job record's columns (through the store), with
+    the problem when it cannot be read."""
+    store = RunStore(run_dir)
+    try:
+        table = store.read_result_rows(original=False)
+    except StoreError as exc:
+        message = problem_of(exc, store.results_csv_path)
+        return [], "results.csv: empty" if "empty file" in message else message
+    if table is None:
+        return [], "results.csv: not written yet"
+    columns, rows = table
+    names = [column.name for column in columns]
+    return [dict(zip(names, row, strict=True)) for row in rows], None
+
+
 _DECIMAL = re.compile(r"-?\d+\.\d*(?:[eE][-+]?\d+)?|-?\d+[eE]-\d+")
 DISPLAY_DIGITS = 4
 
@@ -105,6 +122,8 @@ def display_value(value: Any) -> Any:
     ``DISPLAY_DIGITS`` significant digits; other strings masked; integers and ids left as they are."""
     if isinstance(value, float):
         return value if value != value else float(f"{value:.{DISPLAY_DIGITS}g}")
+    if isinstance(value, (dict, list)):  # a typed JSON column (params, denials per kind): shown as its text
+        return masked(json.dumps(value, sort_keys=True, default=str)) if value else ""
     if isinstance(value, str):
         if _DECIMAL.fullmatch(value.strip()):
             return float(f"{float(value):.{DISPLAY_DIGITS}g}")
@@ -112,7 +131,7 @@ def display_value(value: Any) -> Any:
     return value
 
 
-def labelled_results(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+def labelled_results(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """results.csv rows with ``task`` as every table names it: one task under one set of
     eval_kwargs is its own task (``task_label``; older runs: from an ``;eval:`` params label)."""
     from trace_bench.store.ranking import variant_of
@@ -124,17 +143,28 @@ def labelled_results(rows: list[dict[str, str]]) -> list[dict[str, str]]:
     return shown
 
 
-def leaderboard_display(rows: list[dict[str, str]]) -> list[dict[str, str]]:
-    """leaderboard.csv rows with a ``seeds`` column after the arm: the scored seeds, and ``k/N
-    seeds, incomplete`` for an arm with failed or missing seeds (ranked after the complete arms)."""
+def read_leaderboard_rows(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """A run's leaderboard.csv rows typed by the store, with the problem when it cannot be read."""
+    store = RunStore(run_dir)
+    try:
+        rows = store.read_leaderboard_rows()
+    except StoreError as exc:
+        message = problem_of(exc, store.leaderboard_path)
+        return [], "leaderboard.csv: empty" if "empty file" in message else message
+    return (rows, None) if rows is not None else ([], "leaderboard.csv: not written yet")
+
+
+def leaderboard_display(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """leaderboard.csv rows (typed) with a ``seeds`` column after the arm: the scored seeds, and
+    ``k/N seeds, incomplete`` for an arm with failed or missing seeds (ranked after the complete arms)."""
     from trace_bench.store.ranking import seeds_cell
 
     shown = []
     for row in rows:
-        count, planned = row.get("count", ""), row.get("planned", "")
-        seeds = count if row.get("complete", "true") != "false" or not planned else \
-            f"{seeds_cell(int(count or 0), int(planned))}, incomplete"
-        ordered: dict[str, str] = {}
+        count, planned = row.get("count"), row.get("planned")
+        seeds: Any = count if row.get("complete") is not False or not planned else \
+            f"{seeds_cell(count or 0, planned)}, incomplete"
+        ordered: dict[str, Any] = {}
         for key, value in row.items():
             ordered[key] = value
             if key == "params_label":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trace_bench.store.models._base import NewerSchemaError, StoreError, StoreModel, UpgradeError
+from trace_bench.store.models._base import FlatRecord, NewerSchemaError, StoreError, StoreModel, UpgradeError
 from trace_bench.store.models.events import (
     JOB_EVENTS,
     RUN_EVENTS,
@@ -30,7 +30,6 @@ from trace_bench.store.models.job import (
     CURVE_COLUMNS,
     LEGACY_CSV_COLUMNS,
     OBJECTIVE_PREFIX,
-    RESOLVED_FIELDS,
     Attempts,
     CurveRow,
     Heartbeat,
@@ -52,18 +51,29 @@ from trace_bench.store.models.run import (
     GitInfo,
     Manifest,
     ManifestJob,
-    ResolvedJob,
     SandboxSetting,
     Summary,
     TokenTotals,
 )
+from trace_bench.store.models.spec import (
+    ARM_FIELDS,
+    DEFAULT_OPTIMIZER,
+    RESOLVED_FIELDS,
+    ROLES,
+    Arm,
+    JobSpec,
+    Resolution,
+    arm_label,
+)
 
 __all__ = [
-    "CREDITED_CURVE_KINDS", "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX", "RESOLVED_FIELDS",
+    "ARM_FIELDS", "DEFAULT_OPTIMIZER", "ROLES", "Arm", "FlatRecord", "JobSpec", "Resolution", "arm_label",
+    "CREDITED_CURVE_KINDS", "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX",
+    "RESOLVED_FIELDS",
     "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
     "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "IntegrityReport", "JobEnded", "JobEvent", "JobFinished", "JobMeta",
     "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "LLMCall", "LeakFinding", "Manifest", "ManifestJob", "NewerSchemaError",
-    "OtherEvent", "ResolvedJob", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxDenial", "SandboxSetting", "SpendEntry", "StateFile",
+    "OtherEvent", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxDenial", "SandboxSetting", "SpendEntry", "StateFile",
     "StateHistoryLine", "StateParameter", "StateSnapshot", "Step", "StoreError", "StoreModel", "Summary",
     "TokenTotals", "TrackerWarning", "Preflight", "UpgradeError",
 ]

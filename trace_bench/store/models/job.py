@@ -11,75 +11,73 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trace_bench.store.models._base import StoreModel, Upgrade
+from trace_bench.store.models.spec import (
+    DEFAULT_OPTIMIZER,
+    RESOLVED_PREFIX,
+    ROLES,
+    SPEC_VIEW_COLUMNS,
+    Arm,
+    JobSpec,
+    Resolution,
+)
 from trace_bench.store.status import Status
 
 SCORE_FIELDS = ("score_initial", "score_final", "score_best", "score_test", "score_test_last", "score_test_best")
-#: The original Trace-Bench's names of what a job resolved, kept in job_meta.json and results.json.
-RESOLVED_FIELDS = ("resolved_trainer_kwargs", "resolved_optimizer", "resolved_optimizer_kwargs", "resolved_guide",
-                   "resolved_guide_kwargs", "resolved_logger", "resolved_logger_kwargs")
+#: keys a field's ``json_schema_extra`` may hold: ``column`` (False: not a results.csv column),
+#: ``kind`` (how a reader types the column: ``timestamp`` for an ISO text)
+NOT_A_COLUMN: dict[str, Any] = {"column": False}
 
 
 def _job_meta_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     """Older metas knew only the specification: the resolved fields are what it named."""
-    return {"raw_params": dict(data.get("params") or {}),
-            "resolved_trainer_kwargs": dict(data.get("trainer_kwargs") or {}),
-            "resolved_optimizer": data.get("optimizer") or "OptoPrime",
+    return {"resolved_trainer_kwargs": dict(data.get("trainer_kwargs") or {}),
+            "resolved_optimizer": data.get("optimizer") or DEFAULT_OPTIMIZER,
             "resolved_optimizer_kwargs": dict(data.get("optimizer_kwargs") or {}),
             "resolved_logger": data.get("logger"), **data}
 
 
 class JobMeta(StoreModel):
-    """The job's full specification, written by the driver before each attempt and again, with its
-    ``status`` and the settings the job resolved, when it ended (version 2 adds ``sandbox``; older
-    files read as the default, ``strong``; version 3 adds ``status``, ``raw_params`` and the
-    original Trace-Bench's ``resolved_*`` fields, filled from the specification in older files, and ``node_id``, set by the driver when the
-    job ends on a Ray cluster)."""
+    """``job_meta.json``: the job's specification (``spec``, its keys at the file's top level),
+    written by the driver before each attempt and again, with its ``status`` and what the job
+    resolved (``resolved_*``), when it ended.  Version 2 adds ``sandbox`` (older files read as the
+    default, ``strong``); version 3 adds ``status``, ``raw_params`` (the variant as written, the
+    same as ``params``) and the original Trace-Bench's ``resolved_*`` fields, filled from the
+    specification in older files, and ``node_id``, set by the driver when the job ends on a Ray
+    cluster."""
 
     SCHEMA_VERSION: ClassVar[int] = 3
     UPGRADES: ClassVar[dict[int, Upgrade]] = {2: _job_meta_v2_to_v3}
     FILE: ClassVar[str] = "job_meta.json"
+    FLAT: ClassVar[dict[str, str]] = {"spec": "", "resolved": RESOLVED_PREFIX}
+    VIEWS: ClassVar[tuple[str, ...]] = ("raw_params",)
 
     run_id: str
     attempt: int = 1
-    job_id: str
-    index: int = 0
-    task: str
-    suite: str = ""
-    eval_kwargs: dict[str, Any] = Field(default_factory=dict)
-    task_label: str = Field(default="", description="the task as tables name it: its id, or `id[k=v,...]` when "
-                            "the run has it under several eval_kwargs (empty in older files: the id)")
-    trainer: str
-    params: dict[str, Any] = Field(default_factory=dict)
-    params_label: str = "default"
-    trainer_kwargs: dict[str, Any] = Field(default_factory=dict, description="resolved, every default filled in")
-    optimizer: str | None = None
-    optimizer_kwargs: dict[str, Any] = Field(default_factory=dict)
-    seed: int
-    mode: str
-    llm: dict[str, Any] = Field(default_factory=dict, description="the config's llm block (key names, never keys)")
-    llm_identity: dict[str, Any] = Field(default_factory=dict)
-    budget: dict[str, Any] = Field(default_factory=dict)
-    logger: str | None = None
-    task_root: str | None = None
-    skip_reason: str | None = None
-    sandbox: Literal["strong", "weak"] = Field(
-        default="strong", description="weak: LLM-written code may run without bubblewrap where it is missing")
+    spec: JobSpec
     status: str | None = Field(default=None, description="the job's status once it ended (null before); "
                                "`--resume` re-runs a job whose status here is not complete (version 3)")
-    raw_params: dict[str, Any] = Field(default_factory=dict, description="the variant as written (version 3)")
-    resolved_trainer_kwargs: dict[str, Any] = Field(default_factory=dict)
-    resolved_optimizer: str | None = Field(default=None, description="the optimizer the job really used")
-    resolved_optimizer_kwargs: dict[str, Any] = Field(default_factory=dict, description="the task's optimizer "
-                                                      "kwargs updated with the config's")
-    resolved_guide: str | None = Field(default=None, description="class of the task's guide")
-    resolved_guide_kwargs: dict[str, Any] = Field(default_factory=dict)
-    resolved_logger: str | None = None
-    resolved_logger_kwargs: dict[str, Any] = Field(default_factory=dict)
+    resolved: Resolution = Field(default_factory=Resolution)
     node_id: str | None = Field(default=None, description="the Ray node that ran the last attempt (Ray executor)")
+
+    def arrange(self, flat: dict[str, Any], nested: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in flat.items():
+            out[key] = value
+            if key == "status":
+                out["raw_params"] = nested["spec"]["params"]
+        return out
+
+    def view(self, name: str) -> Any:
+        if name == "raw_params":
+            return self.spec.params
+        raise KeyError(name)
 
 
 class RoleUsage(BaseModel):
-    """LLM usage of one role (optimizer, agent, judge) in one job."""
+    """LLM usage of one role or phase (optimizer, agent, judge; train, measure) in one job: what the
+    live session counts and what a fold of the job's ``llm_call`` events gives back.  ``llm_calls``,
+    tokens and cost include answers served from the cache (charged with their recorded usage);
+    ``cache_hits`` says how many of the calls those were."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -93,54 +91,96 @@ class RoleUsage(BaseModel):
     cost_usd: float = 0.0
     estimated: bool = False
 
+    def add_call(self, *, prompt_tokens: int, completion_tokens: int, total_tokens: int, cost_usd: float,
+                 cached: bool = False, retries: int = 0, estimated: bool = False) -> None:
+        """One call that came back (from the provider or the cache)."""
+        self.llm_calls += 1
+        self.cache_hits += int(cached)
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.total_tokens += total_tokens
+        self.cost_usd += cost_usd
+        self.retries += retries
+        self.estimated = self.estimated or estimated
+
+    def add_error(self, retries: int = 0) -> None:
+        """One call that failed (it counts no tokens and no cost; the retries it made count)."""
+        self.errors += 1
+        self.retries += retries
+
 
 def _test_best_from_test(data: dict[str, Any]) -> dict[str, Any]:
     """Version 3 -> 4: ``score_test`` was already the test score of the best state."""
     return {**data, "score_test_best": data.get("score_test")}
 
 
+def _spec_from_flat(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 5 -> 6: the record held its specification's columns at the top level; the embedded
+    ``spec`` is rebuilt from them (what they do not say keeps its default: ``budget``, ``index``,
+    the raw ``optimizer_kwargs``).  The LLM identity is rebuilt so that it names the same models;
+    an empty ``optimizer`` (version 5) was a trainer that uses none."""
+    if "spec" in data:
+        return data
+    mode = str(data.get("mode") or "")
+    models = {role: str(data.get(f"model_{role}") or "") for role in ROLES}
+    if mode == "real":
+        identity: dict[str, Any] = {"mode": "real", "model": data.get("llm_model") or ""}
+        identity["roles"] = {role: {"model": model} for role, model in models.items() if model}
+    else:
+        identity = {"mode": mode or "stub"}
+    llm = {"provider": data.get("llm_provider") or None, "base_url": data.get("llm_base_url") or None}
+    if mode != "real" and llm["provider"] == "stub":
+        llm["provider"] = None
+    spec = {"job_id": data.get("job_id"), "task": data.get("task"), "task_label": data.get("task_label") or "",
+            "uses_optimizer": data.get("optimizer") != "" if "optimizer" in data else True,
+            "suite": data.get("suite") or "",
+            "eval_kwargs": data.get("eval_kwargs") or {}, "trainer": data.get("trainer"),
+            "params": data.get("params") or {}, "params_label": data.get("params_label") or "default",
+            "trainer_kwargs": data.get("resolved_trainer_kwargs") or {}, "optimizer": data.get("optimizer") or None,
+            "seed": data.get("seed"), "mode": mode, "llm": llm, "llm_identity": identity,
+            "logger": data.get("resolved_logger")}
+    return {**data, "spec": spec}
+
+
 class JobResult(StoreModel):
-    """A job's record.  Version 2: never a bare ``NaN``; non-finite scores are null and named in
-    ``non_finite`` (version-1 files that hold ``NaN`` are upgraded the same way on read).
-    Version 3 adds ``sandbox`` (older files: empty, not recorded) and ``best_state_failed`` (false in
-    older files).  Version 4 splits spend by phase: ``llm_calls``, tokens and ``cost_usd`` count the
-    trainer's calls only (what a budget counts), ``measure_*`` the harness's own scoring calls; and it
-    adds ``score_test_last``/``score_test_best``.  A version-3 file's spend included both phases: it
-    reads with ``measure_*`` null (not recorded apart) and ``score_test_best`` = its ``score_test``.
-    Version 4 also adds ``optimizer``, the model of each role (``model_<role>``) and the original
-    Trace-Bench's ``eval_kwargs``, ``resolved_*``, ``llm_provider`` and ``llm_base_url`` (empty in
-    older files).  Version 5 adds the integrity audit: ``leaked_test_items``,
-    ``leaked_validation_items``, ``sandbox_denials`` and ``sandbox_denial_kinds`` (null in older
-    files: not audited), ``task_label`` (empty in older files: the task id) and
-    ``guide_errors_scored`` (null), and the status ``task_error``."""
+    """A job's record: its specification (``spec``, embedded whole), how it ended, its scores and
+    its spend.  The file also shows the specification's results.csv columns (``task``, ``trainer``,
+    ``params_label``, ``llm_model``, ...) and ``eval_kwargs``, ``llm_provider``, ``llm_base_url`` at
+    its top level for readers; they are computed from ``spec`` and never read back.
+
+    Every field below ``spec`` is a results.csv column, in this order, unless it says otherwise
+    (``column: false``): a new field is a new column.  Version 2: never a bare ``NaN``; non-finite
+    scores are null and named in ``non_finite`` (version-1 files that hold ``NaN`` are upgraded the
+    same way on read).  Version 3 adds ``sandbox`` (older files: empty, not recorded) and
+    ``best_state_failed`` (false in older files).  Version 4 splits spend by phase: ``llm_calls``,
+    tokens and ``cost_usd`` count the trainer's calls only (what a budget counts), ``measure_*`` the
+    harness's own scoring calls; and it adds ``score_test_last``/``score_test_best``.  A version-3
+    file's spend included both phases: it reads with ``measure_*`` null (not recorded apart) and
+    ``score_test_best`` = its ``score_test``.  Version 4 also adds ``optimizer``, the model of each
+    role (``model_<role>``) and the original Trace-Bench's ``eval_kwargs``, ``resolved_*``,
+    ``llm_provider`` and ``llm_base_url`` (empty in older files).  Version 5 adds the integrity
+    audit: ``leaked_test_items``, ``leaked_validation_items``, ``sandbox_denials`` and
+    ``sandbox_denial_kinds`` (null in older files: not audited), ``task_label`` (empty in older
+    files: the task id) and ``guide_errors_scored`` (null), and the status ``task_error``.
+    Version 6 embeds the whole specification under ``spec`` (older files: rebuilt from their
+    columns)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
-    SCHEMA_VERSION: ClassVar[int] = 5
-    UPGRADES: ClassVar[dict[int, Upgrade]] = {3: _test_best_from_test}
+    SCHEMA_VERSION: ClassVar[int] = 6
+    UPGRADES: ClassVar[dict[int, Upgrade]] = {3: _test_best_from_test, 5: _spec_from_flat}
     FILE: ClassVar[str] = "results.json"
+    FLAT: ClassVar[dict[str, str]] = {"resolved": RESOLVED_PREFIX}
+    #: what the file shows of ``spec`` (results.csv's specification columns, then the original's names)
+    VIEWS: ClassVar[tuple[str, ...]] = (*SPEC_VIEW_COLUMNS, "eval_kwargs", "llm_provider", "llm_base_url")
 
     run_id: str
-    job_id: str
-    task: str
-    task_label: str = Field(default="", description="the task as every ranking and table names it: its id, or "
-                            "`id[k=v,...]` when the run has it under several eval_kwargs, each variant its own "
-                            "task (empty in older files: read as the id, or from an `;eval:` params_label)")
-    suite: str
-    trainer: str
-    params: dict[str, Any] = Field(default_factory=dict)
-    params_label: str = "default"
-    seed: int
-    mode: str
-    llm_model: str = ""
-    optimizer: str = Field(default="", description="the optimizer the job was configured with (the default "
-                           "OptoPrime when none was named; empty for a trainer that uses no opto optimizer, such as "
-                           "the external libraries' trainers and NoOpTrainer; version 4)")
-    model_optimizer: str = Field(default="", description="the model of the optimizer role (version 4)")
-    model_agent: str = Field(default="", description="the model of the agent role (version 4)")
-    model_judge: str = Field(default="", description="the model of the judge role (version 4)")
+    spec: JobSpec = Field(json_schema_extra=NOT_A_COLUMN)
     status: Status
     error: str = ""
-    traceback: str = ""
+    traceback: str = Field(default="", json_schema_extra=NOT_A_COLUMN)
+    guide_errors_scored: int | None = Field(default=None, description="null unless the task opted in with "
+                                            "`score_guide_errors`; then how many exceptions or non-finite scores "
+                                            "of its guide were scored as failures instead of ending the job")
     score_initial: float | None = None
     score_final: float | None = None
     score_best: float | None = None
@@ -165,33 +205,24 @@ class JobResult(StoreModel):
                                           "whose ``llm_calls`` included them")
     measure_tokens: int | None = Field(default=None, description="total tokens of the measurement calls (version 4)")
     measure_cost_usd: float | None = Field(default=None, description="USD of the measurement calls (version 4)")
-    llm_errors: int = 0
-    llm_retries: int = 0
+    llm_errors: int = Field(default=0, json_schema_extra=NOT_A_COLUMN)
+    llm_retries: int = Field(default=0, json_schema_extra=NOT_A_COLUMN)
     time_seconds: float = 0.0
-    started_at: str = ""
-    finished_at: str = ""
-    attempt: int = 1
-    score_dict_best: dict[str, float | None] = Field(default_factory=dict)
+    started_at: str = Field(default="", json_schema_extra={"kind": "timestamp"})
+    finished_at: str = Field(default="", json_schema_extra={"kind": "timestamp"})
+    attempt: int = Field(default=1, json_schema_extra=NOT_A_COLUMN)
+    score_dict_best: dict[str, float | None] = Field(default_factory=dict, description="per-objective means of "
+                                                     "the best state (the results.csv columns ``obj_<metric>``)",
+                                                     json_schema_extra=NOT_A_COLUMN)
     best_state_failed: bool = Field(default=False, description="the best state raised or gave an unscorable "
-                                    "output on a selection example (its score holds the task's failure score)")
-    guide_errors_scored: int | None = Field(default=None, description="null unless the task opted in with "
-                                            "`score_guide_errors`; then how many exceptions or non-finite scores "
-                                            "of its guide were scored as failures instead of ending the job")
-    usage_by_role: dict[str, RoleUsage] = Field(default_factory=dict)
-    budget_spent: dict[str, float] = Field(default_factory=dict)
+                                    "output on a selection example (its score holds the task's failure score)",
+                                    json_schema_extra=NOT_A_COLUMN)
+    usage_by_role: dict[str, RoleUsage] = Field(default_factory=dict, json_schema_extra=NOT_A_COLUMN)
+    budget_spent: dict[str, float] = Field(default_factory=dict, json_schema_extra=NOT_A_COLUMN)
     non_finite: list[str] = Field(default_factory=list, description="score fields whose value was NaN or "
-                                  "infinite and is stored as null (version 2)")
+                                  "infinite and is stored as null (version 2)", json_schema_extra=NOT_A_COLUMN)
     sandbox: str = Field(default="", description="the isolation LLM-written code ran under in this job: "
                          "bwrap, weak (both, comma-separated, if it changed), or empty when none ran (version 3)")
-    eval_kwargs: dict[str, Any] = Field(default_factory=dict, description="the task's eval kwargs (version 4)")
-    resolved_trainer_kwargs: dict[str, Any] = Field(default_factory=dict, description="every default filled in")
-    resolved_optimizer: str | None = Field(default=None, description="the optimizer the job really used")
-    resolved_optimizer_kwargs: dict[str, Any] = Field(default_factory=dict, description="the task's optimizer "
-                                                      "kwargs updated with the config's")
-    resolved_guide: str | None = Field(default=None, description="class of the task's guide")
-    resolved_guide_kwargs: dict[str, Any] = Field(default_factory=dict)
-    resolved_logger: str | None = None
-    resolved_logger_kwargs: dict[str, Any] = Field(default_factory=dict)
     leaked_test_items: int | None = Field(default=None, description="test items whose input (a long verbatim "
                                           "run) or reference answer the best or final state holds; null without a "
                                           "test split or when the job was not audited (version 5)")
@@ -202,18 +233,19 @@ class JobResult(StoreModel):
                                         "memory); null in older files (version 5)")
     sandbox_denial_kinds: dict[str, int] = Field(default_factory=dict, description="``sandbox_denials`` per kind "
                                                  "(version 5)")
-    llm_provider: str = Field(default="", description="`llm.provider` of the config, `stub` in stub mode")
-    llm_base_url: str = Field(default="", description="`llm.base_url` of the config")
     best_known: float | None = Field(default=None, description="the best value published for the task (discovery "
                                      "tasks), of the metric it names; null when the task declares none")
-    best_known_source: str = Field(default="", description="where the best known value comes from")
+    best_known_source: str = Field(default="", description="where the best known value comes from",
+                                   json_schema_extra=NOT_A_COLUMN)
     pct_of_best_known: float | None = Field(default=None, description="how far the best state got, as % of the best "
                                             "known value (100 = matched, above = beaten; direction applied)")
     score_trust: str = Field(default="", description="`trusted`: the score was computed outside the candidate's "
                              "process; `candidate-reachable`: the candidate ran in the process that scored it "
                              "(a plain evaluate() task); empty for tasks that do not say")
     metrics_best: dict[str, float | None] = Field(default_factory=dict, description="the task evaluator's metrics "
-                                                  "of the best state (discovery tasks)")
+                                                  "of the best state (discovery tasks)", json_schema_extra=NOT_A_COLUMN)
+    resolved: Resolution = Field(default_factory=Resolution, description="what the job really used (written as "
+                                 "the original's ``resolved_*``)", json_schema_extra=NOT_A_COLUMN)
 
     @model_validator(mode="after")
     def _null_non_finite(self) -> JobResult:
@@ -235,18 +267,55 @@ class JobResult(StoreModel):
             object.__setattr__(self, "non_finite", sorted(set(flagged)))
         return self
 
+    @property
+    def job_id(self) -> str:
+        return self.spec.job_id
 
-#: results.csv columns, in order (objective columns ``obj_<metric>`` follow).
-CSV_COLUMNS = (
-    "run_id", "job_id", "task", "task_label", "suite", "trainer", "optimizer", "params", "params_label", "seed", "mode",
-    "llm_model", "model_optimizer", "model_agent", "model_judge", "status", "error", "guide_errors_scored",
-    "score_initial", "score_final",
-    "score_best", "score_test", "score_test_last", "score_test_best", "selection_split", "n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens",
-    "completion_tokens", "total_tokens", "tokens_estimated", "cost_usd", "measure_llm_calls", "measure_tokens",
-    "measure_cost_usd", "time_seconds", "started_at", "finished_at", "sandbox", "leaked_test_items",
-    "leaked_validation_items", "sandbox_denials", "sandbox_denial_kinds", "best_known", "pct_of_best_known",
-    "score_trust",
-)
+    @property
+    def arm(self) -> Arm:
+        return self.spec.arm
+
+    def view(self, name: str) -> Any:
+        if name in SPEC_VIEW_COLUMNS:
+            return self.spec.columns()[name]
+        if name in ("llm_provider", "llm_base_url"):
+            return self.spec.endpoint()[name]
+        if name in JobSpec.model_fields:
+            return getattr(self.spec, name)
+        raise KeyError(name)
+
+    def columns(self) -> dict[str, Any]:
+        """The record's results.csv columns (``CSV_COLUMNS``), in order, as Python values (no
+        serialisation: the tables write 100,000 of them)."""
+        return {"run_id": self.run_id, **self.spec.columns(), **{name: getattr(self, name) for name in OUTCOME_COLUMNS}}
+
+    def arrange(self, flat: dict[str, Any], nested: dict[str, Any]) -> dict[str, Any]:
+        """``schema_version``, ``run_id``, the specification's columns, the outcome, the original's
+        names, and the embedded ``spec`` last."""
+        spec = nested["spec"]
+        head = {"schema_version": flat["schema_version"], "run_id": flat["run_id"], **self.spec.columns()}
+        body = {k: v for k, v in flat.items() if k not in head and k != "spec" and not k.startswith(RESOLVED_PREFIX)}
+        original = {"eval_kwargs": spec["eval_kwargs"],
+                    **{k: v for k, v in flat.items() if k.startswith(RESOLVED_PREFIX)}, **self.spec.endpoint()}
+        return {**head, **body, **original, "spec": spec}
+
+
+def record_columns(model: type[JobResult]) -> tuple[str, ...]:
+    """The results.csv columns of a record model, in order: ``run_id``, the specification's, then
+    every field declared after ``spec`` unless it says ``column: false``."""
+    names = list(model.model_fields)
+    outcome = []
+    for name in names[names.index("spec") + 1:]:
+        extra = model.model_fields[name].json_schema_extra
+        if not (isinstance(extra, dict) and extra.get("column") is False):
+            outcome.append(name)
+    return ("run_id", *SPEC_VIEW_COLUMNS, *outcome)
+
+
+#: results.csv columns, in order (objective columns ``obj_<metric>`` and the original's columns follow)
+CSV_COLUMNS: tuple[str, ...] = record_columns(JobResult)
+#: the columns that are the record's own fields (after the specification's)
+OUTCOME_COLUMNS: tuple[str, ...] = CSV_COLUMNS[1 + len(SPEC_VIEW_COLUMNS):]
 #: The original Trace-Bench's results.csv columns that ours lack, in its order; written after ours and
 #: after the ``obj_<metric>`` columns (see ``trace_bench.store.legacy_columns``).
 LEGACY_CSV_COLUMNS = (

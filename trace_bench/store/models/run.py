@@ -5,53 +5,45 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from trace_bench.store.models._base import StoreModel, Upgrade
+from trace_bench.store.models._base import FlatRecord, StoreModel, Upgrade
+from trace_bench.store.models.spec import RESOLVED_PREFIX, JobSpec, Resolution
 from trace_bench.store.status import PlanState, Status
 
 
-class ResolvedJob(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    trainer_kwargs: dict[str, Any] = Field(default_factory=dict)
-    optimizer: str | None = Field(default=None, description="OptoPrime when the config names none; null for a "
-                                  "trainer that uses no opto optimizer")
-    optimizer_kwargs: dict[str, Any] = Field(default_factory=dict)
-    logger: str | None = None
-
-
-class ManifestJob(BaseModel):
+class ManifestJob(FlatRecord):
     """One cell of the matrix, in matrix order, with its latest state (``reused``: its record
-    was carried over from an earlier invocation; the record keeps its own status).  The flat
-    ``resolved_*`` fields are the original Trace-Bench's names, equal to the job's job_meta.json
-    once the job ended (manifest version 2)."""
+    was carried over from an earlier invocation; the record keeps its own status).  The entry
+    embeds the job's specification (``spec``, its keys at the entry's top level) and what the job
+    resolved (``resolved_*``: the specification's until the job ended, then its record's, equal
+    to its job_meta.json).  ``raw_params`` (the variant as written, the same as ``params``) is
+    the original Trace-Bench's name; the ``resolved`` block is the version-1 form of the
+    specification's settings (``trainer_kwargs``, ``optimizer``, ``optimizer_kwargs``, ``logger``)."""
 
-    model_config = ConfigDict(extra="allow")
+    FLAT: ClassVar[dict[str, str]] = {"spec": "", "resolved": RESOLVED_PREFIX}
+    VIEWS: ClassVar[tuple[str, ...]] = ("raw_params", "resolved")
 
-    job_id: str
-    index: int = 0
-    task: str
-    task_label: str = Field(default="", description="the task as tables name it (see results.json); empty in "
-                            "older manifests")
-    suite: str = ""
-    trainer: str
-    params: dict[str, Any] = Field(default_factory=dict)
-    params_label: str = "default"
-    seed: int
-    eval_kwargs: dict[str, Any] = Field(default_factory=dict)
-    raw_params: dict[str, Any] = Field(default_factory=dict, description="the variant as written (same as params)")
-    resolved: ResolvedJob = Field(default_factory=ResolvedJob)
-    llm_identity: dict[str, Any] = Field(default_factory=dict)
+    spec: JobSpec
     status: Status | PlanState = PlanState.PENDING
-    skip_reason: str | None = None
-    resolved_trainer_kwargs: dict[str, Any] = Field(default_factory=dict)
-    resolved_optimizer: str | None = None
-    resolved_optimizer_kwargs: dict[str, Any] = Field(default_factory=dict)
-    resolved_guide: str | None = None
-    resolved_guide_kwargs: dict[str, Any] = Field(default_factory=dict)
-    resolved_logger: str | None = None
-    resolved_logger_kwargs: dict[str, Any] = Field(default_factory=dict)
+    resolved: Resolution = Field(default_factory=Resolution)
+
+    @property
+    def job_id(self) -> str:
+        return self.spec.job_id
+
+    def arrange(self, flat: dict[str, Any], nested: dict[str, Any]) -> dict[str, Any]:
+        spec = nested["spec"]
+        settings = {"trainer_kwargs": spec["trainer_kwargs"], "optimizer": self.spec.optimizer_name or None,
+                    "optimizer_kwargs": spec["optimizer_kwargs"], "logger": spec["logger"]}
+        return {**{k: v for k, v in flat.items() if not k.startswith(RESOLVED_PREFIX)},
+                "raw_params": spec["params"], "resolved": settings,
+                **{k: v for k, v in flat.items() if k.startswith(RESOLVED_PREFIX)}}
+
+    def view(self, name: str) -> Any:
+        if name == "raw_params":
+            return self.spec.params
+        raise KeyError(name)
 
 
 def _manifest_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
@@ -73,14 +65,30 @@ def _manifest_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     return dict(data)
 
 
+def _manifest_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
+    """Version-3 entries held the specification's identity only: the rest is taken from their
+    ``resolved`` block (trainer kwargs, optimizer kwargs, logger) and from the manifest (mode,
+    task root)."""
+    jobs = []
+    for entry in data.get("jobs") or []:
+        if isinstance(entry, dict) and "trainer_kwargs" not in entry:
+            settings = entry.get("resolved") if isinstance(entry.get("resolved"), dict) else {}
+            entry = {"trainer_kwargs": settings.get("trainer_kwargs") or entry.get("resolved_trainer_kwargs") or {},
+                     "optimizer_kwargs": settings.get("optimizer_kwargs") or {}, "mode": data.get("mode") or "",
+                     "logger": entry.get("resolved_logger"), "task_root": data.get("task_root"), **entry}
+        jobs.append(entry)
+    return {**data, "jobs": jobs}
+
+
 class Manifest(StoreModel):
     """The expanded matrix.  Written when a run starts (every job ``pending``) and when it ends.
     Version 2 adds the entries' flat ``resolved_*`` fields, the ``reused`` state and
     ``config_hashes`` (a run extended by a larger config: see ``trace_bench.runner.extend``).
-    Version 3 adds ``entries_digest`` (empty in older files) and writes one entry per line."""
+    Version 3 adds ``entries_digest`` (empty in older files) and writes one entry per line.
+    Version 4 entries embed the whole specification (older ones: see ``_manifest_v3_to_v4``)."""
 
-    SCHEMA_VERSION: ClassVar[int] = 3
-    UPGRADES: ClassVar[dict[int, Upgrade]] = {1: _manifest_v1_to_v2, 2: _manifest_v2_to_v3}
+    SCHEMA_VERSION: ClassVar[int] = 4
+    UPGRADES: ClassVar[dict[int, Upgrade]] = {1: _manifest_v1_to_v2, 2: _manifest_v2_to_v3, 3: _manifest_v3_to_v4}
     FILE: ClassVar[str] = "manifest.json"
 
     run_id: str

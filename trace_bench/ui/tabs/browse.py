@@ -7,6 +7,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from trace_bench.store.columns import RESULT_COLUMNS as RESULT_TABLE_COLUMNS
 from trace_bench.store.run_store import RunStore
 from trace_bench.ui.chart import line_chart
 from trace_bench.ui.context import ALL, UIContext, choice_list, guarded
@@ -19,14 +20,14 @@ from trace_bench.ui.readers import (
     leaderboard_display,
     markdown_text,
     masked,
-    read_csv_rows,
     read_json,
+    read_leaderboard_rows,
+    read_result_rows,
     read_text,
 )
 
-RESULT_COLUMNS = ["job_id", "task", "trainer", "params_label", "seed", "status", "score_initial", "score_best",
-                  "pct_of_best_known", "score_trust", "score_final", "score_test", "n_steps", "llm_calls",
-                  "total_tokens", "cost_usd", "time_seconds", "leaked_test_items", "sandbox_denials", "error"]
+#: the results table shows every column of the job record (``store.columns``), in its order
+RESULT_COLUMNS = [column.name for column in RESULT_TABLE_COLUMNS]
 RUN_COLUMNS = ["run_id", "created", "jobs", "finished", "state", "counts", "problem"]
 GROUPS = {"mean per trainer": "trainer", "per job": "job"}
 
@@ -57,8 +58,8 @@ def summary_markdown(run_dir: Path) -> str:
     return "\n\n".join(masked(line) for line in lines)
 
 
-def filtered_rows(run_dir: Path, task: str, trainer: str, status: str) -> tuple[list[dict[str, str]], str | None]:
-    rows, problem = read_csv_rows(RunStore(run_dir).results_csv_path)
+def filtered_rows(run_dir: Path, task: str, trainer: str, status: str) -> tuple[list[dict[str, Any]], str | None]:
+    rows, problem = read_result_rows(run_dir)
     rows = labelled_results(rows)
     wanted = {"task": task, "trainer": trainer, "status": status}
     keep = [r for r in rows if all(v in (None, "", ALL) or r.get(k) == v for k, v in wanted.items())]
@@ -101,7 +102,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
     report_message = gr.Markdown("", elem_id="tb-report-message")
     report_view = gr.HTML("", elem_id="tb-report-view")
 
-    def curve_frame(run_dir: str, rows: list[dict[str, str]] | None, axis_value: str, group_value: str) -> str:
+    def curve_frame(run_dir: str, rows: list[dict[str, Any]] | None, axis_value: str, group_value: str) -> str:
         job_ids = [r["job_id"] for r in rows] if rows is not None else None
         frame = run_curve_frame(Path(run_dir), axis_value, GROUPS.get(group_value, "trainer"), job_ids)
         return curve_chart(frame, axis_value, group_value)
@@ -114,9 +115,9 @@ def build(ctx: UIContext) -> dict[str, Any]:
                     curve_chart(None, axis_value, group_value), "", "")
         path = Path(run_dir)
         store = RunStore(path)
-        rows, problem = read_csv_rows(store.results_csv_path)
+        rows, problem = read_result_rows(path)
         rows = labelled_results(rows)
-        board, board_problem = read_csv_rows(store.leaderboard_path)
+        board, board_problem = read_leaderboard_rows(path)
         board = leaderboard_display(board)
         text = summary_markdown(path)
         if problem:
