@@ -22,12 +22,14 @@ import pytest
 
 from tests.conftest import REPO
 from trace_bench.llm.fake_server import FakeLLMServer
+from trace_bench.store.spend import cut_off_calls
 
 pytestmark = [pytest.mark.chaos, pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
 
 KEY = "sk-orphan" + "Z1x2C3v4B5n6M7q8W9e0"
 BUDGET = 9  # real mode: about 1 s per call
+CAP = 64  # llm.max_tokens: what a call cut off in flight is charged for its completion
 STUB_BUDGET = 60  # stub calls are instant: a larger budget keeps the job running to the kill
 TASK = '''
 import subprocess, sys, threading, time
@@ -70,7 +72,8 @@ def build_trace_problem(**eval_kwargs):
 
 
 def _config(tmp_path: Path, mode: str, url: str = "", budget: int = BUDGET) -> Path:
-    llm = f"llm:\n  base_url: {url}\n  model: fake-model\n  api_key_env: FAKE_LLM_KEY\n  timeout_s: 30\n" if url else ""
+    llm = (f"llm:\n  base_url: {url}\n  model: fake-model\n  api_key_env: FAKE_LLM_KEY\n  timeout_s: 30\n"
+           f"  max_tokens: {CAP}\n") if url else ""
     config = tmp_path / "c.yaml"
     config.write_text(f"""
 run_id: orphans
@@ -209,6 +212,8 @@ def test_kill_mid_request_takes_the_tree_down_and_resume_carries_what_the_provid
             time.sleep(0.02)
         at_kill = server.stats()
         assert at_kill["requests"] == sent < BUDGET, "nothing called the provider after the kill"
+        cut = len(cut_off_calls(_job_dir(tmp_path) / "llm_spend.jsonl"))
+        assert cut >= 1
 
         resumed = subprocess.run(_cli(tmp_path, "run", "--resume", str(tmp_path / "runs" / "orphans")), cwd=REPO,
                                  env=_env(), capture_output=True, text=True, timeout=600)
@@ -218,8 +223,9 @@ def test_kill_mid_request_takes_the_tree_down_and_resume_carries_what_the_provid
     ledger = json.loads((job / "attempts.json").read_text())
     assert ledger["attempts"] == 2
     assert ledger["carried"]["llm_calls"] == sent, "every request the provider received is carried"
-    # the completion of the call cut in flight is unknown to the harness: its prompt is charged
-    assert at_kill["prompt_tokens"] <= ledger["carried"]["tokens"] <= at_kill["total_tokens"]
+    # the completion of a call cut in flight is unknown to the harness: its prompt and a completion
+    # of the max_tokens cap are charged
+    assert at_kill["prompt_tokens"] + cut * CAP <= ledger["carried"]["tokens"] <= at_kill["total_tokens"] + cut * CAP
     record = json.loads((job / "results.json").read_text())
     assert record["budget_spent"]["llm_calls"] == total["requests"] <= BUDGET
     assert record["llm_calls"] == total["requests"] - sent

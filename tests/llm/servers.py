@@ -3,7 +3,9 @@
 ``RecordingServer`` keeps the ``model`` of every completed request, so a test can check which
 model each role reached.  ``HoldingServer`` holds its first requests until ``bound`` of them are in
 flight together: a concurrency bound is then shown to be *reached*, not merely not exceeded.
-``network_guard`` makes every process of a CLI run refuse and log traffic that leaves loopback.
+``StallingServer`` answers its first ``answered`` requests and holds every later one until
+released: a test sees a call in flight for as long as it needs.  ``network_guard`` makes every
+process of a CLI run refuse and log traffic that leaves loopback.
 """
 
 from __future__ import annotations
@@ -49,6 +51,32 @@ class HoldingServer(FakeLLMServer):
             except threading.BrokenBarrierError:
                 self.barrier_broken = True
         return super()._completion(body)
+
+
+class StallingServer(FakeLLMServer):
+    """Answers ``answered`` chat completions, then holds each later one until :meth:`release`
+    (or ``PATIENCE_S``)."""
+
+    def __init__(self, answered: int = 0, **options: Any) -> None:
+        super().__init__(**options)
+        self.answered = answered
+        self._released = threading.Event()
+        self._seen = 0
+
+    def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self._seen += 1
+            hold = self._seen > self.answered
+        if hold:
+            self._released.wait(timeout=PATIENCE_S)
+        return super()._completion(body)
+
+    def release(self) -> None:
+        self._released.set()
+
+    def stop(self) -> None:
+        self.release()
+        super().stop()
 
 
 _GUARD = '''

@@ -13,7 +13,9 @@ test can check what reached the provider.
 ``/stats`` counts every request in ``requests`` on arrival (any method and route, ``/stats``
 included) and every answer in ``by_status`` just before it is sent, so a client holding an answer
 sees it counted, and once nothing is in flight ``requests == sum(by_status.values())``.
-``max_in_flight`` counts chat completions only.
+``max_in_flight`` counts chat completions only.  ``max_tokens`` counts the chat completions by the
+completion limit they asked for (``max_tokens``, else ``max_completion_tokens``; ``"none"`` when
+absent), so a test reads what a client really sent.
 """
 
 from __future__ import annotations
@@ -68,7 +70,8 @@ class FakeLLMServer:
         self._lock = threading.Lock()
         self._counter = 0
         self._stats: dict[str, Any] = {"requests": 0, "by_status": {}, "prompt_tokens": 0, "completion_tokens": 0,
-                                       "total_tokens": 0, "in_flight": 0, "max_in_flight": 0, "ok": 0}
+                                       "total_tokens": 0, "in_flight": 0, "max_in_flight": 0, "ok": 0,
+                                       "max_tokens": {}}
         self._server = _QuietServer((host, port), self._handler())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -114,6 +117,13 @@ class FakeLLMServer:
     def _count(self, status: int) -> None:
         with self._lock:
             self._stats["by_status"][str(status)] = self._stats["by_status"].get(str(status), 0) + 1
+
+    def _asked(self, body: dict[str, Any]) -> None:
+        limit = body.get("max_tokens", body.get("max_completion_tokens"))
+        label = "none" if limit is None else str(limit)
+        with self._lock:
+            counts = self._stats["max_tokens"]
+            counts[label] = counts.get(label, 0) + 1
 
     def _in_flight(self, delta: int) -> None:
         with self._lock:
@@ -272,6 +282,8 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 self._send(400, {"error": {"message": "body is not JSON"}})
                 return
+            if isinstance(body, dict):
+                server._asked(body)
             if server.latency:
                 time.sleep(server.latency)
             outcome = server._decide()

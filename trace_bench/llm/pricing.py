@@ -20,3 +20,13 @@ def cost_of(model: str, prompt_tokens: int, completion_tokens: int,
         return float(prompt_cost) + float(completion_cost)
     except Exception:  # unknown model or price map entry
         return None
+
+
+def unit_prices(model: str, prices: dict[str, Any] | None = None) -> tuple[float, float] | None:
+    """USD per prompt token and per completion token (None: unknown price): the cost of a
+    million of each, so tiered prices read as their first tier.  For estimates only."""
+    per_input = cost_of(model, 1_000_000, 0, prices)
+    per_output = cost_of(model, 0, 1_000_000, prices)
+    if per_input is None or per_output is None:
+        return None
+    return per_input / 1e6, per_output / 1e6

@@ -16,10 +16,11 @@ from typing import Any
 
 from trace_bench.config.model_names import ROLES, configured_model, custom_backend
 from trace_bench.llm.budget import Budget
+from trace_bench.llm.caps import capped
 from trace_bench.llm.errors import MalformedResponseError
 from trace_bench.llm.limiter import limited
 from trace_bench.llm.names import openai_compatible_model_name
-from trace_bench.llm.pricing import cost_of
+from trace_bench.llm.pricing import cost_of, unit_prices
 from trace_bench.llm.retry import call_with_retries
 from trace_bench.llm.session import EventSink, LLMSession
 from trace_bench.llm.tokens import estimate_prompt_tokens, estimate_text_tokens
@@ -30,6 +31,20 @@ _COMPLETION_TOKEN_MODELS = re.compile(r"(^|/)(gpt-5|o1|o3|o4)")
 
 
 _custom_backend = custom_backend
+_UNSET: Any = object()
+_SSL_CONTEXT: Any = None
+
+
+def shared_ssl_context() -> Any:
+    """One verified TLS context per process: loading the CA bundle costs about 30 ms, which every
+    job's first call paid.  A real run's job template makes it (:mod:`trace_bench.llm.preload`),
+    and every client of every job forked from it reuses it."""
+    global _SSL_CONTEXT
+    if _SSL_CONTEXT is None:
+        import httpx
+
+        _SSL_CONTEXT = httpx.create_ssl_context()
+    return _SSL_CONTEXT
 
 
 def resolve_model(model: str | None, provider: str | None, base_url: str | None) -> str:
@@ -75,18 +90,28 @@ class LiteLLMBackend:
         self.max_retries = max_retries
         self.prices = prices
         self.rng = random.Random(seed)
+        self._unit_prices: Any = _UNSET
 
     def __repr__(self) -> str:  # never show the key
         return f"LiteLLMBackend(model={self.model!r}, base_url={self.base_url!r})"
 
+    def estimate_cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """What a call of this size would cost (None: unknown price), for a call cut off in flight;
+        from per-token prices looked up once per backend (a call's own cost stays exact)."""
+        if self._unit_prices is _UNSET:
+            self._unit_prices = unit_prices(self.model, self.prices)
+        if self._unit_prices is None:
+            return None
+        per_input, per_output = self._unit_prices
+        return prompt_tokens * per_input + completion_tokens * per_output
+
     def _request(self, messages: list[dict[str, Any]], n: int, params: dict[str, Any]) -> dict[str, Any]:
-        request = dict(params)
+        request = capped(params, self.max_tokens)  # the config's max_tokens bounds the caller's
         if self.temperature is not None:
             request.setdefault("temperature", self.temperature)
-        if self.max_tokens is not None:
-            request.setdefault("max_tokens", self.max_tokens)
         if _COMPLETION_TOKEN_MODELS.search(self.model) and "max_tokens" in request:
-            request["max_completion_tokens"] = request.pop("max_tokens")
+            limit = request.pop("max_tokens")
+            request["max_completion_tokens"] = min(limit, request.get("max_completion_tokens") or limit)
         if n > 1:
             request["n"] = n
         request.update(model=self.model, messages=messages, timeout=self.timeout_s, num_retries=0)
@@ -145,7 +170,8 @@ class OpenAIBackend(LiteLLMBackend):
                 import openai
 
                 self._client = openai.OpenAI(api_key=self._api_key or "no-key", base_url=self.base_url,
-                                             timeout=self.timeout_s, max_retries=0)
+                                             timeout=self.timeout_s, max_retries=0,
+                                             http_client=openai.DefaultHttpxClient(verify=shared_ssl_context()))
             return self._client
 
     def complete(self, messages: list[dict[str, Any]], *, n: int = 1, sample_index: int = 0, **params: Any) -> Completion:

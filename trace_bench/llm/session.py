@@ -14,15 +14,18 @@ A call answered from the record/replay cache is charged like the call it replays
 tokens and cost), so a replay stops where its recording stopped and draws the same curve;
 ``cache_hits`` counts such answers separately.
 
-Each ``train`` call is also written to the session's :class:`SpendSink` (the job's budget
-journal) before it is sent and after it settled, so that what a killed attempt spent, calls in
-flight included, is carried into the next one.
+Each call is also written to the session's :class:`SpendSink` (the job's spend journal) before
+it is sent and after it settled, so that what a killed attempt spent, calls in flight included,
+is carried into the next one and shown in its record.  A call still in flight when the job ends
+is charged as cut off (:meth:`LLMSession.charge_cut_off`): its prompt, a completion up to its
+``max_tokens`` limit, flagged estimated.
 """
 
 from __future__ import annotations
 
 import contextvars
 import hashlib
+import itertools
 import json
 import threading
 import time
@@ -33,23 +36,40 @@ from typing import Any, Protocol
 
 from trace_bench.llm.backend import Backend
 from trace_bench.llm.budget import Budget, Spent
+from trace_bench.llm.caps import capped, completion_limit
 from trace_bench.llm.client import MeteredLLM
 from trace_bench.llm.errors import LLMError
 from trace_bench.llm.tokens import estimate_prompt_tokens
-from trace_bench.llm.types import ChatResponse, Completion
+from trace_bench.llm.types import ChatResponse, Completion, Usage
 
 EventSink = Callable[[dict[str, Any]], None]
 
 
 class SpendSink(Protocol):
-    """Where the spend of each ``train`` call is journaled (``store.spend.SpendJournal``)."""
+    """Where the spend of each call is journaled (``store.spend.SpendJournal``)."""
 
-    def sent(self, prompt_tokens: int) -> int: ...
+    def sent(self, prompt_tokens: int, *, phase: str = "train", completion_cap: int | None = None,
+             usd_if_cut: float = 0.0) -> int: ...
 
     def settled(self, call: int, *, llm_calls: int, tokens: int, usd: float) -> None: ...
 
 
 PHASES = ("train", "measure")
+
+
+@dataclass
+class _Call:
+    """A call in flight: what it is charged if it is cut off."""
+
+    role: str
+    model: str
+    phase: str
+    prompt_tokens: int
+    completion_cap: int | None
+    usd_if_cut: float | None
+    reservation: Spent | None
+    ticket: int | None
+    started: float
 _PHASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("trace_bench_llm_phase", default=None)
 
 _SAMPLING_KEYS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "response_format", "n", "stop", "seed")
@@ -114,6 +134,8 @@ class LLMSession:
         self.call_wrapper = call_wrapper
         self.key_salt = key_salt
         self.journal: SpendSink | None = None
+        self._in_flight: dict[int, _Call] = {}
+        self._call_ids = itertools.count()
         self.totals = UsageTotals()
         self._samples: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -181,15 +203,9 @@ class LLMSession:
         phase = phase or _PHASE.get() or "train"
         backend = self.backend_for(role)
         n = int(params.pop("n", 1) or 1)
-        reservation: Spent | None = None
-        ticket: int | None = None
-        if phase == "train":
-            journal = self.journal
-            estimate = estimate_prompt_tokens(messages) if self.budget.tokens is not None or journal else 0
-            with self._lock:
-                reservation = self.budget.reserve(self.spent(), estimate)
-            if journal is not None:
-                ticket = journal.sent(estimate)
+        # the config's max_tokens caps the caller's: in the request sent and in its cache key
+        params = capped(params, getattr(backend, "max_tokens", None))
+        call_id, call = self._begin(role, backend, phase, messages, params)
         key = request_key(backend.model, messages, params) + self.key_salt
         sample_index = self._next_sample_index(key, n)
         started = time.perf_counter()
@@ -199,17 +215,62 @@ class LLMSession:
             else:
                 completion = backend.complete(messages, n=n, sample_index=sample_index, **params)
         except LLMError as exc:
-            self._record_error(role, backend.model, exc, time.perf_counter() - started, phase, reservation)
-            self._journal(ticket, 0, 0, 0.0)
+            if self._end(call_id):
+                self._record_error(role, backend.model, exc, time.perf_counter() - started, phase, call.reservation)
+                self._journal(call.ticket, 0, 0, 0.0)
             raise
         except BaseException:
-            self._settle(reservation)
-            self._journal(ticket, 0, 0, 0.0)
+            if self._end(call_id):
+                self._settle(call.reservation)
+                self._journal(call.ticket, 0, 0, 0.0)
             raise
         latency = time.perf_counter() - started
-        self._record(role, completion, latency, phase, reservation)
-        self._journal(ticket, 1, completion.usage.total_tokens, completion.cost_usd or 0.0)
+        if self._end(call_id):  # else it was charged as cut off (the job ended while it ran)
+            self._record(role, completion, latency, phase, call.reservation)
+            self._journal(call.ticket, 1, completion.usage.total_tokens, completion.cost_usd or 0.0)
         return ChatResponse.from_texts(completion.texts, completion.usage, completion.model)
+
+    def _begin(self, role: str, backend: Backend, phase: str, messages: list[dict[str, Any]],
+               params: dict[str, Any]) -> tuple[int, _Call]:
+        """Reserve a ``train`` call's budget share, journal the call with what it costs if it is
+        cut off, and keep it as in flight until :meth:`_end`."""
+        prompt = estimate_prompt_tokens(messages)
+        cap = completion_limit(params)
+        estimate_cost = getattr(backend, "estimate_cost", None)
+        usd_if_cut = estimate_cost(prompt, cap or 0) if callable(estimate_cost) else 0.0
+        reservation: Spent | None = None
+        if phase == "train":
+            with self._lock:
+                reservation = self.budget.reserve(self.spent(), prompt if self.budget.tokens is not None else 0)
+        journal = self.journal
+        ticket = journal.sent(prompt, phase=phase, completion_cap=cap, usd_if_cut=usd_if_cut or 0.0) if journal else None
+        call = _Call(role, backend.model, phase, prompt, cap, usd_if_cut, reservation, ticket, time.perf_counter())
+        with self._lock:
+            call_id = next(self._call_ids)
+            self._in_flight[call_id] = call
+        return call_id, call
+
+    def _end(self, call_id: int) -> bool:
+        """True when the call was still in flight (False: :meth:`charge_cut_off` charged it)."""
+        with self._lock:
+            return self._in_flight.pop(call_id, None) is not None
+
+    def charge_cut_off(self) -> int:
+        """Charge every call still in flight as cut off: the job is ending (or stopping) and the
+        provider bills what it received.  Each is recorded as an estimated call (its prompt, a
+        completion up to its limit, their cost; ``cut_off: true`` in its ``llm_call`` event),
+        counted in the totals, the budget and the journal; its answer, if it still comes, is not
+        counted again.  Returns how many there were."""
+        with self._lock:
+            calls, self._in_flight = list(self._in_flight.values()), {}
+        for call in calls:
+            completion = call.completion_cap or 0
+            usage = Usage(call.prompt_tokens, completion, call.prompt_tokens + completion)
+            cut = Completion(texts=[], usage=usage, model=call.model, estimated=True, cost_usd=call.usd_if_cut)
+            self._record(call.role, cut, time.perf_counter() - call.started, call.phase, call.reservation,
+                         cut_off=True)
+            self._journal(call.ticket, 1, usage.total_tokens, call.usd_if_cut or 0.0)
+        return len(calls)
 
     def _journal(self, ticket: int | None, calls: int, tokens: int, usd: float) -> None:
         if ticket is not None and self.journal is not None:
@@ -221,7 +282,7 @@ class LLMSession:
                 self.budget.release(reservation)
 
     def _record(self, role: str, completion: Completion, latency: float, phase: str = "train",
-                reservation: Spent | None = None) -> None:
+                reservation: Spent | None = None, cut_off: bool = False) -> None:
         usage = completion.usage
         cost = completion.cost_usd or 0.0
         with self._lock:
@@ -243,7 +304,7 @@ class LLMSession:
             "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
             "total_tokens": usage.total_tokens, "cost_usd": cost, "cost_known": completion.cost_usd is not None,
             "latency_s": round(latency, 6), "cached": completion.cached, "retries": completion.retries,
-            "estimated": completion.estimated, "phase": phase,
+            "estimated": completion.estimated, "phase": phase, **({"cut_off": True} if cut_off else {}),
         })
 
     def _record_error(self, role: str, model: str, exc: LLMError, latency: float, phase: str = "train",
@@ -255,6 +316,7 @@ class LLMSession:
             for bucket in (self.totals, self.totals.by_role.setdefault(role, RoleUsage()),
                            self.totals.by_phase.setdefault(phase, RoleUsage())):
                 bucket.errors += 1
+                bucket.retries += int(getattr(exc, "retries", 0) or 0)  # a call that failed retried too
         self._emit({
             "type": "llm_call", "role": role, "model": model, "error": f"{type(exc).__name__}: {exc}",
             "status": exc.status, "latency_s": round(latency, 6), "prompt_tokens": 0, "completion_tokens": 0,

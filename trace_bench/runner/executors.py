@@ -7,7 +7,7 @@ from typing import Any
 from trace_bench.config.errors import ConfigError
 from trace_bench.config.models import RunConfig
 from trace_bench.runner.job import job_body
-from trace_bench.runner.warm import PRELOAD
+from trace_bench.runner.warm import preload_for
 
 
 def connect_executor(config: RunConfig, kind: str | None = None, ray_address: str | None = None) -> None:
@@ -36,9 +36,9 @@ def make_executor(config: RunConfig, kind: str | None = None, ray_address: str |
         try:
             return RayExecutor(config.max_workers, job_body, address=ray_address or ray_cfg.address,
                                num_cpus=ray_cfg.num_cpus, num_gpus=ray_cfg.num_gpus, memory_mb=ray_cfg.memory_mb,
-                               max_retries=config.max_retries, preload=PRELOAD)
+                               max_retries=config.max_retries, preload=preload_for(config))
         except ImportError as exc:  # pragma: no cover - ray is an optional extra
             raise ConfigError(f"executor ray needs the ray extra (pip install 'trace-bench[ray]'): {exc}") from None
     from trace_bench.execution.local import LocalExecutor
 
-    return LocalExecutor(config.max_workers, job_body, preload=PRELOAD)
+    return LocalExecutor(config.max_workers, job_body, preload=preload_for(config))

@@ -1,7 +1,13 @@
 """Records for jobs that did not report (killed on timeout, out of memory, crashed, interrupted).
 
-What a job writes as it goes (curve.csv, events.jsonl, best_state.yaml) is enough to keep its
-best-so-far result and the LLM spend so far, so a killed job is still a useful row.
+What a job writes as it goes (curve.csv, events.jsonl, best_state.yaml, llm_spend.jsonl) is
+enough to keep its best-so-far result and the LLM spend so far, so a killed job is still a useful
+row.  Calls the kill cut off in flight are spend too (the provider received and bills them): the
+journal's unsettled ``sent`` lines are charged with their prompt and a completion up to their
+``max_tokens`` limit, flagged ``tokens_estimated``, and the curve gets a closing ``stop`` row at the
+job's total spend (no score: the parameters the kill left were never measured).  Its traceback
+field holds the tail of its stdout.log (a killed process leaves no Python traceback; a crash
+prints one there).
 """
 
 from __future__ import annotations
@@ -11,7 +17,8 @@ from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.job import new_result
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.models import JobResult, JobStarted, LLMCall, SandboxDenial
+from trace_bench.store.models import CurveRow, JobResult, JobStarted, LLMCall, SandboxDenial, StoreError
+from trace_bench.store.spend import cut_off_calls, cut_off_charge
 from trace_bench.store.status import Status
 
 
@@ -39,6 +46,8 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     and its sandbox denials; its leak counts stay null (the audit runs when a job ends by itself)."""
     record = new_result(spec, run_id, attempt, status=Status(status))
     record.error = error
+    tail = job.read_stdout_tail()
+    record.traceback = f"{error}\n--- the last lines of stdout.log ---\n{tail}" if tail.strip() else error
     record.time_seconds = round(wall_s, 6)
     record.finished_at = utc_now()
     rows = job.read_curve()
@@ -53,11 +62,13 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     measure_calls = measure_tokens = 0
     measure_cost = 0.0
     kinds: dict[str, int] = {}  # sandbox denials, written as they happened (the job's audit never ran)
+    estimated = False
     for event in job.events():
         if isinstance(event, LLMCall) and not event.error and not event.counts_against_budget:
             measure_calls += 1
             measure_tokens += event.total_tokens
             measure_cost += event.cost_usd
+            estimated = estimated or event.estimated
         elif isinstance(event, LLMCall) and not event.error:
             hits += int(event.cached)
             calls += 1
@@ -65,11 +76,23 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
             completion += event.completion_tokens
             total += event.total_tokens
             cost += event.cost_usd
+            estimated = estimated or event.estimated
         elif isinstance(event, JobStarted) and not record.started_at:
             record.started_at = event.ts
         elif isinstance(event, SandboxDenial):
             kinds[event.kind] = kinds.get(event.kind, 0) + 1
     record.sandbox_denials, record.sandbox_denial_kinds = sum(kinds.values()), dict(sorted(kinds.items()))
+    for entry in cut_off_calls(job.spend_path):
+        cut_prompt, cut_completion, cut_cost = cut_off_charge(entry)
+        estimated = True
+        if entry.phase == "measure":
+            measure_calls, measure_tokens = measure_calls + 1, measure_tokens + cut_prompt + cut_completion
+            measure_cost += cut_cost
+        else:
+            calls, prompt, completion = calls + 1, prompt + cut_prompt, completion + cut_completion
+            total += cut_prompt + cut_completion
+            cost += cut_cost
+    record.tokens_estimated = estimated
     record.cache_hits = hits
     record.llm_calls, record.prompt_tokens, record.completion_tokens, record.total_tokens = calls, prompt, completion, total
     record.cost_usd = round(cost, 10)
@@ -78,7 +101,24 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     spent = spent_in_training(job)
     carried = carried or {}
     record.budget_spent = {k: spent.get(k, 0) + carried.get(k, 0) for k in ("llm_calls", "tokens", "usd")}
+    if rows and rows[-1].kind not in ("final", "harness_final", "stop"):
+        _close_curve(job, rows[-1], record, wall_s)
     return record
+
+
+def _close_curve(job: JobStore, last: CurveRow, record: JobResult, wall_s: float) -> None:
+    """A last ``stop`` row at the killed job's total spend (calls that came back after the last
+    step, calls cut off in flight), with its best score so far and no score of its own: the curve
+    reaches what the job spent, and shows nothing the kill left unmeasured."""
+    try:
+        job.append_curve_row(last.model_copy(update={
+            "wall_s": max(last.wall_s or 0.0, round(wall_s, 6)), "llm_calls": record.llm_calls,
+            "tokens": record.total_tokens, "usd": round(record.cost_usd, 10),
+            "measure_llm_calls": record.measure_llm_calls or 0, "measure_tokens": record.measure_tokens or 0,
+            "measure_usd": round(record.measure_cost_usd or 0.0, 10), "score": None,
+            "best_score": record.score_best, "objectives": {}, "kind": "stop"}))
+    except (OSError, StoreError):
+        pass  # the record stands without it
 
 
 def record_for(spec: JobSpec, job: JobStore, finished: Finished, *, run_id: str, attempt: int,

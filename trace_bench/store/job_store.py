@@ -217,6 +217,27 @@ class JobStore:
         """The curve writer; ``objectives`` names the ``obj_<metric>`` columns of a multi-objective task."""
         return CurveWriter(self.curve_path, objectives)
 
+    def append_curve_row(self, row: CurveRow) -> None:
+        """Add a row to the curve of a job that no longer runs (the driver closing a killed job's
+        curve at its total spend), in the file's column order; a row torn by the kill stays a
+        torn line of its own (readers drop it)."""
+        header, _ = self._curve_table()
+        if not header:
+            return
+        values = jsonio.finite(row.model_dump())
+        objectives = values.get("objectives") or {}
+        cells = [objectives.get(name[len(OBJECTIVE_PREFIX):]) if name.startswith(OBJECTIVE_PREFIX) else values.get(name)
+                 for name in header]
+        with open(self.curve_path, "rb") as handle:
+            torn = False
+            if handle.seek(0, os.SEEK_END) > 0:
+                handle.seek(-1, os.SEEK_END)
+                torn = handle.read(1) != b"\n"
+        with open(self.curve_path, "a", encoding="utf-8", newline="") as handle:
+            if torn:
+                handle.write("\n")
+            csv.writer(handle, lineterminator="\n").writerow(["" if value is None else value for value in cells])
+
     def read_curve(self) -> list[CurveRow]:
         """Curve points (objective columns included); a torn last row and cells that are not
         numbers are dropped/blank."""
@@ -239,6 +260,17 @@ class JobStore:
             except ValueError:
                 continue
         return points
+
+    def read_stdout_tail(self, lines: int = 40) -> str:
+        """The last ``lines`` lines of ``stdout.log`` (empty when there is none)."""
+        try:
+            with open(self.stdout_path, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, handle.tell() - 64 * 1024))
+                text = handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
 
     def curve_cells(self) -> tuple[list[str], list[list[str]]]:
         """(the file's header, rows as strings in ``CURVE_COLUMNS`` order, objective columns left
@@ -347,6 +379,10 @@ class CurveWriter:
         self._objectives = list(objectives or [])
         self._writer.writerow([*CURVE_COLUMNS, *(OBJECTIVE_PREFIX + name for name in self._objectives)])
         self._handle.flush()
+
+    @property
+    def closed(self) -> bool:
+        return self._handle.closed
 
     def row(self, row: CurveRow) -> None:
         values = jsonio.finite(row.model_dump())

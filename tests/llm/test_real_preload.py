@@ -1,0 +1,65 @@
+"""Real mode pays no library import per job; stub mode never loads the provider libraries.
+
+A task of a user directory reports, from inside its job and before any LLM call, whether
+``openai`` and ``litellm`` are loaded for real (not the deferred placeholders): a real run's jobs
+are forked from a template that imported them once, a stub run's from the lean template.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import only_run_dir, run_cli
+from trace_bench.llm.fake_server import FakeLLMServer
+
+PROBE = '''
+import json, os
+from opto import trace
+from trace_bench._lazy import is_loaded
+from trace_bench.tasks.guide import Guide
+
+
+class G(Guide):
+    def get_feedback(self, query, response, reference=None, **kwargs):
+        return -abs(float(response) - 3.0), "increase"
+
+
+def build_trace_problem(**eval_kwargs):
+    loaded = {name: is_loaded(name) for name in ("openai", "litellm")}
+    with open(os.path.join(os.environ["TRACE_BENCH_JOB_DIR"], "probe.json"), "w") as handle:
+        json.dump(loaded, handle)
+    return {"param": trace.node(0.0, name="x", trainable=True), "guide": G(),
+            "train_dataset": {"inputs": [0], "infos": [3.0]}}
+'''
+
+
+def _run(tmp_path: Path, mode: str, url: str) -> dict[str, bool]:
+    root = tmp_path / "tasks"
+    root.mkdir(exist_ok=True)
+    (root / "probe.py").write_text(PROBE)
+    config = tmp_path / f"{mode}.yaml"
+    config.write_text(f"""
+mode: {mode}
+tasks: [probe]
+trainers: [{{id: MinibatchAlgorithm, num_steps: 1}}]
+seeds: [1]
+llm: {{base_url: "{url}", model: fake-model, api_key_env: PROBE_KEY}}
+""")
+    runs = tmp_path / f"runs-{mode}"
+    proc = run_cli("run", "--config", str(config), "--root", str(root), "--runs-dir", str(runs), "--quiet",
+                   env={"PROBE_KEY": "k"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (job,) = (only_run_dir(runs) / "jobs").iterdir()
+    return json.loads((job / "probe.json").read_text())
+
+
+@pytest.mark.parametrize("mode", ["stub", "real"])
+def test_provider_libraries_are_loaded_in_a_real_job_and_never_in_a_stub_job(tmp_path: Path, mode: str) -> None:
+    with FakeLLMServer() as server:
+        loaded = _run(tmp_path, mode, server.url)
+    expected = mode == "real"
+    assert loaded == {"openai": expected, "litellm": expected}
+
