@@ -326,9 +326,8 @@ def fake_llm_parser() -> argparse.ArgumentParser:
     parser.add_argument("--script", help="JSON file with a list of reply texts, used in turn")
     parser.add_argument("--seed", type=int, default=0, help="seed of the error/latency draws and generated replies")
     parser.add_argument("--api-key", help="require this bearer token")
-    parser.add_argument("--attack", help="a hostile provider: inject the attack(s) in FILE into every code "
-                                         "proposal (Python statements, or a JSON list of attacks; see "
-                                         "trace_bench/llm/attack.py)", metavar="FILE")
+    parser.add_argument("--attack", metavar="FILE",
+                        help="hostile provider: code proposals carry the attack(s) in FILE (Python or a JSON list)")
     return parser
 
 
