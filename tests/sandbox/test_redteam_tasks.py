@@ -105,6 +105,26 @@ def test_equation_that_reads_the_target_from_its_caller_gains_nothing() -> None:
     assert value < honest  # it saw the target while fitting, never while its predictions were taken
 
 
+def test_an_equation_never_receives_a_target_value() -> None:
+    """Issue 25: an equation task's candidate receives only the inputs it must predict on."""
+    built = problem("oscillator1", n_instances=2)
+    value, feedback = score(built, '''
+        import gc, sys
+        import numpy as np
+        def equation(x, v, params):
+            for obj in gc.get_objects():
+                if isinstance(obj, dict) and isinstance(obj.get("target"), (np.ndarray, list)):
+                    raise ValueError("SAW THE TARGET")
+            frame = sys._getframe()
+            while frame is not None:
+                if isinstance(frame.f_locals.get("target"), (np.ndarray, list)):
+                    raise ValueError("SAW THE TARGET")
+                frame = frame.f_back
+            return params[0] * x + params[1] * v
+    ''')
+    assert "SAW THE TARGET" not in feedback and value > FAILURE_SCORE, feedback
+
+
 def test_self_reported_line_count_is_floored() -> None:
     built = problem("online_bin_packing_2o", n_instances=1, n_items=50)
     data = built["train_dataset"]

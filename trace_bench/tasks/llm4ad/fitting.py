@@ -6,10 +6,13 @@ with forward-difference Jacobians is enough for ten parameters and a few hundred
 in milliseconds, and gives the same answer on every machine (scipy would be an optional,
 version-dependent dependency of the score).
 
-Scoring takes two sandboxed calls (:func:`evaluate_fit`): one fits the parameters (it must see
-the target values), a fresh one evaluates the equation at those parameters on the inputs alone,
-and the job computes the error from those predictions.  A candidate that tampers with the fit
-can only return worse parameters; it never sees the target while its predictions are taken.
+Scoring takes two sandboxed processes joined by pipes (:func:`evaluate_fit`,
+:mod:`trace_bench.sandbox.rpc`): the candidate's process gets the inputs it must predict on and
+serves its equation, parameters in, predictions out (:func:`serve_equation`); the fitter's process,
+which never runs candidate code, holds the target values and runs the fit, asking the candidate
+for each prediction (:func:`fit_with_candidate`).  The job computes the error from the fitted
+predictions.  So the candidate never sees a target value, and tampering with anything in its own
+process changes only its predictions.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, load_candidate
 
 MAX_PARAMS = 10
 FITTING_MODULE = __name__  # the only module of an equation task that its sandbox shows
-_FIT, _PREDICT = f"{__name__}:fit_target", f"{__name__}:predict_target"
+_FITTER, _SERVER = f"{__name__}:fit_with_candidate", f"{__name__}:serve_equation"
 
 
 def predictions(equation: Callable[..., Any], inputs: tuple[np.ndarray, ...], params: np.ndarray) -> np.ndarray:
@@ -102,26 +105,70 @@ def _inputs(payload: dict[str, Any]) -> tuple[np.ndarray, ...]:
     return tuple(np.asarray(a, dtype=float) for a in payload["inputs"])
 
 
-def fit_target(payload: dict[str, Any]) -> np.ndarray:
-    """Sandbox target: the fitted parameters of the candidate's equation."""
-    equation = load_candidate(payload["program"], payload["entry"])
-    return fit_equation(equation, _inputs(payload), np.asarray(payload["target"], dtype=float))["params"]
+def serve_equation(payload: dict[str, Any]) -> None:
+    """Sandbox target (the candidate's process, which never sees a target): serve the equation's
+    predictions on the payload's inputs, for the parameters the fitter asks about."""
+    from trace_bench.sandbox.rpc import serve
+    from trace_bench.tasks.llm4ad.evalkit import CANDIDATE_FILENAME
+
+    try:
+        equation = load_candidate(payload["program"], payload["entry"])
+    except Exception as exc:  # noqa: BLE001 - the fitter reports it with its type
+        serve(payload, None, {"kind": type(exc).__name__, "message": str(exc)[:2000]})
+        return
+    inputs = _inputs(payload)
+
+    def predict(params: Any) -> np.ndarray:
+        return predictions(equation, inputs, np.asarray(params, dtype=float))
+
+    serve(payload, predict, filename=CANDIDATE_FILENAME)
 
 
-def predict_target(payload: dict[str, Any]) -> np.ndarray:
-    """Sandbox target: the candidate's equation at given parameters (this process never sees the target)."""
-    equation = load_candidate(payload["program"], payload["entry"])
-    return predictions(equation, _inputs(payload), np.asarray(payload["params"], dtype=float))
+def fit_with_candidate(payload: dict[str, Any]) -> dict[str, Any]:
+    """Sandbox target (no candidate code here): fit the parameters, asking the candidate's process for
+    each prediction; returns the fitted parameters and the predictions at them."""
+    from trace_bench.sandbox.rpc import CandidateGone, CandidateProxy
+    from trace_bench.tasks.llm4ad.evalkit import CandidateLoadError, MissingEntryError
+
+    try:
+        proxy = CandidateProxy(payload)
+    except CandidateGone as exc:
+        raise CandidateLoadError(str(exc)) from None
+    if not proxy.ready:
+        kind, message = str(proxy.failure.get("kind") or ""), str(proxy.failure.get("message") or "")
+        errors: dict[str, type[Exception]] = {"SyntaxError": SyntaxError, "MissingEntryError": MissingEntryError}
+        raise errors.get(kind, CandidateLoadError)(message or "the candidate could not be loaded")
+    target = np.asarray(payload["target"], dtype=float)
+
+    def remote(params: np.ndarray) -> np.ndarray:
+        try:
+            predicted = np.asarray(proxy(params), dtype=float)
+        except CandidateGone:
+            raise
+        except Exception as exc:
+            if getattr(exc, "candidate_error_type", "") == "InvalidSolution":
+                raise InvalidSolution(str(exc)) from None
+            raise
+        if predicted.shape != target.shape:
+            raise InvalidSolution(f"the predictions have shape {predicted.shape}, not {target.shape}")
+        return predicted
+
+    params, _ = levenberg_marquardt(lambda p: remote(p) - target, np.ones(MAX_PARAMS))
+    return {"params": params, "predicted": remote(params)}
 
 
-def evaluate_fit(payload: dict[str, Any], run: Callable[[str, dict[str, Any]], Any], entry: str,
+def evaluate_fit(payload: dict[str, Any], run: Callable[..., Any], entry: str,
                  inputs: tuple[np.ndarray, ...], target: np.ndarray) -> dict[str, Any]:
-    """Trusted: fit in one sandboxed call, predict in another, measure the error here."""
-    common = {"program": payload["program"], "entry": entry, "inputs": list(inputs)}
-    params = np.asarray(run(_FIT, {**common, "target": target}), dtype=float)
+    """Trusted: fit with the candidate apart from the target (two sandboxed processes), measure the
+    error here."""
+    fitted = run(_FITTER, {"target": target},
+                 candidate=(_SERVER, {"program": payload["program"], "entry": entry, "inputs": list(inputs)}))
+    if not isinstance(fitted, dict):
+        raise InvalidSolution("the fit gave no parameters")
+    params = np.asarray(fitted.get("params"), dtype=float)
     if params.shape != (MAX_PARAMS,) or not np.all(np.isfinite(params)):
         raise InvalidSolution(f"the fit returned parameters of shape {params.shape} (expected {MAX_PARAMS} finite)")
-    predicted = np.asarray(run(_PREDICT, {**common, "params": params}), dtype=float)
+    predicted = np.asarray(fitted.get("predicted"), dtype=float)
     if predicted.shape != target.shape:
         raise InvalidSolution(f"the predictions have shape {predicted.shape}, not {target.shape}")
     errors = predicted - target
