@@ -11,4 +11,5 @@ echo
 trace-bench table "$run" --frontier
 echo
 trace-bench report "$run"
-echo "Next: trace-bench ui --runs-dir $runs   (browse, compare and launch runs)"
+if [ "$runs" = runs ]; then ui="make ui"; else ui="make ui RUNS=$runs"; fi
+echo "Next: $ui   (installs the UI extra, then serves these runs on 127.0.0.1: browse, compare, launch)"

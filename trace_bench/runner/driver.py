@@ -14,6 +14,7 @@ from typing import Any
 from trace_bench.config.models import RunConfig
 from trace_bench.execution.job_process import Finished, JobLaunch
 from trace_bench.matrix.expand import JobSpec
+from trace_bench.registry.trainers import trainer_origins
 from trace_bench.runner.console import ConsoleReporter
 from trace_bench.runner.executors import make_executor
 from trace_bench.runner.interrupts import InterruptHandler
@@ -53,6 +54,8 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
             "task_root": opened.task_root}
     env = environment_info()
     env.sandbox = SandboxSetting.model_validate(sandbox_info(config.sandbox))
+    # under the names the config gives too (an alias), which is what a resume that misses one reports
+    env.trainers = trainer_origins([*(job.trainer for job in jobs), *(entry.id for entry in config.trainers)])
     store.write_environment(env, git_info())
     head = manifest_head(meta, opened.config_hashes)
     if listed != [j.job_id for j in jobs] + [e.job_id for e in carried]:  # a resume of the same matrix keeps it until the end

@@ -94,7 +94,9 @@ def launch_ui(runs_dir: str | Path = "runs", tasks_root: str | None = None, port
     try:
         import gradio  # noqa: F401
     except ImportError:
-        print("trace-bench: error: the UI needs gradio: pip install 'trace-bench[ui]'", file=sys.stderr)
+        from trace_bench.availability import install_extra_hint
+
+        print(f"trace-bench: error: the UI needs gradio ({install_extra_hint('ui')})", file=sys.stderr)
         return 2
     if no_token and share:
         print("trace-bench: error: --no-token: a token is required with --share (the link is public)",
