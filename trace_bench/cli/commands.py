@@ -27,11 +27,15 @@ def cmd_list_tasks(args: Namespace) -> int:
     from trace_bench.registry.tasks import BUILTIN_SUITES, TaskCatalog, parse_benches
 
     try:
-        benches = parse_benches(args.bench)
+        from trace_bench.registry.tasks import root_suite
+
+        benches = parse_benches(args.bench, [root_suite(args.root)] if args.root else ())
         if benches is None and args.all:
             from trace_bench.registry.tasks import _plugin_suites
 
             benches = [*BUILTIN_SUITES, *(s for s in _plugin_suites() if s not in BUILTIN_SUITES)]
+            if args.root and root_suite(args.root) not in benches:
+                benches.append(root_suite(args.root))
         catalog = TaskCatalog.create(args.root)
         specs = catalog.list(benches)
     except ConfigError as exc:
