@@ -31,8 +31,8 @@ def kernel_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_there_are_seven_notebooks() -> None:
-    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07"]
+def test_there_are_eight_notebooks() -> None:
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07", "08"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -21,27 +21,31 @@ def _default_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(SETTING_ENV, raising=False)
 
 
-@pytest.fixture(scope="session")
-def _strong_available() -> dict[str, str]:
-    saved = os.environ.pop(SETTING_ENV, None)
-    try:
-        return availability()
-    finally:
-        if saved is not None:
-            os.environ[SETTING_ENV] = saved
+_AVAILABLE: dict[str, str] = {}
 
 
-@pytest.fixture
-def strong(_strong_available: dict[str, str]) -> None:
+def require_bwrap() -> None:
     """Require the bubblewrap sandbox: fail where it should exist, skip (with why) where it cannot."""
-    if _strong_available["mode"] == "bwrap":
+    if not _AVAILABLE:
+        saved = os.environ.pop(SETTING_ENV, None)
+        try:
+            _AVAILABLE.update(availability())
+        finally:
+            if saved is not None:
+                os.environ[SETTING_ENV] = saved
+    if _AVAILABLE["mode"] == "bwrap":
         return
-    reason = _strong_available["reason"] or f"the sandbox runs in mode {_strong_available['mode']!r}"
+    reason = _AVAILABLE["reason"] or f"the sandbox runs in mode {_AVAILABLE['mode']!r}"
     can_install = sys.platform.startswith("linux") and hasattr(os, "geteuid") and os.geteuid() == 0 \
         and shutil.which("apt-get") is not None
     if can_install:
         pytest.fail(f"the bubblewrap sandbox is not working: {reason} (run scripts/install-system-deps.sh)")
     pytest.skip(f"bubblewrap sandbox unavailable and not installable here (not root or no apt-get): {reason}")
+
+
+@pytest.fixture
+def strong() -> None:
+    require_bwrap()
 
 
 @pytest.fixture

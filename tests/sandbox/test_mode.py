@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ from trace_bench.sandbox import (
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox targets Linux")
 
-CONFIG = "tasks: [tsp_construct, internal:numeric_param]\ntrainers: [NoOpTrainer]\n"
+CONFIG = "tasks: [tsp_construct, internal:multi_param]\ntrainers: [NoOpTrainer]\n"
 
 
 @pytest.fixture
@@ -59,7 +60,8 @@ def test_listing_and_validate_show_the_need(no_bwrap: dict[str, str], tmp_path: 
     by_id = {row["task_id"]: row for row in listing}
     assert by_id["llm4ad:tsp_construct"]["sandbox"] == "required"
     assert "needs the sandbox" in by_id["llm4ad:tsp_construct"]["reason"]
-    assert by_id["internal:numeric_param"]["sandbox"] == "" and by_id["internal:numeric_param"]["reason"] == ""
+    assert by_id["internal:multi_param"]["sandbox"] == "" and by_id["internal:multi_param"]["reason"] == ""
+    assert by_id["internal:code_param"]["sandbox"] == "required"  # its trainable function runs sandboxed
     config = tmp_path / "c.yaml"
     config.write_text(CONFIG)
     refused = run_cli("validate", "--config", str(config), env=no_bwrap)
@@ -79,12 +81,36 @@ def test_a_run_fails_clearly_or_records_the_weak_mode(no_bwrap: dict[str, str], 
     run = only_run_dir(tmp_path / "runs")
     assert json.loads((run / "meta" / "env.json").read_text())["sandbox"]["setting"] == ("weak" if weak else "strong")
     results = {r["task"]: r for r in (json.loads(p.read_text()) for p in run.glob("jobs/*/results.json"))}
-    tsp, internal = results["llm4ad:tsp_construct"], results["internal:numeric_param"]
+    tsp, internal = results["llm4ad:tsp_construct"], results["internal:multi_param"]
     assert internal["status"] == "ok" and internal["sandbox"] == ""
     if weak:
         assert tsp["status"] == "ok" and tsp["sandbox"] == "weak"
+        assert "WARNING: LLM-written code runs in the WEAK sandbox" in proc.stderr  # although --quiet
     else:
         assert tsp["status"] == "failed" and "needs the sandbox" in tsp["error"] and "bubblewrap" in tsp["error"]
+        assert "WEAK" not in proc.stderr
+
+
+def test_the_variable_forcing_the_weak_mode_is_recorded_everywhere(tmp_path: Path) -> None:
+    """Finding 7: TRACE_BENCH_SANDBOX=force-weak ran weak while env.json said strong, and a weak run
+    warned nowhere and left no trace in results.csv, summary.json or the report."""
+    config = tmp_path / "c.yaml"
+    config.write_text(CONFIG)
+    proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), "--quiet",
+                   env={SETTING_ENV: "force-weak"})
+    assert proc.returncode == 0, proc.stderr
+    assert "WARNING: LLM-written code runs in the WEAK sandbox" in proc.stderr
+    run = only_run_dir(tmp_path / "runs")
+    setting = json.loads((run / "meta" / "env.json").read_text())["sandbox"]
+    assert setting["setting"] == "weak" and setting["chosen_by"] == f"{SETTING_ENV}=force-weak"
+    assert setting["bubblewrap"] in ("unused", "unavailable")
+    with open(run / "results.csv", encoding="utf-8") as handle:
+        rows = {row["task"]: row for row in csv.DictReader(handle)}
+    assert rows["llm4ad:tsp_construct"]["sandbox"] == "weak" and rows["internal:multi_param"]["sandbox"] == ""
+    assert json.loads((run / "summary.json").read_text())["sandbox"] == {"weak": 1}
+    report = run_cli("report", str(run), check=True)
+    assert report.returncode == 0
+    assert "WEAK sandbox" in (run / "report.html").read_text()
 
 
 def test_a_sandbox_whose_calls_cannot_get_namespaces_is_refused_at_start(monkeypatch: pytest.MonkeyPatch) -> None:

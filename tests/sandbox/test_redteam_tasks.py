@@ -248,13 +248,3 @@ def test_a_run_whose_proposals_attack_the_evaluator(tmp_path: Path) -> None:
     for place in (Path("/work"), Path("/root"), Path("/tmp"), Path.home(), tmp_path):
         assert not (place / "planted-by-candidate").exists()
     assert os.environ.get("OPENAI_API_KEY") != secret
-
-
-def test_kernelbench_local_evaluator_gets_no_secret(monkeypatch: pytest.MonkeyPatch) -> None:
-    """It runs on the GPU outside bubblewrap; at least the API key never reaches the candidate's process."""
-    from trace_bench.tasks.kernelbench.evaluation import child_environment
-
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-redteam-kernelbench")
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    env = child_environment()
-    assert "OPENAI_API_KEY" not in env and env["CUDA_VISIBLE_DEVICES"] == "0"

@@ -169,7 +169,7 @@ def test_local_cuda_evaluation() -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA")
-    from trace_bench.tasks.kernelbench.evaluation import LocalEvaluator
+    from trace_bench.tasks.kernelbench.local import LocalEvaluator
 
     info = _info("level0/elementwise_add")
     result = LocalEvaluator(timeout_s=300, trials=5).evaluate(info["problem_id"], info["ref_arch_src"],

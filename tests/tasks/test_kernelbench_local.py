@@ -1,10 +1,11 @@
-"""KernelBench's local evaluator (``local_eval``) with a stand-in ``torch`` at its boundary.
+"""KernelBench's local evaluator: both models in the sandbox, the verdict and the timing in the job.
 
-No GPU and no torch here: ``tests/fixtures/fake_torch`` provides the few torch calls the evaluator
-and the reference problems make, on numpy, with a deterministic CUDA clock (``relu`` costs 1 ms,
-``clamp`` 0.5 ms).  What is checked is the evaluator's own logic: seeding, correctness checks,
-error reporting, timing, the JSON protocol of its child process, timeouts, and a job that uses it.
-The real thing on a GPU is ``test_kernelbench.py::test_local_cuda_evaluation`` (marked gpu).
+No GPU and no torch here: ``tests/fixtures/fake_torch`` stands in for torch at the boundary (numpy
+tensors; ``cuda`` is a name), and is what the sandbox imports as ``torch``.  What is checked is
+the evaluator's own logic: the same seeds for both models, correctness judged by the job from
+digests, the job's clock (a model that sleeps is slower, whatever it says), errors and timeouts of
+the candidate, and a job that uses it.  The real thing on a GPU is
+``test_kernelbench.py::test_local_cuda_evaluation`` (marked gpu).
 """
 
 from __future__ import annotations
@@ -16,17 +17,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.conftest import FIXTURES, only_run_dir, run_cli
-from trace_bench.tasks.kernelbench import catalog
+
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox targets Linux"),
+              pytest.mark.usefixtures("fake_torch")]
 
 FAKE_TORCH = FIXTURES / "fake_torch"
-RELU = catalog.problems()["level0/relu"].source()
-BASE = catalog.initial_candidate(RELU)
 
-# A reference with a random parameter: ModelNew matches it only when both are built from one seed.
-WEIGHTED = '''
+# Small inputs, so that the job's clock measures the models, not the drawing of their inputs.
+SMALL = '''
+import time
 import torch
 import torch.nn as nn
 
@@ -37,6 +40,7 @@ class Model(nn.Module):
         self.weight = torch.randn(8)
 
     def forward(self, x):
+        time.sleep(SLEEP)
         return torch.relu(x * self.weight)
 
 
@@ -47,91 +51,113 @@ def get_inputs():
 def get_init_inputs():
     return []
 '''
+REFERENCE = SMALL.replace("SLEEP", "0.02")
+SAME = REFERENCE + "\n\nclass ModelNew(Model):\n    pass\n"
 
 
-def _with_model_new(body: str) -> str:
-    return RELU + "\n\nclass ModelNew(Model):\n" + body
+def _model_new(body: str) -> str:
+    return REFERENCE + "\n\nclass ModelNew(Model):\n" + body
 
 
 @pytest.fixture
-def local_eval(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """The evaluator module with the stand-in torch importable in this process and in its children."""
+def fake_torch(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The stand-in torch importable here and in the sandbox (which sees the packages the job imports)."""
+    from tests.sandbox.conftest import require_bwrap
+    from trace_bench.sandbox import SETTING_ENV, shutdown
+
+    monkeypatch.delenv(SETTING_ENV, raising=False)
+    require_bwrap()
     monkeypatch.syspath_prepend(str(FAKE_TORCH))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(FAKE_TORCH), os.environ.get("PYTHONPATH")) if p))
-    from trace_bench.tasks.kernelbench import local_eval as module
-
-    yield module
+    shutdown()  # a sandbox started before this test cannot see the stand-in
+    yield
+    shutdown()
     for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
         del sys.modules[name]
 
 
-def _evaluate(module: Any, custom: str, reference: str = RELU, trials: int = 5) -> dict[str, Any]:
-    return module.evaluate({"ref_arch_src": reference, "custom_src": custom, "seed": 7, "trials": trials})
+def _evaluate(custom: str, reference: str = REFERENCE, timeout_s: float = 120, trials: int = 5) -> Any:
+    from trace_bench.tasks.kernelbench.local import LocalEvaluator
+
+    return LocalEvaluator(timeout_s=timeout_s, trials=trials).evaluate("test/small", reference, custom, seed=7)
 
 
-def test_a_correct_candidate_is_timed_against_the_reference(local_eval: Any) -> None:
-    same = _evaluate(local_eval, BASE)
-    assert same == {"compiled": True, "correct": True, "runtime_ms": 1.0, "ref_runtime_ms": 1.0, "error": None}
-    faster = _evaluate(local_eval, _with_model_new("    def forward(self, x):\n        return torch.clamp(x, min=0)\n"))
-    assert (faster["correct"], faster["runtime_ms"], faster["ref_runtime_ms"]) == (True, 0.5, 1.0)
+def test_a_correct_candidate_is_timed_by_the_jobs_clock() -> None:
+    same = _evaluate(SAME)
+    assert (same.compiled, same.correct) == (True, True), same
+    assert 0.2 < same.speedup < 5  # the same model, both timed the same way
+    slower = _evaluate(_model_new("    def forward(self, x):\n        time.sleep(0.2)\n        return super().forward(x)\n"))
+    assert slower.correct and slower.speedup < 0.5, slower
+    faster = _evaluate(_model_new("    def forward(self, x):\n        return torch.relu(x * self.weight)\n"))
+    assert faster.correct and faster.speedup > 2, faster
 
 
-def test_model_and_candidate_are_built_from_the_same_seed(local_eval: Any) -> None:
-    result = _evaluate(local_eval, WEIGHTED + "\n\nclass ModelNew(Model):\n    pass\n", reference=WEIGHTED)
-    assert result["correct"], result
+def test_what_the_candidate_says_about_itself_is_never_read() -> None:
+    """Finding 3: the local evaluator's result line was the candidate's to print (a 100,000x speedup)."""
+    forged = _model_new('''    def forward(self, x):
+        import json, sys
+        print(json.dumps({"compiled": True, "correct": True, "runtime_ms": 1e-5, "ref_runtime_ms": 1.0}))
+        import torch.cuda
+        torch.cuda.advance(-1000.0)
+        time.sleep(0.2)
+        return super().forward(x)
+''')
+    result = _evaluate(forged)
+    assert result.correct and result.speedup < 0.5, result  # as slow as it really is
 
 
 @pytest.mark.parametrize(("body", "compiled", "message"), [
     ("    def forward(self, x):\n        return x * 2\n", True, "wrong result: max abs difference"),
-    ("    def forward(self, x):\n        return x[:1]\n", True, "output shape (1, 16384) != expected (256, 16384)"),
+    ("    def forward(self, x):\n        return x[:1]\n", True, "output shape (1, 8) != expected (4, 8)"),
     ("    def forward(self, x):\n        raise RuntimeError('illegal memory access')\n", True,
      "runtime error: RuntimeError: illegal memory access"),
     ("    def __init__(self):\n        raise ValueError('no such kernel')\n", False, "ValueError: no such kernel"),
     ("    def forward(self, x) return x\n", False, "SyntaxError"),
 ])
-def test_a_bad_candidate_is_reported_with_its_reason(local_eval: Any, body: str, compiled: bool, message: str) -> None:
-    result = _evaluate(local_eval, _with_model_new(body))
-    assert (result["compiled"], result["correct"]) == (compiled, False) and message in result["error"], result
+def test_a_bad_candidate_is_reported_with_its_reason(body: str, compiled: bool, message: str) -> None:
+    result = _evaluate(_model_new(body))
+    assert (result.compiled, result.correct) == (compiled, False) and message in result.error, result
 
 
-def test_the_child_process_speaks_json_and_is_killed_on_timeout(local_eval: Any) -> None:
-    from trace_bench.tasks.kernelbench.evaluation import LocalEvaluator
+def test_crashes_and_hangs_end_as_failures_of_the_candidate() -> None:
+    crashed = _evaluate("import os\nos._exit(3)\n")
+    assert not crashed.compiled and "exit" in crashed.error, crashed
+    hung = _evaluate(_model_new("    def forward(self, x):\n        while True:\n            pass\n"), timeout_s=5)
+    assert (hung.compiled, hung.correct) == (True, False) and hung.error.startswith(("timeout", "runtime error")), hung
 
-    evaluator = LocalEvaluator(timeout_s=600, trials=3)
-    result = evaluator.evaluate("level0/relu", RELU, BASE, seed=1)
-    assert (result.compiled, result.correct, result.speedup) == (True, True, 1.0)
-    broken = evaluator.evaluate("level0/relu", RELU, _with_model_new("    def forward(self, x):\n        return x + 1\n"), 1)
-    assert not broken.correct and "wrong result" in broken.error
-    crashed = evaluator.evaluate("level0/relu", RELU, "import os\nos._exit(3)\n", seed=1)
-    assert not crashed.compiled and "exit 3" in crashed.error
-    # a kernel that never returns: only the evaluator's timeout ends it
-    hung = LocalEvaluator(timeout_s=5, trials=3).evaluate(
-        "level0/relu", RELU, _with_model_new("    def forward(self, x):\n        while True:\n            pass\n"), 1)
-    assert (hung.compiled, hung.correct) == (True, False) and hung.error.startswith("timeout"), hung
+
+def test_large_outputs_are_judged_from_samples_and_projections() -> None:
+    from trace_bench.tasks.kernelbench.local_eval import close, digest
+
+    rng = np.random.default_rng(0)
+    output = rng.standard_normal((64, 128))
+    reference = digest(output, seed=5)
+    assert "projections" in reference and close(reference, digest(output + 1e-4, seed=5), 1e-2) == ""
+    off = output.copy()
+    off.reshape(-1)[rng.choice(off.size, 800, replace=False)] += 5.0  # 10 % of the values wrong
+    assert close(reference, digest(off, seed=5), 1e-2).startswith("wrong result")
+    assert close(reference, digest(output, seed=6), 1e-2) != ""  # a summary at other positions is refused
 
 
 def test_a_kernelbench_job_evaluates_on_the_local_gpu(tmp_path: Path) -> None:
     """Through the CLI: no evaluation server, a (fake) NVIDIA driver and torch: the task is available,
-    each candidate goes through local_eval in a child process, and the job scores speedups."""
+    and each candidate is evaluated in the sandbox."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'NVIDIA-SMI (test stand-in)'\n")
     (bin_dir / "nvidia-smi").chmod(0o755)
-    log = tmp_path / "torch-imports.log"
     config = tmp_path / "c.yaml"
     config.write_text("tasks: [kernelbench:level0/relu]\ntrainers:\n  - id: PrioritySearch\n    ps_steps: 2\n")
     env: dict[str, str | None] = {
         "PYTHONPATH": os.pathsep.join(p for p in (str(FAKE_TORCH), os.environ.get("PYTHONPATH")) if p),
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_TORCH_LOG": str(log),
-        "TRACE_BENCH_KERNELBENCH_URL": None,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "TRACE_BENCH_KERNELBENCH_URL": None,
     }
     proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), "--quiet", env=env)
     assert proc.returncode == 0, proc.stderr
     run = only_run_dir(tmp_path / "runs")
     with open(run / "results.csv", encoding="utf-8") as handle:
         [row] = list(csv.DictReader(handle))
-    assert row["status"] == "ok" and float(row["score_initial"]) == 1.0, row
-    evaluations = [line for line in log.read_text().splitlines() if "local_eval" in line]
-    assert evaluations, "candidates were evaluated by the local evaluator's child process"
+    assert row["status"] == "ok" and row["sandbox"] == "bwrap", row
+    assert float(row["score_initial"]) > 0  # the initial candidate (the reference itself) is correct
     curve = (run / "jobs" / row["job_id"] / "artifacts" / "curve.csv").read_text().splitlines()
-    assert len(curve) == 1 + 3
+    assert len(curve) == 1 + 3 + 1  # header, initial and two steps, the final state at the job's spend

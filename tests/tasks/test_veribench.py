@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -27,6 +28,9 @@ FAKE_LEAN = r'''#!{python}
 import sys, time
 path = sys.argv[-1]
 text = open(path).read()
+for line in text.splitlines():  # what Lean's #eval can do: run arbitrary IO while compiling
+    if line.startswith("-- FAKE_EVAL "):
+        exec(line[len("-- FAKE_EVAL "):])
 if "FAKE_TIMEOUT" in text:
     time.sleep(3600)  # hangs: only the guide's timeout ends it
 if "FAKE_GARBAGE" in text:
@@ -54,11 +58,15 @@ ROWS = [
 
 @pytest.fixture
 def fake_lean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    """A toolchain installed as they are (readable and runnable by everyone): the compiler runs in the
+    sandbox, as another user when the job runs as root."""
+    toolchain = tmp_path / "toolchain"
+    bin_dir = toolchain / "bin"
+    bin_dir.mkdir(parents=True)
+    toolchain.chmod(0o755)
     lean = bin_dir / "lean"
     lean.write_text(FAKE_LEAN.format(python=sys.executable))
-    lean.chmod(lean.stat().st_mode | stat.S_IEXEC)
+    lean.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return lean
 
@@ -101,6 +109,24 @@ def test_scores_and_feedback_from_lean(fake_lean: Path, dataset: Path) -> None:
     assert guide.get_feedback("q", "-- nothing here\n", {})[0] == 0.0
 
 
+def test_lean_code_compiles_in_the_sandbox(fake_lean: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lean's #eval runs arbitrary IO at compile time: the compiler runs sandboxed, so candidate code
+    reads no key, writes no host path and reaches no network."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-veribench-canary")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    probe = ("import os, socket; print('KEY', os.environ.get('OPENAI_API_KEY')); "
+             f"open({str(outside / 'planted')!r}, 'w').write('x') if os.path.isdir({str(outside)!r}) else None")
+    score, feedback = LeanGuide(timeout_s=PATIENCE_S, memory_mb=None).get_feedback(
+        "q", f"def x : Nat := 0\n-- FAKE_EVAL {probe}\n", {})
+    assert "sk-veribench-canary" not in feedback
+    assert not (outside / "planted").exists()
+    net = "import socket; socket.create_connection(('127.0.0.1', 9), timeout=2)"
+    score, feedback = LeanGuide(timeout_s=PATIENCE_S, memory_mb=None).get_feedback(
+        "q", f"def x : Nat := 0\n-- FAKE_EVAL {net}\n", {})
+    assert score == 0.0 and ("PermissionError" in feedback or "Operation not permitted" in feedback), feedback
+
+
 def test_discovery_expansion_and_a_stub_job(fake_lean: Path, dataset: Path, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     catalog = TaskCatalog.create()
@@ -134,7 +160,13 @@ def test_unavailable_task_is_skipped_then_runs_on_resume_once_available(
 
     config = tmp_path / "c.yaml"
     config.write_text("tasks: [veribench:add, internal:numeric_param]\ntrainers: [NoOpTrainer]\nseeds: [1]\n")
-    env = {"PATH": str(Path(sys.executable).parent), "TRACE_BENCH_VERIBENCH_ROOT": str(dataset)}
+    tools = tmp_path / "tools"  # no lean; bubblewrap stays, since numeric_param's trainable code runs sandboxed
+    tools.mkdir()
+    bwrap = shutil.which("bwrap")
+    if bwrap:
+        (tools / "bwrap").symlink_to(bwrap)
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), str(tools)]),
+           "TRACE_BENCH_VERIBENCH_ROOT": str(dataset)}
     checked = run_cli("validate", "--config", str(config), env=env)
     assert checked.returncode == 0 and "[SKIP] task veribench:add: task unavailable: lean not found" in checked.stdout
     first = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), env=env)

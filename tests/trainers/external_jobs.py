@@ -21,7 +21,8 @@ from trace_bench.runner.job import run_job
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.models import JobResult
 
-JOB_ENV = ("TRACE_BENCH_MODE", "TRACE_BENCH_JOB_DIR", "TRACE_BENCH_RUN_ID", "TRACE_BENCH_JOB_ID")
+# what the job body itself sets for the job's process (its context and the run's sandbox setting)
+JOB_ENV = ("TRACE_BENCH_MODE", "TRACE_BENCH_JOB_DIR", "TRACE_BENCH_RUN_ID", "TRACE_BENCH_JOB_ID", "TRACE_BENCH_SANDBOX")
 
 
 def expand(config: dict[str, Any], root: Path | None = None) -> list[JobSpec]:

@@ -11,9 +11,11 @@ from trace_bench.registry import trainers as registry
 from trace_bench.trainers.external.dspy_trainer import DSPyTrainer
 from trace_bench.trainers.external.gepa_trainer import GEPATrainer
 from trace_bench.trainers.external.openevolve_trainer import OpenEvolveTrainer
+from trace_bench.trainers.external.skydiscover_trainer import SkyDiscoverTrainer
 from trace_bench.trainers.external.textgrad_trainer import TextGradTrainer
 
-CASES = [(DSPyTrainer, "dspy"), (TextGradTrainer, "textgrad"), (OpenEvolveTrainer, "openevolve"), (GEPATrainer, "gepa")]
+CASES = [(DSPyTrainer, "dspy"), (TextGradTrainer, "textgrad"), (OpenEvolveTrainer, "openevolve"), (GEPATrainer, "gepa"),
+         (SkyDiscoverTrainer, "skydiscover")]
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from trace_bench.analysis import _html as h
+from trace_bench.analysis.best_known import CANDIDATE_REACHABLE, best_known_summary
 from trace_bench.analysis.chart import Panel, Series, curve_chart
 from trace_bench.analysis.curves import AXES, arm_curves, best_so_far, generalization_gap, job_auc
 from trace_bench.analysis.frontier import frontier_lines, frontier_table
@@ -27,7 +28,14 @@ from trace_bench.analysis.load import ARM, RunDirError, RunSet, distinguish_runs
 from trace_bench.analysis.power import DEFAULT_ALPHA, DEFAULT_POWER, power_table, seeds_text
 from trace_bench.analysis.power import describe as describe_power
 from trace_bench.analysis.protocol import RANK_SCORE, describe, task_metrics, with_rank_score
-from trace_bench.analysis.stats import arm_label, arm_stats, leaderboard, pairwise_tests, win_matrix
+from trace_bench.analysis.stats import (
+    arm_label,
+    arm_stats,
+    incomplete_note,
+    leaderboard,
+    pairwise_tests,
+    win_matrix,
+)
 from trace_bench.store.frontier import COST_AXES
 from trace_bench.store.run_store import RunStore
 
@@ -44,11 +52,35 @@ def _arm_cells(row: pd.Series) -> list[str]:
 def _leaderboard(runs: RunSet) -> str:
     board = leaderboard(runs.jobs)
     rows = [[r["task"], r["rank"] if pd.notna(r["rank"]) else "-", *_arm_cells(r), _metric_cell(r["metric"]),
-             r["count"], r["failed"], r["budget_exhausted"], r["mean"], r["std"], h.interval(r["ci_low"], r["ci_high"])]
+             _seeds_cell(r), r["failed"], r["budget_exhausted"], r["mean"], r["std"],
+             h.interval(r["ci_low"], r["ci_high"])]
             for _, r in board.iterrows()]
+    classes = ["" if r["complete"] else "incomplete" for _, r in board.iterrows()]
     table = h.table(rows, ["task", "rank", "trainer", "params", "ranked on", "seeds", "failed", "budget exhausted",
-                           "mean", "std", "95% CI"], numeric=range(5, 10), empty="no jobs")
-    return "".join([h.paragraph(describe(task_metrics(runs.jobs))), table])
+                           "mean", "std", "95% CI"], numeric=range(5, 10), empty="no jobs", row_classes=classes)
+    return "".join([h.paragraph(describe(task_metrics(runs.jobs))), table, _best_known(runs)])
+
+
+def _best_known(runs: RunSet) -> str:
+    """Tasks with a best known value (discovery tasks): each arm's distance to it."""
+    summary = best_known_summary(runs.jobs)
+    if summary.empty:
+        return ""
+    rows = [[r["task"], *_arm_cells(r), r["best_known"], r["n"], r["pct_mean"], r["pct_max"],
+             "candidate-reachable" if CANDIDATE_REACHABLE in r["trust"] else r["trust"] or "-"]
+            for _, r in summary.iterrows()]
+    note = ("% of best known: the best state's value against the best published value of the task (100 = matched, "
+            "above = beaten). Candidate-reachable scores were computed in the process the candidate ran in (a plain "
+            "evaluate() task): treat them as claims to re-check.")
+    return "".join([h.heading(3, "Distance to the best known value and score trust"), h.paragraph(note),
+                    h.table(rows, ["task", "trainer", "params", "best known", "seeds", "% of best known (mean)",
+                                   "% of best known (best seed)", "score trust"], numeric=range(3, 7))])
+
+
+def _seeds_cell(row: pd.Series) -> str:
+    """Scored seeds; ``k/N seeds, incomplete`` for an arm with failed or missing seeds."""
+    note = incomplete_note(int(row["count"]), int(row["planned"]))
+    return str(row["count"]) if not note else f"{row['count']}/{row['planned']} (incomplete)"
 
 
 def _metric_cell(name: object) -> str:
@@ -66,15 +98,16 @@ def _per_task(runs: RunSet) -> str:
         for _, r in group.iterrows():
             key = (r["task"], r["trainer"], r["params_label"])
             gap = gaps.loc[key] if key in gaps.index else None
-            rows.append([*_arm_cells(r), r["count"], r["failed"], r["budget_exhausted"],
+            rows.append([*_arm_cells(r), _seeds_cell(r), r["failed"], r["budget_exhausted"],
                          h.mean_pm(r["mean"], r["ci_half"]), h.interval(r["ci_low"], r["ci_high"]), r["std"],
                          h.mean_pm(r.get("test_mean"), r.get("test_ci_half")),
                          h.mean_pm(r.get("test_last_mean"), r.get("test_last_ci_half")), r.get("initial_mean"),
                          h.mean_pm(gap["gap_mean"], gap["gap_ci_half"]) if gap is not None else ""])
+        classes = ["" if r["complete"] else "incomplete" for _, r in group.iterrows()]
         parts += [h.heading(3, task), h.table(rows, ["trainer", "params", "seeds", "failed", "budget exhausted",
                                                       "best, selection split (mean ± 95% CI)", "95% CI", "std",
                                                       "test, best state", "test, last iterate", "initial",
-                                                      "best − test"], numeric=range(2, 12))]
+                                                      "best − test"], numeric=range(2, 12), row_classes=classes)]
     return "".join(parts) or h.paragraph("no jobs")
 
 
@@ -156,9 +189,11 @@ def _win_matrix(runs: RunSet) -> str:
                 row.append("—" if arm == other else "")
                 continue
             css = "win" if found["wins"] > found["losses"] else "loss" if found["losses"] > found["wins"] else ""
-            row.append(h.cell(f"{found['wins']}–{found['ties']}–{found['losses']}", css))
+            dropped = f" ({found['dropped']} seeds dropped)" if found["dropped"] else ""
+            row.append(h.cell(f"{found['wins']}–{found['ties']}–{found['losses']}{dropped}", css))
         rows.append(row)
-    detail = [[r["task"], r["arm_a"], r["arm_b"], r["n"], r["mean_diff"], h.interval(r["ci_low"], r["ci_high"]),
+    detail = [[r["task"], r["arm_a"], r["arm_b"], r["n"], r["dropped"], r["mean_diff"],
+               h.interval(r["ci_low"], r["ci_high"]),
                r["p_value"], r["p_holm"], h.interval(r["boot_low"], r["boot_high"]),
                f"{r['wins']}/{r['ties']}/{r['losses']}", r["outcome"]] for _, r in tests.iterrows()]
     classes = ["win" if o == "win" else "loss" if o == "loss" else "" for o in tests["outcome"]]
@@ -170,9 +205,9 @@ def _win_matrix(runs: RunSet) -> str:
                                 + describe(task_metrics(runs.jobs))),
                     h.table(rows, ["arm \\ versus", *arms]),
                     h.heading(3, "Paired tests per task (A − B)"),
-                    h.table(detail, ["task", "A", "B", "seeds", "mean A − B", "95% t CI", "Wilcoxon p", "Holm p",
-                                     "bootstrap 95% CI", "seeds W/T/L", "outcome for A"],
-                            numeric=range(3, 9), row_classes=classes)])
+                    h.table(detail, ["task", "A", "B", "seeds", "dropped", "mean A − B", "95% t CI", "Wilcoxon p",
+                                     "Holm p", "bootstrap 95% CI", "seeds W/T/L", "outcome for A"],
+                            numeric=range(3, 10), row_classes=classes)])
 
 
 def _power(runs: RunSet) -> str:
@@ -285,6 +320,10 @@ def _intro(runs: RunSet) -> list[str]:
         lines.append(f"Run {run_id} ({manifest.get('mode') or '-'} mode, LLM {model}, created "
                      f"{manifest.get('created_at') or '-'}): {len(jobs)} of {planned} planned jobs have results"
                      f" ({counts or 'none'}).")
+        weak = int(jobs["sandbox"].astype(str).str.contains("weak").sum()) if "sandbox" in jobs else 0
+        if weak:
+            lines.append(f"WARNING: in run {run_id}, {weak} job(s) ran LLM-written code in the WEAK sandbox "
+                         "(no bubblewrap): their candidates were not isolated from the machine (column sandbox).")
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     lines.append(f"Scores: higher is better. Statistics use jobs that ended ok or budget_exhausted; the others are "
                  f"counted under failures. Generated {stamp}.")
@@ -294,21 +333,26 @@ def _intro(runs: RunSet) -> list[str]:
 def build_report(runs: RunSet) -> str:
     """The report's HTML for loaded runs."""
     runs = distinguish_runs(runs)
-    notes = {"leaderboard": "Per task, arms ranked by the mean over seeds of a held-out test score (of the best "
-                            "state) where the task has a test split, else of the best score on the selection split, "
-                            "which is optimistic: that split chose the state (rank 1 = best; equal means share a "
-                            "rank). 95% CI: Student t over seeds.",
+    notes = {"leaderboard": "Per task (one task under one set of eval_kwargs, named by its label), arms ranked by "
+                            "the mean over seeds of a held-out test score (of the best state) where the task has a "
+                            "test split, else of the best score on the selection split, which is optimistic: that "
+                            "split chose the state (rank 1 = best; equal means share a rank). An arm with failed or "
+                            "missing seeds is marked k/N (incomplete) and ranked after every complete arm of its "
+                            "task: its surviving seeds may be its lucky ones. 95% CI: Student t over seeds.",
              "per-task": "Mean ± half-width of the 95% Student-t interval over seeds; best: on the selection split "
                          "(validation, else train; optimistic); test: held-out score of the best state and of the "
                          "last iterate; best − test: generalization gap.",
-             "curves": "Best score so far, mean over seeds with 95% band, against cumulative spend; a finished job "
-                       "keeps its best. AUC: area under the best-so-far curve divided by the task's largest budget.",
+             "curves": "Best score so far, mean over seeds with 95% band, against cumulative spend up to each job's "
+                       "total trainer-phase spend; a finished job keeps its best, and the harness's measurement of "
+                       "what a stopped trainer left is never counted. AUC: area under the best-so-far curve divided "
+                       "by the task's largest budget.",
              "frontier": "Which arm buys the most score per unit of cost: per task, each arm's mean trainer-phase "
                          "cost per job (USD, or tokens, or LLM calls where USD is unknown) against its mean score "
                          "(the leaderboard's), with 95% intervals on both; the frontier (filled markers, shaded rows) "
                          "holds the arms that no other arm beats on both, and its dashed staircase is the best mean "
                          "score available for at most a given cost.",
-             "win-matrix": "Arms paired by seed on each task, on the leaderboard's metric: Wilcoxon signed-rank "
+             "win-matrix": "Arms paired by seed on each task, on the leaderboard's metric, over the seeds both "
+                           "arms completed (dropped: seeds either arm ran that are not paired): Wilcoxon signed-rank "
                            "test, Holm–Bonferroni corrected over every comparison in the matrix (all tasks, all "
                            "pairs), alpha 0.05; not significant counts as a tie.",
              "power": "Are there enough seeds? Per task and pair of arms, the power of a two-sided paired t-test "

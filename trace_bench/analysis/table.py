@@ -5,7 +5,8 @@ error of the last iterate over 5 seeds"), so a run can be pasted into one as Mar
 The score is a held-out test score where the task has a test split (``--metric test_last``, the
 default, or ``test_best``); a task without one is reported on its selection split (``best``), and the
 table marks those rows optimistic.  Cost columns are per-job means of the trainer's own spend (what a
-budget counts), never the harness's measurement calls; failed jobs are counted, not scored.
+budget counts), never the harness's measurement calls; failed jobs are counted, not scored, and an
+arm with failed or missing seeds is marked ``k/N`` and listed after the complete arms of its task.
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ from trace_bench.analysis.integrity import describe_row, integrity_table
 from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs
 from trace_bench.analysis.protocol import METRICS, task_metrics
 from trace_bench.analysis.stats import arm_label
-from trace_bench.store.ranking import competition_ranks
+from trace_bench.store.ranking import arm_ranks
 
 FORMATS = ("md", "csv", "latex")
 DEFAULT_TABLE_METRIC = "test_last"
-COLUMNS = ("task", "trainer", "params_label", "metric", "n", "failed", "mean", "se", "wall_s", "tokens", "usd",
-           "leaked_test_items", "sandbox_denials", "integrity")
+COLUMNS = ("task", "trainer", "params_label", "metric", "n", "failed", "planned", "complete", "mean", "se", "wall_s",
+           "tokens", "usd", "leaked_test_items", "sandbox_denials", "integrity", "pct_of_best_known", "score_trust")
 AUDIT_MARK = "†"
+#: marks an arm whose scores a candidate could reach (a plain evaluate() task: it ran where it was scored)
+REACHABLE_MARK = "‡"
 
 
 @dataclass(frozen=True)
@@ -61,12 +64,30 @@ class PaperTable:
     def caption(self) -> str:
         seeds = sorted(set(int(n) for n in self.rows["n"] if n > 0))
         over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}" if seeds else "0"
-        text = (f"Mean (standard error) over {over} seeds of the {METRICS[self.preferred].label}; wall time, "
+        noun = "seed" if over == "1" else "seeds"
+        text = (f"Mean (standard error) over {over} {noun} of the {METRICS[self.preferred].label}; wall time, "
                 "trainer-phase tokens and USD are means per job.")
+        if not self.rows["complete"].all():
+            text += (" n = k/N: an incomplete arm, k of its N planned seeds scored (the others failed or are "
+                     "missing); it is listed after the complete arms of its task.")
         if self.optimistic_tasks:
             text += (" * no test split: best score on the selection split, optimistic "
                      f"({', '.join(self.optimistic_tasks)}).")
+        if self.with_best_known:
+            text += (" % of best known: the best state's value against the best published value (100 = matched), "
+                     "mean over seeds.")
+        if self.candidate_reachable:
+            text += (f" {REACHABLE_MARK} the candidate ran in the process that scored it (plain evaluate()): "
+                     "candidate-reachable.")
         return text
+
+    @property
+    def with_best_known(self) -> bool:
+        return bool(self.rows["pct_of_best_known"].notna().any())
+
+    @property
+    def candidate_reachable(self) -> bool:
+        return any("candidate-reachable" in str(t) for t in self.rows["score_trust"])
 
 
 def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool = False) -> PaperTable:
@@ -82,11 +103,15 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
         scored = group[group["scored"]]
         values = scored[used.column].astype(float).dropna()
         n = len(values)
+        planned = max(len(group), int(group.groupby("run_id")["planned"].max().sum())) if "planned" in group \
+            else len(group)
         rows.append({"task": task, "trainer": trainer, "params_label": label, "metric": used.name, "n": n,
-                     "failed": len(group) - len(scored), "mean": values.mean() if n else math.nan,
+                     "failed": len(group) - len(scored), "planned": planned, "complete": n == planned > 0,
+                     "mean": values.mean() if n else math.nan,
                      "se": values.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan,
                      "wall_s": scored["time_seconds"].mean(), "tokens": scored["total_tokens"].mean(),
-                     "usd": scored["cost_usd"].mean()})
+                     "usd": scored["cost_usd"].mean(), "pct_of_best_known": scored["pct_of_best_known"].mean(),
+                     "score_trust": ",".join(sorted({str(t) for t in group["score_trust"] if t}))})
     audit = integrity_table(jobs).set_index(["task", "trainer", "params_label"])
     for row in rows:
         found = audit.loc[(row["task"], row["trainer"], row["params_label"])]
@@ -95,7 +120,7 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
     frame = pd.DataFrame(rows, columns=[*COLUMNS, "_audit"])
     ordered = []
     for _, group in frame.groupby("task", sort=True):
-        ranks = competition_ranks([None if math.isnan(m) else float(m) for m in group["mean"]])
+        ranks = arm_ranks([None if math.isnan(m) else float(m) for m in group["mean"]], list(group["complete"]))
         ordered.append(group.assign(_rank=[math.inf if r is None else r for r in ranks])
                        .sort_values(["_rank", "trainer", "params_label"]).drop(columns="_rank"))
     frame = pd.concat(ordered, ignore_index=True) if ordered else frame
@@ -123,18 +148,28 @@ def _score_cell(row: pd.Series) -> str:
 
 def _display_rows(table: PaperTable) -> list[list[str]]:
     frontier = table.frontier is not None
-    return [[str(r["task"]), arm_label(str(r["trainer"]), str(r["params_label"])) + (f" {AUDIT_MARK}" if r["integrity"]
-                                                                                  else ""), _score_cell(r), str(r["n"]),
-             str(r["failed"]), _num(r["wall_s"], 1), "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}",
-             _num(r["usd"], 4), *(["yes" if r["on_frontier"] else ""] if frontier else [])]
-            for _, r in table.rows.iterrows()]
+    rows = []
+    for _, r in table.rows.iterrows():
+        arm = arm_label(str(r["trainer"]), str(r["params_label"]))
+        arm += f" {AUDIT_MARK}" if r["integrity"] else ""
+        arm += f" {REACHABLE_MARK}" if "candidate-reachable" in str(r["score_trust"]) else ""
+        row = [str(r["task"]), arm, _score_cell(r)]
+        if table.with_best_known:
+            row.append(_num(r["pct_of_best_known"], 2))
+        seeds = str(r["n"]) if r["complete"] else f"{r['n']}/{r['planned']}"
+        rows.append(row + [seeds, str(r["failed"]), _num(r["wall_s"], 1),
+                           "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}", _num(r["usd"], 4),
+                           *(["yes" if r["on_frontier"] else ""] if frontier else [])])
+    return rows
 
 
 HEADER = ["task", "arm", "score: mean (SE)", "n", "failed", "wall s", "tokens", "USD"]
+BEST_KNOWN_HEADER = "% of best known"
 
 
 def _header(table: PaperTable) -> list[str]:
-    return [*HEADER, "frontier"] if table.frontier is not None else HEADER
+    header = [*HEADER[:3], BEST_KNOWN_HEADER, *HEADER[3:]] if table.with_best_known else list(HEADER)
+    return [*header, "frontier"] if table.frontier is not None else header
 
 
 def audit_text(table: PaperTable) -> list[str]:
@@ -153,9 +188,10 @@ def frontier_text(table: PaperTable) -> list[str]:
 def to_markdown(table: PaperTable) -> str:
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-    align = ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"] + ([":---:"] if table.frontier is not None
-                                                                             else [])
-    return "\n".join([line(_header(table)), "|" + "|".join(align) + "|", *(line(r) for r in _display_rows(table)), "",
+    header = _header(table)
+    numeric = len(header) - 2 - (table.frontier is not None)
+    align = ["---", "---"] + ["---:"] * numeric + ([":---:"] if table.frontier is not None else [])
+    return "\n".join([line(header), "|" + "|".join(align) + "|", *(line(r) for r in _display_rows(table)), "",
                       table.caption(), *audit_text(table), *frontier_text(table)]) + "\n"
 
 
@@ -175,9 +211,10 @@ def _latex(text: str) -> str:
 
 
 def to_latex(table: PaperTable) -> str:
-    spec = "llrrrrrr" + ("c" if table.frontier is not None else "")
+    header = _header(table)
+    spec = "ll" + "r" * (len(header) - 2 - (table.frontier is not None)) + ("c" if table.frontier is not None else "")
     lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
-             " & ".join(_latex(h) for h in _header(table)) + r" \\", r"\midrule"]
+             " & ".join(_latex(h) for h in header) + r" \\", r"\midrule"]
     previous = None
     for row in _display_rows(table):
         if previous is not None and row[0] != previous:

@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
                  "on this machine are hidden; --all lists them with the reason, and the opt-in suites too.",
                  ["trace-bench list-tasks", "trace-bench list-tasks --bench internal,trace_examples --format table",
                   "trace-bench list-tasks --all --format json"])
-    p.add_argument("--root", help="directory of user task modules (original LLM4AD layout or one module per task)")
+    p.add_argument("--root", help="directory of user tasks: LLM4AD layout, one module per task, or task folders "
+                                  "(evaluator.py)")
     p.add_argument("--bench", "--dataset-name", dest="bench", help="comma-separated suites, e.g. llm4ad,internal")
     p.add_argument("--all", action="store_true",
                    help="also list unavailable tasks (with the reason) and the opt-in suites (terminal_bench)")

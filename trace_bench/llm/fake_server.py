@@ -5,7 +5,10 @@ exact, deterministic ``usage``: as one JSON body, or with ``stream: true`` as se
 the OpenAI chunk format (word-sized content deltas, a final chunk per choice with its
 ``finish_reason``, a usage chunk when ``stream_options.include_usage`` is set, then ``[DONE]``).
 ``GET /v1/models`` lists one model; ``GET /stats`` reports what it served.  Fault injection:
-latency, 500s, malformed bodies, 429 with Retry-After every N requests, hanging requests.
+latency, 500s, malformed bodies, 429 with Retry-After every N requests, hanging requests.  With
+``attacks`` (``--attack FILE``) it is a hostile provider: every proposal for code carries attack
+code (:mod:`trace_bench.llm.attack`); ``record=True`` keeps every request body (``bodies``), so a
+test can check what reached the provider.
 
 ``/stats`` counts every request in ``requests`` on arrival (any method and route, ``/stats``
 included) and every answer in ``by_status`` just before it is sent, so a client holding an answer
@@ -32,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from trace_bench.llm.attack import Attack, AttackPolicy, load_attacks
 from trace_bench.llm.stub import StubPolicy
 from trace_bench.llm.tokens import estimate_prompt_tokens, estimate_text_tokens
 
@@ -55,14 +59,17 @@ class FakeLLMServer:
     def __init__(self, *, port: int = 0, host: str = "127.0.0.1", latency: float = 0.0, error_rate: float = 0.0,
                  malformed_rate: float = 0.0, rate_limit_every: int = 0, timeout_rate: float = 0.0,
                  hang_s: float = 30.0, script: Sequence[str] | None = None, seed: int = 0,
-                 model: str = "fake-model", api_key: str | None = None, models: Sequence[str] | None = None) -> None:
+                 model: str = "fake-model", api_key: str | None = None, models: Sequence[str] | None = None,
+                 attacks: Sequence[Attack] = (), record: bool = False) -> None:
         self.latency, self.error_rate, self.malformed_rate = latency, error_rate, malformed_rate
         self.rate_limit_every, self.timeout_rate, self.hang_s = rate_limit_every, timeout_rate, hang_s
         self.script = itertools.cycle(list(script)) if script else None
         self.model, self.api_key = model, api_key
         self.known_models = list(models) if models else None  # None: every model name is answered
         self.rng = random.Random(seed)
-        self.policy = StubPolicy(seed=seed)
+        self.policy = AttackPolicy(seed=seed, attacks=list(attacks)) if attacks else StubPolicy(seed=seed)
+        self.record = record
+        self.bodies: list[str] = []
         self._lock = threading.Lock()
         self._counter = 0
         self._stats: dict[str, Any] = {"requests": 0, "by_status": {}, "prompt_tokens": 0, "completion_tokens": 0,
@@ -266,6 +273,9 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             server._arrived()
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
+            if server.record:
+                with server._lock:
+                    server.bodies.append(raw.decode("utf-8", "replace"))
             if not self.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
                 self._send(404, {"error": {"message": "not found"}})
                 return
@@ -320,6 +330,7 @@ def fake_llm_parser() -> argparse.ArgumentParser:
         prog="trace-bench fake-llm", description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  trace-bench fake-llm --port 8765\n"
                "  trace-bench fake-llm --port 0 --latency 0.2 --error-rate 0.1   # a slow, flaky provider\n"
+               "  trace-bench fake-llm --port 0 --attack attack.py   # a hostile provider: code proposals attack\n"
                "  then: llm: {provider: openai, model: gpt-4o-mini, base_url: http://127.0.0.1:8765/v1}")
     parser.add_argument("--port", type=int, default=0, help="port to listen on; 0 picks a free one (printed)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: loopback only)")
@@ -331,6 +342,8 @@ def fake_llm_parser() -> argparse.ArgumentParser:
     parser.add_argument("--script", help="JSON file with a list of reply texts, used in turn")
     parser.add_argument("--seed", type=int, default=0, help="seed of the error/latency draws and generated replies")
     parser.add_argument("--api-key", help="require this bearer token (401 otherwise)")
+    parser.add_argument("--attack", help="hostile provider: every code proposal carries the attack(s) in FILE "
+                                         "(Python, or a JSON list)", metavar="FILE")
     parser.add_argument("--models", help="comma-separated models the server knows (404 for others; default: any)")
     return parser
 
@@ -341,6 +354,7 @@ def fake_llm_main(argv: Sequence[str] | None = None) -> int:
     server = FakeLLMServer(port=args.port, host=args.host, latency=args.latency, error_rate=args.error_rate,
                            malformed_rate=args.malformed_rate, rate_limit_every=args.rate_limit_every,
                            timeout_rate=args.timeout_rate, script=script, seed=args.seed, api_key=args.api_key,
+                           attacks=load_attacks(args.attack) if args.attack else (),
                            models=[m.strip() for m in args.models.split(",") if m.strip()] if args.models else None)
     print(server.url, flush=True)
     server.serve_forever()

@@ -35,6 +35,7 @@ BUILTIN_SUITES: dict[str, str] = {
     "humaneval": "trace_bench.tasks.humaneval",
     "kernelbench": "trace_bench.tasks.kernelbench",
     "terminal_bench": "trace_bench.tasks.terminal_bench",
+    "discovery": "trace_bench.tasks.discovery",
 }
 # Suites that cost money or need infrastructure are listed only when asked for by --bench.
 OPT_IN_SUITES = frozenset({"terminal_bench"})
@@ -147,7 +148,8 @@ class TaskCatalog:
 
     def list(self, benches: Iterable[str] | None = None) -> list[TaskSpec]:
         names = list(benches) if benches else [s for s in [*BUILTIN_SUITES, *_plugin_suites()] if s not in OPT_IN_SUITES]
-        names += [s for s in self.root_suites if s not in names and not benches]
+        if not benches:  # suites that only a --root folder declares
+            names += [suite for suite in dict.fromkeys(s.suite for s in self.specs.values()) if suite not in names]
         for name in names:
             self._load_suite(name)
         order = {name: i for i, name in enumerate(names)}

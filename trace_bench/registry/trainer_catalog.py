@@ -100,6 +100,10 @@ BUILTIN_TRAINERS: tuple[TrainerMetadata, ...] = (
     TrainerMetadata("GEPATrainer", f"{_EXTERNAL}.gepa_trainer:GEPATrainer",
                     "The gepa library's reflective evolution over every parameter's text, via the gateway.",
                     source="external", requires=("gepa",), extra="gepa", optional=True),
+    TrainerMetadata("SkyDiscover", f"{_EXTERNAL}.skydiscover_trainer:SkyDiscoverTrainer",
+                    "SkyDiscover's searches (AdaEvolve, EvoX, top-k, beam, best-of-n) over the program, via the "
+                    "gateway.",
+                    source="external", requires=("skydiscover",), extra="skydiscover", optional=True),
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from typing import Any
 
 from trace_bench.config.models import RunConfig
@@ -23,7 +24,7 @@ from trace_bench.runner.manifest import manifest_entries, manifest_head
 from trace_bench.runner.options import OpenedRun, RunOptions, RunOutcome
 from trace_bench.runner.plan import PlannedJob, ResumeMode, plan_jobs, prepare_attempt
 from trace_bench.runner.salvage import record_for, salvage_record
-from trace_bench.sandbox import sandbox_info
+from trace_bench.sandbox import sandbox_info, weak_warning
 from trace_bench.store.environment import environment_info, git_info
 from trace_bench.store.events import EventLog
 from trace_bench.store.models import (
@@ -53,10 +54,13 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
             "total_jobs": len(jobs) + len(carried), "created_at": opened.created_at,
             "task_root": opened.task_root}
     env = environment_info()
-    env.sandbox = SandboxSetting.model_validate(sandbox_info(config.sandbox))
+    setting = sandbox_info(config.sandbox)
+    env.sandbox = SandboxSetting.model_validate(setting)
     # under the names the config gives too (an alias), which is what a resume that misses one reports
     env.trainers = trainer_origins([*(job.trainer for job in jobs), *(entry.id for entry in config.trainers)])
     store.write_environment(env, git_info())
+    if weak_warning(setting):  # shown even with --quiet: the run is not isolated
+        print(f"WARNING: {weak_warning(setting)}", file=sys.stderr, flush=True)
     head = manifest_head(meta, opened.config_hashes)
     if listed != [j.job_id for j in jobs] + [e.job_id for e in carried]:  # a resume of the same matrix keeps it until the end
         store.write_manifest_stream(head, manifest_entries(jobs, {}, carried=carried))
@@ -64,6 +68,8 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     plan = planned.jobs
     tables = store.tables(meta)
     tables.set_order([j.job_id for j in jobs] + [e.job_id for e in carried])
+    tables.set_planned([(j.task, j.task_label, j.trainer, j.params_label) for j in jobs]
+                       + [(e.task, e.task_label, e.trainer, e.params_label) for e in carried])
     reused = set()
     for item in plan:
         if item.spec.skip_reason and item.previous is None:

@@ -106,8 +106,11 @@ def check_tasks(jobs: list[JobSpec]) -> list[TaskCheck]:
             verdict = "EXPECTED" if job.task in EXPECTED_WITHOUT_PARAMETERS else "FAIL"
             checks.append(TaskCheck(job.task, verdict, "no_trainable_parameters"))
         else:
-            checks.append(TaskCheck(job.task, "OK", f"{count} trainable parameter(s), selection on "
-                                                     f"{problem.selection_split}"))
+            detail = f"{count} trainable parameter(s), selection on {problem.selection_split}"
+            ignored = problem.metadata.get("ignored_config_keys")
+            if ignored:  # a task folder's config.yaml keys trace-bench does not use
+                detail += f"; config.yaml keys not used: {', '.join(ignored)}"
+            checks.append(TaskCheck(job.task, "OK", detail))
     return checks
 
 

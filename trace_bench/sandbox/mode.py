@@ -5,7 +5,9 @@ starts inherit it: ``strong`` (the default: bubblewrap or nothing), ``weak`` (bu
 works, else the weak mode; set by ``sandbox: weak`` in a config or ``--allow-weak-sandbox``) or
 ``force-weak`` (never bubblewrap; for testing the fallback).  Refusing is the default because a
 benchmark whose candidates can read the API key or rewrite their score measures nothing; the
-weak mode is recorded in env.json and in every job's results.
+weak mode, chosen by the config or by the variable, is recorded in env.json, in every job's
+results (the ``sandbox`` column of results.csv), in summary.json and the report, and a run that
+will use it warns on the console when it starts (:func:`weak_warning`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ _USED_LOCK = threading.Lock()
 
 
 class SandboxUnavailable(RuntimeError):
-    """Candidate code cannot run: bubblewrap does not work here and the weak mode was not allowed."""
+    """Candidate code cannot run: bubblewrap does not work here and the weak mode was not allowed.
+    The job fails (``job_status``): this machine cannot run the task, the task is not broken and the
+    candidate is not at fault."""
+
+    job_status = "failed"
 
 
 def setting() -> str:
@@ -35,8 +41,9 @@ def setting() -> str:
 
 
 def allow_weak(allowed: bool) -> None:
-    """Let this process (and the processes it starts) fall back to the weak mode."""
-    if os.environ.get(SETTING_ENV, "").strip().lower() != "force-weak":
+    """Let this process (and the processes it starts) fall back to the weak mode; the variable, when it
+    already chose ``weak`` or ``force-weak``, keeps its choice (see :func:`sandbox_info`)."""
+    if os.environ.get(SETTING_ENV, "").strip().lower() not in ("weak", "force-weak"):
         os.environ[SETTING_ENV] = "weak" if allowed else "strong"
 
 
@@ -60,9 +67,29 @@ def require(*modules: str) -> str:
 
     ``modules``: the target modules the job will call, so that the sandbox started now shows them
     (one that shows less is replaced on the first call that needs more)."""
-    handle = handle_for(frozenset(modules))
+    handle = handle_for(policy.view_names(modules))
     server.release(handle)
     return handle.mode
+
+
+def prepare(*modules: str) -> None:
+    """Fail now, without starting anything, where candidate code could not run here (bubblewrap
+    missing and the weak mode not allowed), and start the sandbox for ``modules`` in the background,
+    so that the first call finds it warm.  A start that fails in the background fails that call."""
+    wanted = setting()
+    if wanted == "strong":
+        missing = policy.quick_check()
+        if missing:
+            raise SandboxUnavailable(f"candidate code needs the sandbox, and bubblewrap does not work here "
+                                     f"({missing}); {INSTALL_HINT}")
+
+    def start() -> None:
+        try:
+            server.release(handle_for(policy.view_names(modules)))
+        except (SandboxUnavailable, server.ZygoteUnavailable):
+            pass  # remembered by the server: the first call reports it
+
+    threading.Thread(target=start, name="trace-bench-sandbox-warm-up", daemon=True).start()
 
 
 def availability() -> dict[str, str]:
@@ -78,9 +105,27 @@ def availability() -> dict[str, str]:
 
 
 def sandbox_info(configured: str) -> dict[str, str]:
-    """The run's sandbox setting for env.json (each job's results.json records the mode it really used)."""
+    """The run's sandbox setting for env.json (each job's results.json records the mode it really used).
+
+    ``setting`` is what jobs get: ``weak`` when the config (``sandbox: weak``, ``--allow-weak-sandbox``)
+    or the variable (``TRACE_BENCH_SANDBOX=weak`` or ``force-weak``) chose it; ``chosen_by`` says which;
+    ``bubblewrap`` is ``unused`` when the variable forces the weak mode although it is available."""
+    variable = os.environ.get(SETTING_ENV, "").strip().lower()
     missing = policy.quick_check()
-    return {"setting": configured, "bubblewrap": "unavailable" if missing else "available", "reason": missing or ""}
+    weak = configured == "weak" or variable in ("weak", "force-weak")
+    chosen_by = "" if not weak else "config" if configured == "weak" else f"{SETTING_ENV}={variable}"
+    bubblewrap = "unavailable" if missing else "unused" if variable == "force-weak" else "available"
+    return {"setting": "weak" if weak else "strong", "chosen_by": chosen_by, "bubblewrap": bubblewrap,
+            "reason": missing or ""}
+
+
+def weak_warning(info: dict[str, str]) -> str:
+    """The warning a run prints when its LLM-written code will run in the weak mode ("" when it will not)."""
+    if info.get("setting") != "weak" or info.get("bubblewrap") == "available":
+        return ""
+    why = info.get("reason") or "forced"
+    return (f"LLM-written code runs in the WEAK sandbox ({why}; chosen by {info.get('chosen_by') or 'the config'}): "
+            "it is not isolated from this machine's files, and the run records it as weak.")
 
 
 def record_use(mode: str) -> None:

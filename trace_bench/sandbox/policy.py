@@ -133,15 +133,50 @@ def package_locations(name: str) -> list[str]:
     return []
 
 
+# What a sandbox shows is named by strings: a top-level package, a module of trace_bench (view.py),
+# PATH_PREFIX + a host path (read-only), DEVICE_PREFIX + a device node (usable, e.g. a GPU).
+PATH_PREFIX = "path:"
+DEVICE_PREFIX = "dev:"
+HIDE_PREFIX = "hide:"  # HIDE_PREFIX + a top-level package: covered, though its site-packages are visible
+
+
+def view_names(names: Iterable[str]) -> frozenset[str]:
+    """What a sandbox must show, with packages resolved to where they are now: a package named
+    ``x`` becomes ``path:<its directory>`` and ``hide:x`` becomes ``hide:<its directory>``, so a
+    sandbox started when ``x`` lived elsewhere (another checkout, another test's directory) is never
+    taken for one that shows it here.  trace_bench modules, paths and devices stay as they are."""
+    resolved: set[str] = set()
+    for name in names:
+        if name.startswith((PATH_PREFIX, DEVICE_PREFIX)) or name.split(".")[0] == view.PACKAGE:
+            resolved.add(name)
+            continue
+        hide = name.startswith(HIDE_PREFIX)
+        package = name[len(HIDE_PREFIX):] if hide else name
+        if package.startswith(os.sep):
+            resolved.add(name)
+            continue
+        locations = package_locations(package)
+        prefix = HIDE_PREFIX if hide else PATH_PREFIX
+        resolved.update(prefix + location for location in locations) if locations else resolved.add(name)
+    return frozenset(resolved)
+
+
+def hidden_names(packages: Iterable[str]) -> frozenset[str]:
+    """The ``hide:`` entries of a view: sandboxes that differ in them can never stand in for each other."""
+    return frozenset(name for name in packages if name.startswith(HIDE_PREFIX))
+
+
 def visible_paths(packages: Iterable[str]) -> list[str]:
     """Host paths the sandbox sees whole (read-only): system, Python, site-packages, then the top-level
-    ``packages`` (names of ``trace_bench`` modules are left to :func:`own_files`)."""
+    ``packages`` and ``path:`` entries (names of ``trace_bench`` modules are left to :func:`own_files`)."""
     python = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix,
               os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}
     sites = {p for p in sys.path if isinstance(p, str) and os.path.basename(p) in ("site-packages", "dist-packages")}
     wanted = [*SYSTEM_PATHS, *sorted(python), *sorted(sites)]
     for name in packages:
-        if name.split(".")[0] != view.PACKAGE:
+        if name.startswith(PATH_PREFIX):
+            wanted.append(name[len(PATH_PREFIX):])
+        elif not name.startswith((DEVICE_PREFIX, HIDE_PREFIX)) and name.split(".")[0] != view.PACKAGE:
             wanted += package_locations(name)
     chosen: list[str] = []
     for path in sorted({os.path.abspath(p) for p in wanted if p and os.path.exists(p)}, key=len):
@@ -180,6 +215,7 @@ class View:
     mounts: tuple[Bind, ...]
     covers: tuple[str, ...]
     own: tuple[Bind, ...]
+    devices: tuple[str, ...] = ()
 
     @property
     def all_binds(self) -> list[Bind]:
@@ -188,18 +224,23 @@ class View:
     def with_sources(self, sources: list[str]) -> View:
         """The same view with each bind's source replaced, in :attr:`all_binds` order (the launcher's staging)."""
         staged = [Bind(source, bind.dest) for source, bind in zip(sources, self.all_binds, strict=True)]
-        return View(tuple(staged[: len(self.mounts)]), self.covers, tuple(staged[len(self.mounts):]))
+        return View(tuple(staged[: len(self.mounts)]), self.covers, tuple(staged[len(self.mounts):]), self.devices)
 
 
 def sandbox_view(packages: Iterable[str]) -> View:
     names = sorted(packages)
     mounts = binds(visible_paths(names))
     seen = [bind.dest for bind in mounts]
-    covers = [path for path in hidden_paths() if _under(path, seen)]
+    hidden = [path for name in names if name.startswith(HIDE_PREFIX)
+              for path in ([name[len(HIDE_PREFIX):]] if name[len(HIDE_PREFIX):].startswith(os.sep)
+                           else package_locations(name[len(HIDE_PREFIX):])) if os.path.isdir(path)]
+    covers = [path for path in [*hidden_paths(), *hidden] if _under(path, seen)]
     own_root = str(view.package_root())
     if _under(own_root, seen) or any(_under(own_root, [os.path.realpath(dest)]) for dest in seen):
         covers.append(own_root)
-    return View(tuple(mounts), tuple(covers), tuple(binds(own_files(names))))
+    devices = tuple(sorted(n[len(DEVICE_PREFIX):] for n in names if n.startswith(DEVICE_PREFIX)
+                           and os.path.exists(n[len(DEVICE_PREFIX):])))
+    return View(tuple(mounts), tuple(covers), tuple(binds(own_files(names))), devices)
 
 
 def bwrap_argv(bwrap: str, sandbox: View, command: list[str]) -> list[str]:
@@ -220,8 +261,10 @@ def bwrap_argv(bwrap: str, sandbox: View, command: list[str]) -> list[str]:
         argv += ["--ro-bind", bind.source, bind.dest]
     for path in sandbox.covers:
         argv += ["--remount-ro", path]
-    argv += ["--dir", "/tmp", "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--remount-ro", "/",
-             "--chdir", "/", "--", *command]
+    argv += ["--dir", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    for device in sandbox.devices:  # after --dev, which makes a fresh /dev
+        argv += ["--dev-bind", device, device]
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/", "--", *command]
     return argv
 
 

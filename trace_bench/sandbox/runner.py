@@ -33,16 +33,18 @@ def _check_target(target: str) -> str:
 
 
 def run_sandboxed(target: str, payload: Any, limits: SandboxLimits = _DEFAULT_LIMITS, *,
-                  packages: tuple[str, ...] = ()) -> SandboxResult:
+                  packages: tuple[str, ...] = (), paths: tuple[str, ...] = (),
+                  devices: tuple[str, ...] = ()) -> SandboxResult:
     """Run ``target(payload)`` (``"package.module:function"``, our code) in a sandboxed child.
 
     ``payload`` must be plain data (:mod:`.codec`); ``packages`` names further top-level
     packages the target imports that live outside site-packages (the target's own package is
-    always visible).  Never raises for anything the child does; raises ``ValueError`` or
-    ``TypeError`` for a malformed target or payload (caller bugs) and
-    :class:`~trace_bench.sandbox.mode.SandboxUnavailable` when no sandbox may run here.
+    always visible); ``paths`` are further host paths it may read (a toolchain), ``devices``
+    device nodes it may use (a GPU's ``/dev/nvidia*``).  Never raises for anything the child
+    does; raises ``ValueError`` or ``TypeError`` for a malformed target or payload (caller bugs)
+    and :class:`~trace_bench.sandbox.mode.SandboxUnavailable` when no sandbox may run here.
     """
-    call = start_call(target, payload, limits, packages=packages)
+    call = start_call(target, payload, limits, packages=packages, paths=paths, devices=devices)
     return call if isinstance(call, SandboxResult) else call.finish()
 
 
@@ -71,7 +73,8 @@ class Call:
 
 
 def start_call(target: str, payload: Any, limits: SandboxLimits, *, packages: tuple[str, ...] = (),
-               channels: tuple[int, ...] = ()) -> Call | SandboxResult:
+               channels: tuple[int, ...] = (), paths: tuple[str, ...] = (),
+               devices: tuple[str, ...] = ()) -> Call | SandboxResult:
     """Launch a call without waiting for it (a result instead when the sandbox cannot take it).
 
     ``channels``: file descriptors handed to the child as ``payload["channels"]`` (e.g. the pipe
@@ -85,7 +88,9 @@ def start_call(target: str, payload: Any, limits: SandboxLimits, *, packages: tu
     except codec.CodecError as exc:
         raise TypeError(f"sandbox payload is not plain data: {exc}") from exc
     # trace_bench is shown module by module (view.py): the target's own imports, not the whole package
-    needed = frozenset({target.partition(":")[0] if top == view.PACKAGE else top, *packages})
+    needed = policy.view_names({target.partition(":")[0] if top == view.PACKAGE else top, *packages,
+                                *(policy.PATH_PREFIX + os.path.abspath(p) for p in paths),
+                                *(policy.DEVICE_PREFIX + d for d in devices)})
     started = time.monotonic()
     limits_frame = codec.encode({"wall_s": float(limits.wall_s)})
     failures: list[str] = []

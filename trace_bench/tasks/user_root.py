@@ -1,13 +1,15 @@
 """Tasks from a user directory (``--root DIR``).
 
-Two layouts: the original Trace-Bench LLM4AD layout (an ``index.json`` naming task packages,
-handled by :mod:`trace_bench.tasks.llm4ad.legacy_root`), or one task per module: every
-``name.py`` or ``name/__init__.py`` that defines ``build_trace_problem`` becomes
+Three layouts: the original Trace-Bench LLM4AD layout (an ``index.json`` naming task packages,
+handled by :mod:`trace_bench.tasks.llm4ad.legacy_root`); task folders in the layout of
+OpenEvolve's examples and SkyDiscover's benchmarks (a directory holding ``evaluator.py``, handled
+by :mod:`trace_bench.tasks.discovery`), which become ``discovery:<folder>``; or one task per
+module: every ``name.py`` or ``name/__init__.py`` that defines ``build_trace_problem`` becomes
 ``<suite>:name``.  The suite is ``llm4ad`` (the namespace bare task names resolve to) unless the
 directory names its own, as a built-in suite package does: an ``__init__.py`` in the directory
-with a line ``SUITE = "mysuite"`` (read as text: listing imports nothing).  Modules are loaded
-under unique names with package semantics (relative imports work) and without editing
-``sys.path``.
+with a line ``SUITE = "mysuite"`` (read as text: listing imports nothing).  A root may hold task
+folders and modules side by side.  Modules are loaded under unique names with package semantics
+(relative imports work) and without editing ``sys.path``.
 """
 
 from __future__ import annotations
@@ -65,9 +67,16 @@ def discover_root(root: Path) -> list[TaskSpec]:
             return discover_index(root)
         except ValueError as exc:
             raise ConfigError(str(exc), key_path="--root") from None
-    specs: list[TaskSpec] = []
+    from trace_bench.tasks.discovery import folder_spec
+    from trace_bench.tasks.discovery.folder import find_folders, is_task_folder
+
+    specs: list[TaskSpec] = [folder_spec(folder) for folder in find_folders(root)]
+    if is_task_folder(root):
+        return specs
     suite = root_suite(root)
     for path in sorted(root.iterdir()):
+        if is_task_folder(path):
+            continue
         source = path / "__init__.py" if path.is_dir() else path
         if path.name.startswith(("_", ".")) or source.suffix != ".py" or not source.exists():
             continue
@@ -81,8 +90,8 @@ def discover_root(root: Path) -> list[TaskSpec]:
         specs.append(TaskSpec(id=f"{suite}:{name}", suite=suite, description=f"user task from {source}",
                               module=name, module_path=str(source), tags=("root",)))
     if not specs:
-        raise ConfigError(f"task root '{root}' has no index.json and no module defining build_trace_problem",
-                          key_path="--root")
+        raise ConfigError(f"task root '{root}' has no index.json, no task folder (a directory holding evaluator.py) "
+                          "and no module defining build_trace_problem", key_path="--root")
     return specs
 
 
@@ -111,6 +120,10 @@ def load_module_from_path(source: Path) -> ModuleType:
 
 def build_from_path(spec: TaskSpec, eval_kwargs: dict[str, Any]) -> Any:
     location = Path(spec.module_path or "")
+    if "discovery" in spec.tags:
+        from trace_bench.tasks.discovery import build_folder
+
+        return build_folder(str(location), eval_kwargs)
     task_dir = location if location.is_dir() else location.parent
     if (task_dir.parent / "index.json").exists() and location.is_dir():
         from trace_bench.tasks.llm4ad.legacy_root import load_root_problem

@@ -15,7 +15,8 @@ class ResolvedJob(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     trainer_kwargs: dict[str, Any] = Field(default_factory=dict)
-    optimizer: str | None = Field(default=None, description="OptoPrime when the config names none")
+    optimizer: str | None = Field(default=None, description="OptoPrime when the config names none; null for a "
+                                  "trainer that uses no opto optimizer")
     optimizer_kwargs: dict[str, Any] = Field(default_factory=dict)
     logger: str | None = None
 
@@ -31,6 +32,8 @@ class ManifestJob(BaseModel):
     job_id: str
     index: int = 0
     task: str
+    task_label: str = Field(default="", description="the task as tables name it (see results.json); empty in "
+                            "older manifests")
     suite: str = ""
     trainer: str
     params: dict[str, Any] = Field(default_factory=dict)
@@ -123,6 +126,8 @@ class Summary(StoreModel):
     cache_hits: int = 0
     cost_usd: float = 0.0
     job_seconds: float = 0.0
+    sandbox: dict[str, int] = Field(default_factory=dict, description="jobs per isolation their LLM-written "
+                                    "code ran under (bwrap, weak, \"bwrap,weak\"); jobs that ran none are not counted")
 
 
 class FileEntry(BaseModel):
@@ -146,7 +151,10 @@ class SandboxSetting(BaseModel):
 
     setting: Literal["strong", "weak"] = Field(default="strong", description="weak: run without bubblewrap "
                                                 "where it is unavailable (recorded per job)")
-    bubblewrap: Literal["available", "unavailable"] = "available"
+    chosen_by: str = Field(default="", description="what chose the weak setting: config (the key or "
+                           "--allow-weak-sandbox) or TRACE_BENCH_SANDBOX=<value>")
+    bubblewrap: Literal["available", "unavailable", "unused"] = Field(
+        default="available", description="unused: available, but TRACE_BENCH_SANDBOX=force-weak forgoes it")
     reason: str = Field(default="", description="why bubblewrap is unavailable here")
 
 

@@ -21,9 +21,13 @@ _TASKS = (
 )
 
 
+# Tasks that run LLM-written code: a trainable function (a code node) or a program run by the guide.
+_SANDBOXED = {"numeric_param", "code_param", "multiobjective_bbeh"}
+
+
 def discover() -> list[TaskSpec]:
     return [
         TaskSpec(id=f"{SUITE}:{name}", suite=SUITE, description=desc, module=f"{_M}.{module}",
-                 parameter_kinds=kinds, scoring=scoring)
+                 parameter_kinds=kinds, scoring=scoring, tags=("sandbox",) if name in _SANDBOXED else ())
         for name, module, desc, kinds, scoring in _TASKS
     ]

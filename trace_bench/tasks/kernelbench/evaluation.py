@@ -1,4 +1,5 @@
-"""Evaluating a KernelBench candidate: on a local CUDA GPU, or through an evaluation server.
+"""Evaluating a KernelBench candidate: on a local CUDA GPU (:mod:`.local`, in the sandbox), or
+through an evaluation server.
 
 Both paths give a :class:`KernelResult`.  The server protocol (HTTP + JSON):
 
@@ -12,21 +13,17 @@ enforce ``timeout`` itself and report a hung kernel as ``{"compiled": true, "cor
 "error": "timeout ..."}``; a server that does not answer within ``timeout`` + 30 s, answers non-200
 or answers something that is not this JSON is an *infrastructure* failure
 (:class:`EvalServerError`, job status ``infra_error``), never a score of 0.
-:mod:`trace_bench.tasks.kernelbench.server` serves this protocol with the local evaluator.
+:mod:`trace_bench.tasks.kernelbench.server` serves this protocol with the local evaluator, so a
+server's answers are made the same way: candidates in the sandbox, judged by trusted code.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 from typing import Any
-
-from trace_bench.processes import communicate_or_kill
 
 CLIENT_SLACK_S = 30.0
 
@@ -108,44 +105,6 @@ class RemoteEvaluator:
         body = {"problem_id": problem_id, "ref_arch_src": ref_src, "custom_src": custom_src,
                 "timeout": self.timeout_s, "seed": seed}
         return KernelResult.from_json(self._request("/evaluate", body, timeout=self.timeout_s + self.slack_s))
-
-
-def child_environment() -> dict[str, str]:
-    """The local evaluator's environment: the job's, without any secret-looking variable (API keys)."""
-    from trace_bench.store.masking import secret_name
-
-    return {name: value for name, value in os.environ.items() if not secret_name(name)}
-
-
-class LocalEvaluator:
-    """Evaluates on this machine's GPU in a fresh child process (compiling a candidate may hang or
-    crash the CUDA context, so it never runs in the job process), killed on timeout.
-
-    Not the bubblewrap sandbox (the child needs the GPU and the CUDA toolchain): the candidate
-    gets no secrets from the environment, but it runs with the job's user and files, and the
-    result it prints is not tamper-proof.  Publish numbers from an evaluation server."""
-
-    def __init__(self, *, timeout_s: float = 300.0, trials: int = 20) -> None:
-        self.timeout_s = timeout_s
-        self.trials = trials
-
-    def evaluate(self, problem_id: str, ref_src: str, custom_src: str, seed: int) -> KernelResult:
-        payload = json.dumps({"problem_id": problem_id, "ref_arch_src": ref_src, "custom_src": custom_src,
-                              "seed": seed, "trials": self.trials})
-        proc = subprocess.Popen([sys.executable, "-m", "trace_bench.tasks.kernelbench.local_eval"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=child_environment(),
-                                start_new_session=True)
-        out, err, timed_out = communicate_or_kill(proc, self.timeout_s, payload)
-        if timed_out:
-            return KernelResult(True, False, error=f"timeout: evaluation exceeded {self.timeout_s:g}s")
-        lines = [line for line in out.splitlines() if line.strip()]
-        if not lines:
-            return KernelResult(False, False, error=f"evaluator crashed (exit {proc.returncode}): {(err or '')[-800:]}")
-        try:
-            return KernelResult.from_json(json.loads(lines[-1]))
-        except (ValueError, EvalServerError):
-            return KernelResult(False, False, error=f"evaluator printed no result: {(err or '')[-800:]}")
 
 
 def cuda_available() -> bool:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from trace_bench.tasks.kernelbench.evaluation import LocalEvaluator
+from trace_bench.tasks.kernelbench.local import LocalEvaluator
 
 
 def make_server(host: str, port: int, token: str | None, evaluator: LocalEvaluator) -> ThreadingHTTPServer:

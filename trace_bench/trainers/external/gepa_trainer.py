@@ -27,6 +27,7 @@ from trace_bench.trainers.external.bridge import (
     text_parameters,
     texts_of,
 )
+from trace_bench.trainers.external.program_view import program_view, system_message
 from trace_bench.trainers.state import State
 
 
@@ -40,6 +41,8 @@ class GEPAParams(TrainerParams):
     perfect_score: float = 1.0
     components: list[str] | None = Field(default=None, description="parameter names to evolve (default: all)")
     max_tokens: int | None = Field(default=None, ge=1)
+    optimize_anything: bool = Field(default=True, description="on a discovery task, use gepa's optimize_anything "
+                                    "(single-task search over the evolve block); false: gepa.optimize")
 
 
 class ProblemAdapter:
@@ -100,6 +103,9 @@ class GEPATrainer(Trainer[GEPAParams]):
         params = self.params
         ctx = self.ctx
         parameters = text_parameters(ctx)
+        if params.optimize_anything and program_view(ctx.problem, parameters).native:
+            self._optimize_anything(parameters)
+            return
         if params.components:
             unknown = sorted(set(params.components) - {p.name for p in parameters})
             if unknown:
@@ -132,3 +138,62 @@ class GEPATrainer(Trainer[GEPAParams]):
             state, note = base, f"best candidate invalid, kept the initial state: {exc}"
         ctx.report_step(state, None, final=True, candidates=len(result.candidates), **({"note": note} if note else {}))
         ctx.apply(state)
+
+    def _optimize_anything(self, parameters: list[TextParameter]) -> None:
+        """gepa's single-task search: the candidate is the evolve block, the evaluator the task's
+        sandboxed evaluation (its feedback is the side information the reflection reads)."""
+        from gepa.optimize_anything import EngineConfig, GEPAConfig, ReflectionConfig, optimize_anything
+
+        params, ctx = self.params, self.ctx
+        parameter = parameters[0]
+        base = ctx.current_state()
+        tracker = StepTracker(ctx)
+        view = program_view(ctx.problem, parameters)
+        with GatewayLink(ctx) as link:
+            def evaluate(candidate: str) -> tuple[float, dict[str, Any]]:
+                link.check()
+                state = state_from_texts(parameters, base, {parameter.name: candidate})
+                result = ctx.evaluate(state, ctx.validation_dataset)
+                for rollout in result.rollouts:
+                    tracker.record(state, rollout.score)
+                return result.score, {"feedback": " | ".join(result.feedbacks)[:4000]}
+
+            fixed = view.program.prefix.replace("```", "")[-1500:] if view.program.marked else ""
+            background = (f"The component is the code between the EVOLVE-BLOCK markers of this program; the code "
+                          f"before it is fixed:\n{fixed}") if fixed else None
+            config = GEPAConfig(
+                engine=EngineConfig(seed=ctx.seed, max_metric_calls=params.max_metric_calls, parallel=False,
+                                    display_progress_bar=False, capture_stdio=False),
+                reflection=ReflectionConfig(reflection_lm=GatewayChat(link, params.max_tokens),
+                                            module_selector=params.module_selector,
+                                            skip_perfect_score=False))
+            with link.guard():
+                result = optimize_anything(texts_of(parameters, base)[parameter.name], evaluator=evaluate,
+                                           objective=(system_message(ctx.problem) or None), background=background,
+                                           config=config)
+        tracker.finish()
+        best = result.best_candidate
+        text = best if isinstance(best, str) else dict(best).get(parameter.name, "") if best else ""
+        try:
+            state, note = state_from_texts(parameters, base, {parameter.name: text}) if text else base, ""
+        except ValueError as exc:
+            state, note = base, f"best candidate invalid, kept the initial state: {exc}"
+        ctx.report_step(state, None, final=True, candidates=len(result.candidates), **({"note": note} if note else {}))
+        ctx.apply(state)
+
+
+class GatewayChat:
+    """gepa's ``LanguageModel`` (prompt -> text) as one chat completion at the job's gateway, with the
+    ``openai`` client (gepa's default, a LiteLLM model string, costs seconds of import per job)."""
+
+    def __init__(self, link: GatewayLink, max_tokens: int | None) -> None:
+        import openai
+
+        self.client = openai.OpenAI(base_url=link.base_url, api_key=link.api_key, max_retries=0)
+        self.max_tokens = max_tokens
+
+    def __call__(self, prompt: str | list[dict[str, Any]]) -> str:
+        messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
+        extra = {"max_tokens": self.max_tokens} if self.max_tokens else {}
+        response = self.client.chat.completions.create(model="trace-bench-optimizer", messages=messages, **extra)
+        return response.choices[0].message.content or ""

@@ -20,22 +20,32 @@ from typing import Any
 
 from pydantic import Field
 
-from trace_bench.llm.stub_formats import BLOCK
 from trace_bench.trainers.base import Trainer, TrainerParams
 from trace_bench.trainers.external.bridge import (
     GatewayLink,
-    TextParameter,
     evaluate_texts,
     failure_score,
     summarize_feedback,
     text_parameters,
     texts_of,
 )
+from trace_bench.trainers.external.program_view import (
+    ProgramView,
+    parse_program,
+    program_view,
+    render_program,
+    suggested_iterations,
+    system_message,
+    task_metrics,
+)
 from trace_bench.trainers.state import State
+
+__all__ = ["OpenEvolveParams", "OpenEvolveTrainer", "parse_program", "render_program"]
 
 
 class OpenEvolveParams(TrainerParams):
-    iterations: int = Field(default=10, ge=0, description="evolution iterations (one child each)")
+    iterations: int | None = Field(default=None, ge=0, description="iterations (one child program each); "
+                                   "default: the task's own max_iterations (a task folder's config.yaml), else 10")
     diff_based: bool = Field(default=True, description="SEARCH/REPLACE diffs; false asks for full rewrites")
     num_islands: int = Field(default=2, ge=1)
     population_size: int = Field(default=50, ge=2)
@@ -45,24 +55,6 @@ class OpenEvolveParams(TrainerParams):
     temperature: float = Field(default=0.7, ge=0)
     max_tokens: int = Field(default=4096, ge=1)
     timeout_s: int = Field(default=120, ge=1, description="per LLM call")
-
-
-def render_program(parameters: list[TextParameter], texts: dict[str, str]) -> str:
-    """The parameters as one program: a comment naming each, then its EVOLVE-BLOCK."""
-    parts = []
-    for p in parameters:
-        note = f"# {p.name} ({p.kind}): {p.description}" if p.description else f"# {p.name} ({p.kind})"
-        parts.append(f"{note}\n# EVOLVE-BLOCK-START {p.name}:{p.kind}\n{texts[p.name]}\n# EVOLVE-BLOCK-END")
-    return "\n\n".join(parts) + "\n"
-
-
-def parse_program(parameters: list[TextParameter], code: str) -> dict[str, str]:
-    """Parameter texts from a program; ``ValueError`` when a block is missing."""
-    found = {m.group("label").strip().split(":")[0]: m.group("body") for m in BLOCK.finditer(code)}
-    missing = [p.name for p in parameters if p.name not in found]
-    if missing:
-        raise ValueError(f"the program must keep one EVOLVE-BLOCK per parameter; missing: {', '.join(missing)}")
-    return {p.name: found[p.name] for p in parameters}
 
 
 class OpenEvolveTrainer(Trainer[OpenEvolveParams]):
@@ -87,17 +79,19 @@ class OpenEvolveTrainer(Trainer[OpenEvolveParams]):
         ctx = self.ctx
         parameters = text_parameters(ctx)
         base = ctx.current_state()
-        language = "python" if all(p.kind == "code" for p in parameters) else "text"
+        view = program_view(ctx.problem, parameters)
+        language = view.language
+        iterations = suggested_iterations(ctx.problem, params)
         with GatewayLink(ctx) as link:
             config = self._config(Config, LLMModelConfig, link, language)
             database = ProgramDatabase(config.database)
             sampler = PromptSampler(config.prompt)
             llm = LLMEnsemble(config.llm.models)
-            initial = render_program(parameters, texts_of(parameters, base))
-            metrics, feedback, _ = self._score(parameters, base, initial)
+            initial = view.render(texts_of(parameters, base))
+            metrics, feedback, _ = self._score(view, base, initial)
             database.add(Program(id="p00000", code=initial, language=language, metrics=metrics), iteration=0)
             database.store_artifacts("p00000", {"feedback": feedback})
-            for iteration in range(1, params.iterations + 1):
+            for iteration in range(1, iterations + 1):
                 link.check()
                 island = (iteration - 1) % params.num_islands
                 parent, inspirations = database.sample_from_island(island, num_inspirations=params.num_diverse_programs)
@@ -114,9 +108,9 @@ class OpenEvolveTrainer(Trainer[OpenEvolveParams]):
                     response = asyncio.run(llm.generate_with_context(
                         system_message=prompt["system"], messages=[{"role": "user", "content": prompt["user"]}]))
                 child, problem = self._child(config, parent.code, response or "", language)
-                state, score = self._state_of(parameters, base, parent.code), None
+                state, score = self._state_of(view, base, parent.code), None
                 if child is not None:
-                    metrics, feedback, child_state = self._score(parameters, base, child)
+                    metrics, feedback, child_state = self._score(view, base, child)
                     program = Program(id=f"p{iteration:05d}", code=child, language=language, parent_id=parent.id,
                                       generation=parent.generation + 1, metrics=metrics, iteration_found=iteration,
                                       metadata={"island": island})
@@ -130,7 +124,7 @@ class OpenEvolveTrainer(Trainer[OpenEvolveParams]):
                         state, score = child_state, metrics["combined_score"]
                 ctx.report_step(state, score, accepted=not problem, **({"rejected": problem[:300]} if problem else {}))
             best = database.get_best_program()
-            final = self._state_of(parameters, base, best.code if best is not None else initial)
+            final = self._state_of(view, base, best.code if best is not None else initial)
         ctx.report_step(final, None, final=True)
         ctx.apply(final)
 
@@ -145,6 +139,8 @@ class OpenEvolveTrainer(Trainer[OpenEvolveParams]):
                                        timeout=params.timeout_s, retries=0, retry_delay=0, random_seed=self.ctx.seed)]
         config.llm.evaluator_models = []
         config.prompt.num_top_programs = params.num_top_programs
+        if system_message(self.ctx.problem):
+            config.prompt.system_message = system_message(self.ctx.problem)
         config.prompt.num_diverse_programs = params.num_diverse_programs
         database = config.database
         database.in_memory, database.db_path, database.random_seed = True, None, self.ctx.seed
@@ -174,23 +170,23 @@ class OpenEvolveTrainer(Trainer[OpenEvolveParams]):
             return None, "no new program in the answer"
         return child, ""
 
-    def _state_of(self, parameters: list[TextParameter], base: State, code: str) -> State:
+    def _state_of(self, view: ProgramView, base: State, code: str) -> State:
         from trace_bench.trainers.external.bridge import state_from_texts
 
         try:
-            return state_from_texts(parameters, base, parse_program(parameters, code))
+            return state_from_texts(view.parameters, base, view.parse(code))
         except ValueError:
             return list(base)
 
-    def _score(self, parameters: list[TextParameter], base: State, code: str) -> tuple[dict[str, float], str, State | None]:
+    def _score(self, view: ProgramView, base: State, code: str) -> tuple[dict[str, float], str, State | None]:
         """(OpenEvolve metrics, feedback artifact, state) of a program, scored on the validation split."""
         try:
-            texts = parse_program(parameters, code)
+            texts = view.parse(code)
         except ValueError as exc:
             return {"combined_score": failure_score(self.ctx)}, str(exc), None
-        state, result, error = evaluate_texts(self.ctx, parameters, base, texts, self.ctx.validation_dataset)
+        state, result, error = evaluate_texts(self.ctx, view.parameters, base, texts, self.ctx.validation_dataset)
         if state is None or result is None:
             return {"combined_score": failure_score(self.ctx)}, error, None
-        metrics = {"combined_score": result.score}
+        metrics = {**task_metrics(self.ctx.problem, state), "combined_score": result.score}
         metrics.update({k: v for k, v in result.score_dict.items() if k != "score"})
         return metrics, summarize_feedback(result.feedbacks)[:4000], state

@@ -1,0 +1,142 @@
+"""The built-in discovery problems: each scorer on a valid configuration, an invalid one and (where
+small enough to write down) AlphaEvolve's published construction; the shipped programs and stub
+candidates, evaluated through the guide (in the sandbox), improve without reaching the best known
+value; listing imports nothing heavy."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.tasks import published_constructions as published
+from trace_bench.tasks.discovery.catalog import BUILTIN
+from trace_bench.tasks.discovery.problems import (
+    autocorrelation,
+    circle_packing,
+    erdos_overlap,
+    heilbronn,
+    kissing,
+)
+from trace_bench.tasks.discovery.problems import min_max_distance as minmax
+from trace_bench.tasks.discovery.problems.common import InvalidConstruction
+
+
+def _score(name: str, data: object) -> dict:
+    problem = BUILTIN[name]
+    module = {"circle_packing": circle_packing, "heilbronn": heilbronn, "min_max_distance": minmax,
+              "autocorrelation": autocorrelation, "erdos_overlap": erdos_overlap, "kissing": kissing}[problem.module]
+    return module.score(data, **problem.settings, best_known=problem.best_known, direction=problem.direction)
+
+
+def test_the_suite_has_at_least_eight_problems_with_references() -> None:
+    assert len(BUILTIN) >= 8
+    assert BUILTIN["circle_packing_26"].best_known == 2.635 and BUILTIN["circle_packing_32"].best_known == 2.937
+    for problem in BUILTIN.values():
+        assert problem.direction in ("max", "min") and "Appendix B" in problem.source and problem.best_known > 0
+
+
+@pytest.mark.parametrize(("name", "construction", "expected"), [
+    ("circle_packing_26", published.CIRCLES_26, 2.6358627564),
+    ("heilbronn_triangle_11", published.HEILBRONN_TRIANGLE_11, 0.0365298899),
+    ("heilbronn_convex_13", published.HEILBRONN_CONVEX_13, 0.0309368890),
+    ("min_max_distance_16_2d", published.MIN_MAX_16_2D, 12.889266112),
+    ("min_max_distance_14_3d", published.MIN_MAX_14_3D, 4.165849767),
+    ("second_autocorrelation", published.SECOND_AUTOCORRELATION, 0.8962799),
+    ("erdos_min_overlap", published.ERDOS, 0.3809230),
+])
+def test_published_construction_scores_its_published_value(name: str, construction: list, expected: float) -> None:
+    result = _score(name, construction)
+    assert result["value"] == pytest.approx(expected, rel=1e-7)
+    assert 1.0 - 1e-6 <= result["combined_score"] < 1.01  # it reaches the best known value (rounded in the paper)
+
+
+def test_circle_packing_valid_and_invalid() -> None:
+    grid = [[0.25, 0.25, 0.25], [0.75, 0.25, 0.25], [0.25, 0.75, 0.25], [0.75, 0.75, 0.25]]
+    assert circle_packing.score(grid, 4, best_known=2.0)["value"] == pytest.approx(1.0)
+    with pytest.raises(InvalidConstruction, match="overlap"):
+        circle_packing.check([[0.3, 0.3, 0.2], [0.5, 0.3, 0.2]], 2)
+    with pytest.raises(InvalidConstruction, match="leaves the unit square"):
+        circle_packing.check([[0.1, 0.5, 0.2]], 1)
+    with pytest.raises(InvalidConstruction, match="shape"):
+        _score("circle_packing_26", grid)
+    with pytest.raises(InvalidConstruction, match="NaN"):
+        circle_packing.check([[math.nan, 0.5, 0.1]], 1)
+
+
+def test_heilbronn_valid_and_invalid() -> None:
+    corners = [[0.0, 0.0], [1.0, 0.0], [0.5, math.sqrt(3) / 2]]
+    assert heilbronn.score(corners, 3, "triangle", best_known=1.0)["value"] == pytest.approx(1.0)
+    with pytest.raises(InvalidConstruction, match="outside the triangle"):
+        heilbronn.check([[0.0, 0.0], [1.0, 0.0], [0.9, 0.9]], 3, "triangle")
+    square = [[0, 0], [1, 0], [0, 1], [1, 1]]
+    assert heilbronn.score(square, 4, "convex", best_known=1.0)["value"] == pytest.approx(0.5)
+
+
+def test_collinear_points_are_invalid_for_the_convex_region() -> None:
+    with pytest.raises(InvalidConstruction, match="collinear"):
+        _score("heilbronn_convex_13", [[float(i), 0.0] for i in range(13)])
+
+
+def test_min_max_distance_valid_and_invalid() -> None:
+    square = [[0, 0], [1, 0], [0, 1], [1, 1]]
+    assert minmax.score(square, 4, 2, best_known=2.0)["value"] == pytest.approx(2.0)
+    with pytest.raises(InvalidConstruction, match="coincide"):
+        minmax.score([[0, 0], [0, 0], [1, 1]], 3, 2, best_known=2.0)
+
+
+def test_autocorrelation_and_erdos_valid_and_invalid() -> None:
+    assert _score("first_autocorrelation", [1.0] * 10)["value"] == pytest.approx(2.0)
+    assert _score("second_autocorrelation", [1.0] * 10)["value"] == pytest.approx(2 / 3, rel=0.02)
+    with pytest.raises(InvalidConstruction, match="negative"):
+        _score("first_autocorrelation", [1.0, -0.5, 1.0])
+    assert _score("erdos_min_overlap", [1.0] * 5 + [0.0] * 5)["value"] == pytest.approx(1.0)
+    with pytest.raises(InvalidConstruction, match="sum to"):
+        _score("erdos_min_overlap", [1.0] * 6 + [0.0] * 4)
+    with pytest.raises(InvalidConstruction, match=r"\[0, 1\]"):
+        _score("erdos_min_overlap", [1.5, -0.5] * 5)
+
+
+def test_kissing_is_checked_in_exact_arithmetic() -> None:
+    roots = [[s1 if k == i else s2 if k == j else 0 for k in range(11)]
+             for i, j in itertools.combinations(range(11), 2) for s1 in (1, -1) for s2 in (1, -1)]
+    assert _score("kissing_11", np.array(roots))["value"] == 220
+    with pytest.raises(InvalidConstruction, match="closer"):
+        _score("kissing_11", np.array(roots + [[1] + [0] * 10]))  # a shorter vector among the roots: too close
+    with pytest.raises(InvalidConstruction, match="origin"):
+        _score("kissing_11", np.zeros((2, 11), dtype=int))
+    with pytest.raises(InvalidConstruction, match="integers"):
+        _score("kissing_11", np.eye(11) * 0.5)
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN))
+def test_program_and_stub_candidates_improve_below_the_best_known(name: str) -> None:
+    """Through the real guide: the candidates run in the sandbox, the split scorer outside it."""
+    from trace_bench.registry.tasks import TaskCatalog
+    from trace_bench.tasks.problem import Problem
+
+    problem = Problem.from_mapping(TaskCatalog.create().build(f"discovery:{name}", {}), f"discovery:{name}")
+    guide = problem.guide
+    initial = guide.evaluate(problem.param.data)
+    assert initial.ok, initial.feedback
+    stubs = [guide.evaluate(candidate) for candidate in problem.stub_candidates]
+    assert stubs and all(s.ok for s in stubs), [s.feedback for s in stubs]
+    assert max(s.score for s in stubs) > initial.score
+    assert all(s.score < 1.0 for s in [initial, *stubs])  # 1.0 = the best known value
+    fields = guide.report_fields(problem.stub_candidates[-1])
+    assert fields["score_trust"] == "trusted" and 0 < fields["pct_of_best_known"] < 100
+
+
+def test_listing_imports_no_problem_module_numpy_or_opto() -> None:
+    code = ("import sys\nfrom trace_bench.cli.main import main\n"
+            "try:\n    main(['list-tasks', '--bench', 'discovery'])\nexcept SystemExit:\n    pass\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'opto', 'yaml') "
+            "or m.startswith('trace_bench.tasks.discovery.problems.') or m == 'trace_bench.tasks.discovery.task')\n"
+            "assert not heavy, heavy\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "discovery:circle_packing_26" in proc.stdout and "discovery:kissing_11" in proc.stdout

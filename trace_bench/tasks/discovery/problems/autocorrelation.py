@@ -1,0 +1,119 @@
+"""Autocorrelation inequalities for step functions on [-1/4, 1/4] with equally wide steps
+(AlphaEvolve Appendix B.1 and B.2).  The program's ``step_heights()`` returns the heights, all
+non-negative, at least one positive.
+
+- ``first``: the value ``2 k max(h * h) / (sum h)^2`` (``k`` steps, ``*`` the discrete
+  autoconvolution) is an upper bound on the constant C1; smaller is better.
+- ``second``: with ``g = h * h`` read as the piecewise-linear function through its values (zero
+  at both ends, equally spaced on [-1/2, 1/2]), the value ``||g||_2^2 / (||g||_1 ||g||_inf)`` is a
+  lower bound on C2; larger is better.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from trace_bench.tasks.discovery.problems.common import (
+    InvalidConstruction,
+    as_array,
+    entry,
+    load_program,
+    result,
+)
+
+ENTRY = "step_heights"
+MAX_STEPS = 10_000
+
+_HEADER = '''"""{statement}
+
+step_heights() returns the non-negative heights of a step function on [-1/4, 1/4] with equal steps
+(at most {max_steps} of them).
+"""
+import numpy as np
+
+'''
+_STATEMENTS = {
+    "first": "First autocorrelation inequality: find a step function whose autoconvolution has the smallest "
+             "possible peak, 2 k max(h*h) / (sum h)^2.",
+    "second": "Second autocorrelation inequality: find a step function f whose autoconvolution g = f*f makes "
+              "||g||_2^2 / (||g||_1 ||g||_inf) as large as possible.",
+}
+
+_START = '''def step_heights():
+    """A constant function on 20 steps."""
+    return np.ones(20)
+'''
+
+_SHAPED = '''def step_heights():
+    """A profile peaked at both ends, then refined by coordinate moves that improve the value."""
+    rng = np.random.default_rng(3)
+    k = STEPS
+    x = np.linspace(-1, 1, k)
+    h = 1.0 / np.sqrt(np.maximum(1.02 - x ** 2, 0.02))
+
+    def value(h):
+        g = np.convolve(h, h)
+        if KIND == "first":
+            return -2 * len(h) * g.max() / h.sum() ** 2
+        y = np.concatenate([[0.0], g, [0.0]])
+        width = 1.0 / (len(g) + 1)
+        l2 = (width / 3 * (y[:-1] ** 2 + y[:-1] * y[1:] + y[1:] ** 2)).sum()
+        return l2 / (g.sum() / (len(g) + 1) * g.max())
+
+    best = value(h)
+    for step in range(ITERATIONS):
+        trial = h.copy()
+        i = rng.integers(k)
+        trial[i] = max(0.0, trial[i] * np.exp(rng.normal(0, 0.3)))
+        trial_value = value(trial)
+        if trial_value > best:
+            h, best = trial, trial_value
+    return h
+'''
+
+STUB_CANDIDATES: dict[str, tuple[str, ...]] = {
+    kind: tuple(f'KIND = "{kind}"\nSTEPS, ITERATIONS = {steps}, {iterations}\n\n\n{_SHAPED}'
+                for steps, iterations in ((30, 200), (50, 2000)))
+    for kind in ("first", "second")
+}
+
+
+def program(kind: str, **_: Any) -> str:
+    header = _HEADER.format(statement=_STATEMENTS[kind], max_steps=MAX_STEPS)
+    return f"{header}# EVOLVE-BLOCK-START\n{_START}# EVOLVE-BLOCK-END\n"
+
+
+def run(program_path: str, **_: Any) -> Any:
+    return np.asarray(entry(load_program(program_path), ENTRY)(), dtype=float)
+
+
+def heights(data: Any) -> np.ndarray:
+    h = as_array(data, (None,), "step_heights()")
+    if not 1 <= len(h) <= MAX_STEPS:
+        raise InvalidConstruction(f"step_heights() must return 1 to {MAX_STEPS} heights, got {len(h)}")
+    if np.any(h < 0):
+        raise InvalidConstruction(f"height {int(np.argmin(h))} is negative ({h.min():.3g}); f must be non-negative")
+    if h.sum() <= 0:
+        raise InvalidConstruction("every height is zero")
+    return h
+
+
+def first_value(h: np.ndarray) -> float:
+    return float(2 * len(h) * np.convolve(h, h).max() / h.sum() ** 2)
+
+
+def second_value(h: np.ndarray) -> float:
+    g = np.convolve(h, h)
+    y = np.concatenate([[0.0], g, [0.0]])
+    width = 1.0 / (len(g) + 1)
+    l2_squared = float((width / 3 * (y[:-1] ** 2 + y[:-1] * y[1:] + y[1:] ** 2)).sum())
+    l1 = float(np.abs(g).sum() / (len(g) + 1))
+    return l2_squared / (l1 * float(np.abs(g).max()))
+
+
+def score(data: Any, kind: str, best_known: float, direction: str, **_: Any) -> dict[str, Any]:
+    h = heights(data)
+    value = first_value(h) if kind == "first" else second_value(h)
+    return result(value, best_known, direction, f"A step function with {len(h)} steps.", steps=float(len(h)))
