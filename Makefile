@@ -11,7 +11,7 @@ export HF_DATASETS_OFFLINE := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export RAY_USAGE_STATS_ENABLED := 0
 
-.PHONY: install install-all demo test lint perf system-deps clean doc-outputs
+.PHONY: install install-all demo ui test lint perf system-deps clean doc-outputs
 
 $(UV):
 	$(PYTHON) -m pip install --quiet --user uv || $(PYTHON) -m pip install --quiet uv
@@ -21,14 +21,23 @@ $(UV):
 install: $(UV)
 	$(UV) sync --frozen --no-dev --inexact
 
-# Every extra and the dev tools: what the tests need.
+# Every extra and the dev tools: what the tests need.  --inexact keeps packages you installed into
+# .venv yourself (a trainer plugin: `uv pip install --python .venv ...`); plain `uv sync` removes them.
 install-all: $(UV)
-	$(UV) sync --frozen --all-extras
+	$(UV) sync --frozen --all-extras --inexact
 
 # The demo also needs the analysis extra (report.html, the paper table).
 demo: $(UV)
 	$(UV) sync --frozen --no-dev --inexact --extra analysis
 	PATH="$(CURDIR)/.venv/bin:$$PATH" bash scripts/demo.sh runs
+
+# The UI on 127.0.0.1 over the runs in RUNS (default: runs, where `make demo` writes): installs the
+# ui extra first, keeping every other package of .venv.  UI_ARGS: more flags (e.g. --port 8080).
+RUNS ?= runs
+UI_ARGS ?=
+ui: $(UV)
+	$(UV) sync --frozen --no-dev --inexact --extra analysis --extra ui
+	.venv/bin/trace-bench ui --runs-dir "$(RUNS)" $(UI_ARGS)
 
 system-deps:
 	@bash scripts/install-system-deps.sh

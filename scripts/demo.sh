@@ -12,4 +12,5 @@ echo
 trace-bench table "$run" --metric test_best --frontier
 echo
 trace-bench report "$run"
-echo "Next: trace-bench ui --runs-dir $runs   (browse, compare and launch runs)"
+if [ "$runs" = runs ]; then ui="make ui"; else ui="make ui RUNS=$runs"; fi
+echo "Next: $ui   (installs the UI extra, then serves these runs on 127.0.0.1: browse, compare, launch)"

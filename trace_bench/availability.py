@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 
 
 class UnavailableKind(str, Enum):
@@ -64,6 +66,28 @@ def missing_packages(*modules: str) -> list[str]:
         if not found:
             absent.append(name)
     return absent
+
+
+def checkout_root() -> Path | None:
+    """The source checkout this trace-bench runs from with its own ``.venv`` (a Makefile and a
+    ``uv.lock`` beside the package, and this interpreter in ``.venv``), else None."""
+    root = Path(__file__).resolve().parent.parent
+    if not ((root / "Makefile").is_file() and (root / "uv.lock").is_file()):
+        return None
+    return root if Path(sys.prefix).resolve() == (root / ".venv").resolve() else None
+
+
+def install_extra_hint(extra: str) -> str:
+    """How to install a trace-bench extra here, as it works when pasted: in a checkout, its make
+    targets (``uv sync`` there keeps what else is installed: ``--inexact``; the ``.venv`` has no
+    pip); elsewhere pip."""
+    root = checkout_root()
+    if root is None:
+        return f"pip install 'trace-bench[{extra}]'"
+    where = "" if Path.cwd().resolve() == root else f" in {root}"
+    if extra == "ui":
+        return f"run `make ui`{where}: it installs the ui extra, keeping the others, and starts the UI"
+    return f"run `make install-all`{where}: every extra, keeping what else you installed"
 
 
 def requires(*modules: str, extra: str | None = None) -> Callable[[], Unavailable | None]:

@@ -91,5 +91,7 @@ def test_report_on_a_real_run(tmp_path: Path) -> None:
     assert row and row.group(1).split(" ± ")[0] == f"{sum(best) / 3:.4g}"
     assert "no_trainable_parameters" in html  # the failures section gives the reason
     assert html.count("<svg") >= 1 and "best score vs tokens" in html  # one chart (four panels) per task
+    # a stub run costs 0 USD: its USD panel says why it is empty
+    assert "best score vs USD: every job cost 0 (stub mode, or the model's price is unknown)" in html
     for section in SECTION_IDS:
         assert f'id="{section}"' in html

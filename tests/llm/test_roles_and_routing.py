@@ -142,3 +142,17 @@ def test_the_network_guard_sees_traffic_outside_loopback(tmp_path: Path) -> None
     proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), "--quiet", env=guard_env)
     assert proc.returncode == 2 and "cannot reach http://192.0.2.1:9/v1" in proc.stderr
     assert "192.0.2.1" in log.read_text()
+
+
+def test_the_readme_real_llm_example_takes_its_model_from_trace_litellm_model(tmp_path: Path) -> None:
+    """configs/smoke_real.yaml as the README runs it, against a local endpoint given by the
+    original's OPENAI_API_BASE: the model named by TRACE_LITELLM_MODEL is the one requested."""
+    from tests.conftest import REPO
+
+    with RecordingServer(api_key=OPENAI_KEY) as server:
+        run = _run(tmp_path, (REPO / "configs" / "smoke_real.yaml").read_text(),
+                   {"OPENAI_API_BASE": server.url, "OPENAI_API_KEY": OPENAI_KEY, "TRACE_LITELLM_MODEL": "env-model"})
+        models = set(server.models)
+    [record] = _records(run)
+    assert record["status"] == "ok", record["error"]
+    assert models == {"env-model"} and record["llm_model"] == "env-model"

@@ -10,11 +10,13 @@ from __future__ import annotations
 import csv
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import REPO, run_cli
 
 SUITE = '''
 from trace_bench.registry.specs import TaskSpec
@@ -152,3 +154,49 @@ def test_without_the_plugin_its_ids_are_unknown(tmp_path: Path) -> None:
     config.write_text("tasks: [plugdemo:reach_seven]\ntrainers: [StepUpTrainer]\n")
     proc = run_cli("validate", "--config", str(config))
     assert proc.returncode == 2 and "plugdemo" in proc.stderr
+
+
+def test_resume_without_the_plugin_names_the_config_and_the_package(plugin_env: dict[str, str],
+                                                                   tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("run_id: plugged\ntasks: [reach_seven]\ntrainers:\n  - id: StepUp\n    num_steps: 1\n")
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "reach_seven.py").write_text(TASK, encoding="utf-8")
+    proc = run_cli("run", "--config", str(config), "--root", str(tmp_path / "tasks"), "--runs-dir",
+                   str(tmp_path / "runs"), "--quiet", env=plugin_env)
+    assert proc.returncode == 0, proc.stderr
+    run = tmp_path / "runs" / "plugged"
+    env = json.loads((run / "meta" / "env.json").read_text())
+    origin = "package tb-plugin-demo 0.1 (entry point tb_plugin_demo.trainer:StepUp)"
+    assert env["trainers"] == {"StepUp": origin, "StepUpTrainer": origin}  # as the config names it, and its id
+    resumed = run_cli("run", "--resume", str(run))  # the plugin is gone from this environment
+    assert resumed.returncode == 2
+    (line,) = resumed.stderr.strip().splitlines()
+    assert line.startswith(f"trace-bench: error: {run / 'meta' / 'config.snapshot.yaml'}: trainers[0].id: ")
+    assert "package tb-plugin-demo 0.1" in line and "uv pip install --python .venv" in line
+
+
+def test_a_trainer_in_a_local_module_runs_without_packaging(tmp_path: Path) -> None:
+    """`id: my_stepper:StepUp` next to the config, run with the installed `trace-bench` command
+    (whose own directory, not the working one, is first on its path)."""
+    (tmp_path / "my_stepper.py").write_text(TRAINER, encoding="utf-8")
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "reach_seven.py").write_text(TASK, encoding="utf-8")
+    (tmp_path / "c.yaml").write_text("run_id: local\ntasks: [reach_seven]\n"
+                                     "trainers:\n  - id: my_stepper:StepUp\n    num_steps: 2\n")
+    command = Path(sys.executable).parent / "trace-bench"
+    proc = subprocess.run([str(command), "run", "--config", "c.yaml", "--root", "tasks", "--runs-dir", "runs",
+                           "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    run = tmp_path / "runs" / "local"
+    with open(run / "results.csv", encoding="utf-8") as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert (row["trainer"], row["status"], row["n_steps"]) == ("my_stepper:StepUp", "ok", "2")
+    assert float(row["score_best"]) == -5.0, "0 -> 2 in two steps of +1: this module's code ran"
+    assert "id: my_stepper:StepUp" in (run / "meta" / "config.snapshot.yaml").read_text()
+    origin = json.loads((run / "meta" / "env.json").read_text())["trainers"]["my_stepper:StepUp"]
+    assert origin == f"module my_stepper ({tmp_path / 'my_stepper.py'})"
+    moved = subprocess.run([str(command), "run", "--resume", str(run)], cwd=REPO, capture_output=True, text=True,
+                           timeout=600)  # from a directory that does not hold the module
+    assert moved.returncode == 2 and str(tmp_path / "my_stepper.py") in moved.stderr, moved.stderr
+    assert "PYTHONPATH" in moved.stderr

@@ -71,3 +71,50 @@ def test_live_display_starts_and_closes_on_a_forced_terminal() -> None:
         assert progress._live is not None
         progress.finished(_record("a"))
     assert progress._live is None and "[1/1] ok" in stream.getvalue()
+
+
+def test_the_live_header_fits_80_columns() -> None:
+    console_module = pytest.importorskip("rich.console")
+    progress = ConsoleReporter(1200, stream=io.StringIO(), live=False)
+    for index in range(3):
+        progress.finished(_record(f"j{index}").model_copy(update={"total_tokens": 123_456_789}))
+    console = console_module.Console(record=True, width=80, file=io.StringIO())
+    console.print(progress.render())
+    lines = console.export_text().splitlines()
+    assert lines[0].startswith("3/1200 jobs done") and "failed 0" in lines[0]
+    assert lines[1].startswith("tokens 370,370,367 · USD 0.7500 · elapsed") and " · ETA " in lines[1]
+    assert all(len(line.rstrip()) <= 80 for line in lines[:2])
+
+
+def test_the_eta_counts_down_between_job_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """It used to be recomputed as elapsed / jobs done at every refresh, so it grew between two
+    job ends (for minutes while the first jobs imported)."""
+    from trace_bench.runner import console
+
+    clock = [100.0]
+    monkeypatch.setattr(console.time, "monotonic", lambda: clock[0])
+    progress = ConsoleReporter(5, stream=io.StringIO(), live=False)
+    assert progress.eta_s() is None  # nothing to go by yet
+    clock[0] = 110.0
+    progress.finished(_record("a"))
+    assert progress.eta_s() == 40.0  # 10 s for one job, four to go
+    clock[0] = 130.0
+    assert progress.eta_s() == 20.0
+    clock[0] = 200.0
+    assert progress.eta_s() == 0.0
+
+
+def test_stdout_log_shows_scores_to_six_significant_digits(tmp_path: Path) -> None:
+    """What the inspector shows: `[Step 1] score: -0.2528 best: ...`, not 17-digit floats."""
+    import re
+
+    from tests.conftest import only_run_dir, run_cli
+
+    config = tmp_path / "c.yaml"
+    config.write_text("tasks: [internal:numeric_param]\ntrainers: [{id: MinibatchAlgorithm, num_steps: 3}]\n")
+    run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), "--quiet", check=True)
+    (log,) = (only_run_dir(tmp_path / "runs") / "jobs").glob("*/stdout.log")
+    numbers = re.findall(r"(?:score|best): (\S+)", log.read_text())
+    assert len(numbers) == 6, log.read_text()
+    for number in numbers:
+        assert len(re.sub(r"[^0-9]", "", number.split("e")[0]).lstrip("0")) <= 6, number

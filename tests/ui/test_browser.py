@@ -325,3 +325,35 @@ def test_a_bad_config_says_why_it_did_not_start(page: Any) -> None:
     assert "unknown task 'internal:no_such_task'" in line and "Started launch" not in message
     assert "/.ui/" not in message and str(Path("/").resolve()) + "tmp" not in message
     assert page.locator("#tb-stop").is_disabled()
+
+
+def test_a_page_loaded_later_compares_the_newest_runs_and_lists_no_validation(page: Any,
+                                                                            server: dict[str, Any]) -> None:
+    """Runs made after the server started: a page loaded now preselects the two newest in Compare;
+    what `validate --strict` wrote is not a run and appears nowhere."""
+    env = {**os.environ, "OPENAI_API_KEY": PLANTED}
+    for name in ("fresh-1", "fresh-2"):
+        config = server["runs"].parent / f"{name}.yaml"
+        config.write_text(f"run_id: {name}\ntasks: [internal:numeric_param]\ntrainers: [NoOpTrainer]\n")
+        subprocess.run([sys.executable, "-m", "trace_bench", "run", "--config", str(config), "--runs-dir",
+                        str(server["runs"]), "--quiet"], env=env, cwd=REPO, check=True, timeout=300,
+                       capture_output=True)
+    config = server["runs"].parent / "checked.yaml"
+    config.write_text("run_id: only-validated\ntasks: [internal:numeric_param]\ntrainers: [NoOpTrainer]\n")
+    subprocess.run([sys.executable, "-m", "trace_bench", "validate", "--config", str(config), "--strict",
+                    "--runs-dir", str(server["runs"])], env=env, cwd=REPO, check=True, timeout=300,
+                   capture_output=True)
+    assert (server["runs"] / "only-validated" / "meta" / "manifest.json").exists()
+    fresh = page.context.new_page()
+    try:
+        fresh.goto(f"{server['url']}?token={server['token']}")
+        fresh.wait_for_selector("#tb-start")
+        _open_tab(fresh, "Compare")
+        fresh.wait_for_function("() => document.querySelector('#tb-compare-a input').value.includes('fresh-2')")
+        assert "fresh-1" in fresh.locator("#tb-compare-b input").input_value()
+        _open_tab(fresh, "Browse")
+        fresh.locator("#tb-browse-run input").click()
+        options = fresh.get_by_role("option").all_inner_texts()
+        assert any("fresh-2" in o for o in options) and not any("only-validated" in o for o in options), options
+    finally:
+        fresh.close()

@@ -88,3 +88,25 @@ def test_resume_applies_the_same_policy(tmp_path: Path, server_env: None) -> Non
     (run_dir / "meta" / "config.snapshot.yaml").write_text(_config("https://elsewhere.example.org/v1"))
     with pytest.raises(LaunchError, match="elsewhere.example.org"):
         Launcher(tmp_path / "runs").resume(run_dir)
+
+
+def test_resume_after_stop_sends_the_key_typed_at_start(tmp_path: Path, server_env: None) -> None:
+    """The key typed at Start stays in the server's memory for that run: Resume (with the key box
+    empty) sends it again; a server that no longer holds it (restarted) asks for it."""
+    from tests.waiting import PATIENCE_S, wait_for_events
+
+    with FakeLLMServer(api_key=TYPED_KEY, latency=0.2) as server:
+        text = _config(_foreign(server)).replace("ps_steps: 1", "ps_steps: 3") + "seeds: [1, 2, 3, 4, 5, 6]\n"
+        launcher = Launcher(tmp_path / "runs")
+        launch = launcher.start(text, api_key=TYPED_KEY)
+        wait_for_events(launch.run_dir / "events.jsonl", "job_started", 1, process=launch.process)
+        launcher.stop(launch)
+        launch.process.wait(PATIENCE_S)
+        before = server.stats()["requests"]
+        resumed = launcher.resume(launch.run_dir)  # the key box is empty
+        assert resumed.process.wait(PATIENCE_S) == 0, resumed.log_path.read_text()
+        stats = server.stats()
+    assert stats["requests"] > before
+    assert set(stats["by_status"]) == {"200"}, f"every request carried the typed key: {stats}"
+    with pytest.raises(LaunchError, match="Type the API key"):
+        Launcher(tmp_path / "runs").resume(launch.run_dir)  # a restarted server holds no typed key

@@ -77,9 +77,8 @@ def test_compare_text_is_plain_and_compare_preselects_the_newest_runs(runs: Path
     assert (props["tb-compare-a"]["value"], props["tb-compare-b"]["value"]) == (newest, older)
     assert props["tb-stop"]["interactive"] is False
     on_load = next(f.fn for f in app.fns.values() if getattr(f.fn, "__name__", "") == "on_load")
-    updates = on_load(None, None, None, None)
+    updates = on_load(None)
     assert updates[2]["value"] == newest and updates[3]["value"] == older and updates[4]["value"] == newest
-    assert on_load(older, None, "gone", None)[2]["value"] == older  # a user's pick is kept
     assert preselect(None, [], 0) is None
 
 
@@ -104,7 +103,7 @@ def test_configs_added_later_appear_on_rescan(runs: Path, tmp_path: Path) -> Non
     app = build_app(runs, configs_dir=configs)
     (configs / "b.yaml").write_text("tasks: [internal:numeric_param]\n")
     on_load = next(f.fn for f in app.fns.values() if getattr(f.fn, "__name__", "") == "on_load")
-    assert on_load(None, None, None, "a.yaml")[5]["choices"] == ["a.yaml", "b.yaml"]
+    assert on_load("a.yaml")[5]["choices"] == ["a.yaml", "b.yaml"]
     rescan = next(f.fn for f in app.fns.values() if getattr(f.fn, "__name__", "") == "on_rescan")
     assert rescan("a.yaml")["choices"] == ["a.yaml", "b.yaml"]
 

@@ -133,9 +133,12 @@ def _curves(runs: RunSet) -> str:
             series = [Series(arm_label(trainer, label), g["x"].tolist(), g["mean"].tolist(), g["low"].tolist(),
                              g["high"].tolist(), colours.get((trainer, label), 0))
                       for (trainer, label), g in frame.groupby(["trainer", "params_label"], sort=True)]
+            title = f"best score vs {name}"
             if frame.empty or float(frame["x"].max()) <= 0:
+                if axis == "usd" and not frame.empty:  # say why the panel is empty
+                    title += ": every job cost 0 (stub mode, or the model's price is unknown)"
                 series = []
-            panels.append(Panel(f"best score vs {name}", name, series))
+            panels.append(Panel(title, name, series))
         chart = curve_chart(panels, y_label="best score so far", columns=2, panel_px=(500, 260))
         rows = [[*_arm_cells(r), r["count"], h.mean_pm(r["mean"], r["ci_half"])]
                 for _, r in auc_by_task.get(task, empty).iterrows()]

@@ -6,6 +6,7 @@ import sys
 from argparse import Namespace
 from typing import Any
 
+from trace_bench.availability import install_extra_hint
 from trace_bench.config.errors import ConfigError
 
 USER_ERROR = 2
@@ -26,11 +27,15 @@ def cmd_list_tasks(args: Namespace) -> int:
     from trace_bench.registry.tasks import BUILTIN_SUITES, TaskCatalog, parse_benches
 
     try:
-        benches = parse_benches(args.bench)
+        from trace_bench.registry.tasks import root_suite
+
+        benches = parse_benches(args.bench, [root_suite(args.root)] if args.root else ())
         if benches is None and args.all:
             from trace_bench.registry.tasks import _plugin_suites
 
             benches = [*BUILTIN_SUITES, *(s for s in _plugin_suites() if s not in BUILTIN_SUITES)]
+            if args.root and root_suite(args.root) not in benches:
+                benches.append(root_suite(args.root))
         catalog = TaskCatalog.create(args.root)
         specs = catalog.list(benches)
     except ConfigError as exc:
@@ -132,6 +137,7 @@ def _run(args: Namespace, interrupts: Any) -> int:
     from trace_bench.store.run_store import RunStore, RunVanished
 
     resume_mode, resume_run = None, None
+    config_file = args.config  # what a config error names: the resumed run's snapshot when no --config
     if args.resume:
         if args.resume in ("auto", "failed", "none"):
             resume_mode = args.resume
@@ -155,7 +161,8 @@ def _run(args: Namespace, interrupts: Any) -> int:
             if not snapshot.exists():
                 return _fail(f"--resume: run {run_dir} has no config snapshot ({snapshot} is missing): pass the "
                              f"config it was started with: trace-bench run --resume {resume_run} --config FILE")
-            config = _load(str(snapshot))
+            config_file = str(snapshot)
+            config = _load(config_file)
             args.runs_dir = args.runs_dir or str(run_dir.parent)
         else:
             return _fail("run needs --config FILE (or --resume RUN to continue a run)")
@@ -168,7 +175,7 @@ def _run(args: Namespace, interrupts: Any) -> int:
                              no_preflight=getattr(args, "no_preflight", False))
         outcome = execute_run(config, options, interrupts)
     except ConfigError as exc:
-        return _config_error(exc, args.config)
+        return _config_error(exc, config_file)
     except RunVanished as exc:
         again = f"trace-bench run --config {args.config}" if args.config else "trace-bench run --config FILE"
         print(f"trace-bench: error: {exc}; the run stopped and its jobs were killed. What it held went with it: "
@@ -266,7 +273,7 @@ def cmd_report(args: Namespace) -> int:
     try:
         from trace_bench.analysis import report_main
     except ImportError as exc:
-        return _fail(f"report needs the analysis extra (pip install 'trace-bench[analysis]'): {exc}")
+        return _fail(f"report needs the analysis extra ({install_extra_hint('analysis')}): {exc}")
     return report_main(args.runs, args.out)
 
 
@@ -274,7 +281,7 @@ def cmd_compare(args: Namespace) -> int:
     try:
         from trace_bench.analysis import compare_main
     except ImportError as exc:
-        return _fail(f"compare needs the analysis extra (pip install 'trace-bench[analysis]'): {exc}")
+        return _fail(f"compare needs the analysis extra ({install_extra_hint('analysis')}): {exc}")
     return compare_main(args.run_a, args.run_b, args.format)
 
 
@@ -282,7 +289,7 @@ def cmd_table(args: Namespace) -> int:
     try:
         from trace_bench.analysis.table import table_main
     except ImportError as exc:
-        return _fail(f"table needs the analysis extra (pip install 'trace-bench[analysis]'): {exc}")
+        return _fail(f"table needs the analysis extra ({install_extra_hint('analysis')}): {exc}")
     return table_main(args.runs, args.metric, args.format, args.frontier)
 
 
@@ -290,7 +297,7 @@ def cmd_power(args: Namespace) -> int:
     try:
         from trace_bench.analysis.power import power_main
     except ImportError as exc:
-        return _fail(f"power needs the analysis extra (pip install 'trace-bench[analysis]'): {exc}")
+        return _fail(f"power needs the analysis extra ({install_extra_hint('analysis')}): {exc}")
     return power_main(args.runs, args.format, args.alpha, args.power, args.metric)
 
 
@@ -298,7 +305,7 @@ def cmd_ui(args: Namespace) -> int:
     try:
         from trace_bench.ui import launch_ui
     except ImportError as exc:
-        return _fail(f"the UI needs the ui extra (pip install 'trace-bench[ui]'): {exc}")
+        return _fail(f"the UI needs the ui extra ({install_extra_hint('ui')}): {exc}")
     return launch_ui(runs_dir=args.runs_dir, tasks_root=args.tasks_root, port=args.port, share=args.share,
                      no_token=args.no_token)
 

@@ -13,7 +13,10 @@ def validate(config: RunConfig, args: Namespace) -> int:
 
     if getattr(args, "allow_weak_sandbox", False):
         config = config.model_copy(update={"sandbox": "weak"})
-    result = validate_config(config, root=args.root, benches=parse_benches(getattr(args, "bench", None)),
+    from trace_bench.registry.tasks import root_suite
+
+    extra = [root_suite(args.root)] if args.root else []
+    result = validate_config(config, root=args.root, benches=parse_benches(getattr(args, "bench", None), extra),
                              strict=args.strict, runs_dir=args.runs_dir)
     for trainer in result.trainers:
         print(f"[OK] trainer {trainer}")

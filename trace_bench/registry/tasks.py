@@ -55,16 +55,24 @@ def normalize_task_id(task_id: str) -> str:
     return f"{suite}:{name}"
 
 
-def parse_benches(value: str | None) -> list[str] | None:
+def parse_benches(value: str | None, extra: Iterable[str] = ()) -> list[str] | None:
+    """The suites ``--bench`` names; ``extra``: suites a ``--root`` directory adds."""
     if not value:
         return None
     names = [b.strip() for b in value.replace("+", ",").split(",") if b.strip()]
-    known = set(BUILTIN_SUITES) | set(_plugin_suites())
+    known = set(BUILTIN_SUITES) | set(_plugin_suites()) | set(extra)
     for name in names:
         if name not in known:
             raise ConfigError(f"unknown bench '{name}'", key_path="--bench",
                               hint=did_you_mean(name, sorted(known)) or f"choose from {', '.join(sorted(known))}")
     return names
+
+
+def root_suite(root: str | Path) -> str:
+    """The suite of a ``--root`` task directory (``llm4ad`` unless it names its own)."""
+    from trace_bench.tasks.user_root import root_suite as suite_of
+
+    return suite_of(root)
 
 
 def _plugin_suites() -> dict[str, str]:
@@ -108,6 +116,7 @@ class TaskCatalog:
     root: Path | None = None
     specs: dict[str, TaskSpec] = field(default_factory=dict)
     loaded_suites: set[str] = field(default_factory=set)
+    root_suites: list[str] = field(default_factory=list)  # suites a --root directory names
 
     @classmethod
     def create(cls, root: str | Path | None = None) -> TaskCatalog:
@@ -119,6 +128,8 @@ class TaskCatalog:
 
             for spec in discover_root(catalog.root):
                 catalog.specs[spec.id] = spec
+                if spec.suite not in catalog.root_suites:
+                    catalog.root_suites.append(spec.suite)
         return catalog
 
     def _load_suite(self, suite: str) -> ModuleType | None:
@@ -172,6 +183,12 @@ class TaskCatalog:
         if suite in _BROKEN:
             raise ConfigError(f"task suite '{suite}' cannot be loaded ({_BROKEN[suite]}), so '{task_id}' is "
                               "unavailable", key_path="tasks")
+        name = task_id.split(":", 1)[1]
+        elsewhere = [s for s in self.specs if s.split(":", 1)[1] == name and s.split(":", 1)[0] in self.root_suites]
+        if elsewhere:  # a bare name means llm4ad:, and the --root directory names its own suite
+            raise ConfigError(f"unknown task '{task_id}'", key_path="tasks",
+                              hint=f"did you mean '{elsewhere[0]}'? the --root directory names its suite "
+                                   f"'{elsewhere[0].split(':', 1)[0]}'")
         same_suite = [s for s in self.specs if s.startswith(f"{suite}:")]
         hint = did_you_mean(task_id, same_suite) or did_you_mean(task_id, list(self.specs))
         raise ConfigError(f"unknown task '{task_id}'", key_path="tasks", hint=hint or "see trace-bench list-tasks")

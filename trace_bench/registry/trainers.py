@@ -9,6 +9,9 @@ base classes or templates, from the static table of :mod:`trace_bench.registry.t
 from __future__ import annotations
 
 import importlib
+import os
+import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import entry_points
@@ -31,6 +34,7 @@ class TrainerInfo:
     source: str
     cls: Any
     reason: str | None
+    origin: str | None = None  # where a trainer that is not built in came from (recorded in env.json)
 
     @property
     def available(self) -> bool:
@@ -59,17 +63,21 @@ def all_trainers() -> dict[str, TrainerInfo]:
     targets = dict(BUILTIN)
     targets.update({k: v for k, v in OPTIONAL_BUILTIN.items() if _module_exists(v)})
     plugins: dict[str, str] = {}
+    origins: dict[str, str] = {}
     try:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             plugins[ep.name] = ep.value
+            dist = getattr(ep, "dist", None)
+            package = f"package {dist.name} {dist.version}" if dist is not None else "an installed package"
+            origins[ep.name] = f"{package} (entry point {ep.value})"
     except Exception:  # a broken plugin distribution must not break listing
-        plugins = {}
+        plugins, origins = {}, {}
     for trainer_id, target in {**targets, **plugins}.items():
         try:
             cls = _load(target)
         except Exception as exc:
             found[trainer_id] = TrainerInfo(trainer_id, target, "plugin" if trainer_id in plugins else "built-in",
-                                            None, f"import failed: {type(exc).__name__}: {exc}")
+                                            None, f"import failed: {type(exc).__name__}: {exc}", origins.get(trainer_id))
             continue
         source = "plugin" if trainer_id in plugins else getattr(cls, "source", "built-in")
         absent = missing_packages(*getattr(cls, "requires", ()))
@@ -77,7 +85,8 @@ def all_trainers() -> dict[str, TrainerInfo]:
         if absent:
             extra = getattr(cls, "extra", None)
             reason = f"install trace-bench[{extra}]" if extra else f"missing {', '.join(absent)}"
-        found[getattr(cls, "id", trainer_id)] = TrainerInfo(getattr(cls, "id", trainer_id), target, source, cls, reason)
+        found[getattr(cls, "id", trainer_id)] = TrainerInfo(getattr(cls, "id", trainer_id), target, source, cls, reason,
+                                                            origins.get(trainer_id))
     found.update(_opto_native(found))
     return found
 
@@ -104,12 +113,114 @@ def _alias_table() -> dict[str, str]:
 
 
 def resolve_trainer(name: str) -> TrainerInfo:
-    """The trainer for an id or alias; ConfigError with a suggestion when unknown."""
+    """The trainer for an id or alias, or for ``module:Class`` (a trainer class in a module that is
+    importable from the working directory or the Python path: no packaging needed); ConfigError
+    saying what the name is when it is not a trainer (an optimizer, a family of trainers) or
+    suggesting the closest one."""
     canonical = _alias_table().get(name.lower())
-    if canonical is None:
-        hint = did_you_mean(name, list(all_trainers()))
-        raise ConfigError(f"unknown trainer '{name}'", key_path="trainers", hint=hint or "see trace-bench list-trainers")
-    return all_trainers()[canonical]
+    if canonical is not None:
+        return all_trainers()[canonical]
+    if _MODULE_CLASS.match(name) and not name.startswith("opto:"):
+        return module_trainer(name)
+    reason, hint = _unknown(name)
+    raise ConfigError(reason, key_path="trainers", hint=hint)
+
+
+_MODULE_CLASS = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_KEY = re.compile(r"[\s_-]+")
+
+
+def _unknown(name: str) -> tuple[str, str]:
+    """(reason, hint) for a name no trainer answers to."""
+    from trace_bench.trainers.optimizers import canonical_optimizer
+
+    try:
+        optimizer = canonical_optimizer(name) if name and ":" not in name else None
+    except ValueError:
+        optimizer = None
+    if optimizer is not None:
+        own = " (or TextGradTrainer, the textgrad library's own loop)" if optimizer == "TextGrad" else ""
+        return (f"{name} is an optimizer, not a trainer: put `optimizer: {optimizer}` on a trainer entry such as "
+                f"MinibatchAlgorithm{own}",
+                f"e.g. trainers: [{{id: MinibatchAlgorithm, optimizer: {optimizer}}}]; trace-bench list-trainers "
+                "lists the trainers, list-trainers --optimizers the optimizers")
+    members = family_members(name)
+    if len(members) > 1:
+        return f"'{name}' names a family of trainers: {', '.join(members)}", "pick one of them"
+    hint = did_you_mean(name, list(all_trainers()))
+    return f"unknown trainer '{name}'", hint or "see trace-bench list-trainers"
+
+
+def family_members(name: str) -> list[str]:
+    """Trainers whose family is ``name`` or whose id starts with it (``GEPA``: GEPA-Base, GEPA-Beam,
+    GEPA-UCB, GEPATrainer), sorted; empty for a name shorter than three letters."""
+    key = _KEY.sub("", name.lower())
+    if len(key) < 3:
+        return []
+    return sorted(trainer_id for trainer_id, info in all_trainers().items()
+                  if _KEY.sub("", str(getattr(info.cls, "family", "") or "").lower()) == key
+                  or _KEY.sub("", trainer_id.lower()).startswith(key))
+
+
+@lru_cache(maxsize=64)
+def module_trainer(target: str) -> TrainerInfo:
+    """The trainer class at ``module:Class``, imported from the Python path, else from the working
+    directory (where a user keeps ``my_module.py``); its id is ``target`` as written."""
+    from trace_bench.trainers.base import Trainer
+
+    module_name, _, attr = target.partition(":")
+    where = "the working directory and the Python path"
+    try:
+        module = _import_from_path_or_cwd(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.split(".")[0] != exc.name.split(".")[0]:
+            raise ConfigError(f"trainer module '{module_name}' needs '{exc.name}', which is not installed",
+                              key_path="trainers", hint="install it into .venv: uv pip install --python .venv "
+                              f"{exc.name}") from None
+        raise ConfigError(f"no module '{module_name}' for trainer '{target}' in {where}", key_path="trainers",
+                          hint=f"put {module_name.replace('.', '/')}.py in the directory you run trace-bench from, "
+                               "or add its directory to PYTHONPATH") from None
+    except Exception as exc:  # the user's module raised while importing
+        raise ConfigError(f"importing '{module_name}' for trainer '{target}' failed: {type(exc).__name__}: {exc}",
+                          key_path="trainers") from None
+    cls = getattr(module, attr, None)
+    source = getattr(module, "__file__", None) or module_name
+    if cls is None:
+        raise ConfigError(f"module '{module_name}' ({source}) has no '{attr}'", key_path="trainers",
+                          hint=did_you_mean(attr, [n for n in dir(module) if not n.startswith("_")]))
+    if not (isinstance(cls, type) and issubclass(cls, Trainer)):
+        raise ConfigError(f"'{target}' is not a trainer class", key_path="trainers",
+                          hint="subclass trace_bench.trainers.base.Trainer (see docs/adding-trainer.md)")
+    absent = missing_packages(*getattr(cls, "requires", ()))
+    return TrainerInfo(target, target, "module", cls, f"missing {', '.join(absent)}" if absent else None,
+                       f"module {module_name} ({source})")
+
+
+def trainer_origins(trainer_ids: Any) -> dict[str, str]:
+    """Where each of these trainers that is not built in came from (a plugin's package and entry
+    point, a ``module:Class``'s file), for ``env.json``: a resume that cannot find one says which."""
+    origins = {}
+    for trainer_id in sorted(set(trainer_ids)):
+        try:
+            info = resolve_trainer(trainer_id)
+        except ConfigError:
+            continue
+        if info.origin:
+            origins[trainer_id] = info.origin
+    return origins
+
+
+def _import_from_path_or_cwd(module_name: str) -> Any:
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        top = module_name.split(".")[0]
+        here = os.getcwd()
+        if exc.name != top or here in sys.path or "" in sys.path:
+            raise
+        sys.path.append(here)  # what `python -m` would have put first; appended, so it shadows nothing
+        importlib.invalidate_caches()
+        return importlib.import_module(module_name)
 
 
 def list_trainers(include_unavailable: bool = False) -> list[TrainerInfo]:

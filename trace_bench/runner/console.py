@@ -81,6 +81,7 @@ class ConsoleReporter:
         self.running: dict[str, _RunningJob] = {}
         self._session_finished = 0
         self._started_at = time.monotonic()
+        self._eta_at: float | None = None  # when the run should end, as estimated at the last job's end
         self._live: Any = None
         if not quiet and (live if live is not None else _is_terminal(self.stream)):
             self._live = _start_live(self)
@@ -106,6 +107,9 @@ class ConsoleReporter:
     def finished(self, record: JobResult) -> None:
         self.done += 1
         self._session_finished += 1
+        now = time.monotonic()
+        remaining = self.total - self.done
+        self._eta_at = now + (now - self._started_at) / self._session_finished * remaining if remaining > 0 else now
         self.running.pop(record.job_id, None)
         self.failed += record.status in FAILED
         self.tokens += record.total_tokens
@@ -119,10 +123,12 @@ class ConsoleReporter:
         )
 
     def eta_s(self) -> float | None:
-        remaining = self.total - self.done
-        if not self._session_finished or remaining <= 0:
+        """Seconds left: the pace up to the last job that ended, counted down from then.  (Elapsed
+        time over jobs done, recomputed at every refresh, climbed between two job ends: while the
+        first jobs import, minutes.)  None before the first job ended."""
+        if self._eta_at is None or self.total - self.done <= 0:
             return None
-        return (time.monotonic() - self._started_at) / self._session_finished * remaining
+        return max(0.0, self._eta_at - time.monotonic())
 
     def close(self) -> None:
         live, self._live = self._live, None
@@ -140,9 +146,11 @@ class ConsoleReporter:
         spend = [job.latest_step() for _, job in running]
         tokens = self.tokens + sum(s.tokens for s in spend if s)
         usd = self.usd + sum(s.usd for s in spend if s)
+        # two short lines: one long line was cut at the terminal's width (80 columns by default)
         header = (f"[bold]{self.done}/{self.total}[/] jobs done · running {len(running)} · "
-                  f"[red]failed {self.failed}[/] · tokens {tokens:,} · USD {usd:.4f} · "
-                  f"elapsed {_duration(time.monotonic() - self._started_at)} · ETA {_duration(self.eta_s())}")
+                  f"[red]failed {self.failed}[/]\n"
+                  f"tokens {tokens:,} · USD {usd:.4f} · elapsed {_duration(time.monotonic() - self._started_at)}"
+                  f" · ETA {_duration(self.eta_s())}")
         table = Table(box=None, show_header=bool(running), pad_edge=False, expand=False)
         for column in ("job", "task x trainer", "step", "best", "calls", "time"):
             table.add_column(column, no_wrap=True)

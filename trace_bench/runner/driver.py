@@ -14,6 +14,7 @@ from typing import Any
 
 from trace_bench.config.models import RunConfig
 from trace_bench.execution.job_process import Finished, JobLaunch
+from trace_bench.registry.trainers import trainer_origins
 from trace_bench.runner.console import ConsoleReporter
 from trace_bench.runner.executors import make_executor
 from trace_bench.runner.interrupts import InterruptHandler
@@ -55,6 +56,8 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     env = environment_info()
     setting = sandbox_info(config.sandbox)
     env.sandbox = SandboxSetting.model_validate(setting)
+    # under the names the config gives too (an alias), which is what a resume that misses one reports
+    env.trainers = trainer_origins([*(job.trainer for job in jobs), *(entry.id for entry in config.trainers)])
     store.write_environment(env, git_info())
     if weak_warning(setting):  # shown even with --quiet: the run is not isolated
         print(f"WARNING: {weak_warning(setting)}", file=sys.stderr, flush=True)

@@ -150,7 +150,7 @@ class JobRecorder:
         improved = self.best.offer(report.score, report.state, report.score_dict, step=report.step)
         totals, _ = _phases(self.session)
         if self.console:
-            print(f"[Step {report.step}] score: {report.score} best: {self.best.score} "
+            print(f"[Step {report.step}] score: {_short(report.score)} best: {_short(self.best.score)} "
                   f"llm_calls: {totals.llm_calls}", flush=True)
         self.steps = report.step
         self._curve_row(report.step, report.score, report.n_evals, report.score_dict, "step")
@@ -209,6 +209,11 @@ class JobRecorder:
                                  measure_usd=round(measure.cost_usd, 10),
                                  objectives={name: score_dict[name] for name in objective_names(score_dict)},
                                  kind=kind))
+
+
+def _short(value: float | None) -> str:
+    """A score for stdout.log: 6 significant digits (the curve keeps full precision), not 17."""
+    return "None" if value is None else f"{value:.6g}"
 
 
 def _phases(session: Any) -> tuple[Any, Any]:

@@ -162,14 +162,32 @@ def _expand(config: RunConfig, options: RunOptions, opened: OpenedRun) -> list[J
     """The matrix; a config error in a run created by this call leaves no run directory behind."""
     try:
         return expand_matrix(config, TaskCatalog.create(options.root), logger_override=options.logger)
-    except ConfigError:
-        if opened.created:
-            opened.lock.release()
-            shutil.rmtree(opened.store.root, ignore_errors=True)
-            if opened.runs_dir_created:  # a config error writes nothing, not even an empty runs directory
-                with contextlib.suppress(OSError):
-                    opened.store.root.parent.rmdir()
+    except ConfigError as exc:
+        if not opened.created:  # a run that exists: a trainer it used may be missing here now
+            raise _missing_trainer(exc, opened.store) from None
+        opened.lock.release()
+        shutil.rmtree(opened.store.root, ignore_errors=True)
+        if opened.runs_dir_created:  # a config error writes nothing, not even an empty runs directory
+            with contextlib.suppress(OSError):
+                opened.store.root.parent.rmdir()
         raise
+
+
+def _missing_trainer(exc: ConfigError, store: RunStore) -> ConfigError:
+    """``exc`` naming where a trainer the run used came from, when it is that trainer that cannot
+    be found now (a plugin package uninstalled since, a module not on the path from here)."""
+    try:
+        env = store.read_env()
+    except StoreError:
+        return exc
+    for trainer_id, origin in (env.trainers if env is not None else {}).items():
+        if f"'{trainer_id}'" in exc.reason:
+            how = ("install it into .venv again (uv pip install --python .venv PACKAGE or the path of its source; "
+                   "see docs/adding-trainer.md)" if origin.startswith("package") else
+                   "run from the directory that holds it, or add that directory to PYTHONPATH")
+            return ConfigError(f"{exc.reason}; the run used trainer '{trainer_id}' from {origin}",
+                               file=exc.file, key_path=exc.key_path, hint=how)
+    return exc
 
 
 def _manifest_or_none(store: RunStore) -> Manifest | None:

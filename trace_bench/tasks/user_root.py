@@ -5,9 +5,11 @@ handled by :mod:`trace_bench.tasks.llm4ad.legacy_root`); task folders in the lay
 OpenEvolve's examples and SkyDiscover's benchmarks (a directory holding ``evaluator.py``, handled
 by :mod:`trace_bench.tasks.discovery`), which become ``discovery:<folder>``; or one task per
 module: every ``name.py`` or ``name/__init__.py`` that defines ``build_trace_problem`` becomes
-``llm4ad:name``, the namespace bare task names resolve to.  A root may hold task folders and
-modules side by side.  Modules are loaded under unique
-names with package semantics (relative imports work) and without editing ``sys.path``.
+``<suite>:name``.  The suite is ``llm4ad`` (the namespace bare task names resolve to) unless the
+directory names its own, as a built-in suite package does: an ``__init__.py`` in the directory
+with a line ``SUITE = "mysuite"`` (read as text: listing imports nothing).  A root may hold task
+folders and modules side by side.  Modules are loaded under unique names with package semantics
+(relative imports work) and without editing ``sys.path``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,26 @@ from trace_bench.tasks.spec import TaskSpec
 
 _LOCK = threading.Lock()
 _BUILDER = re.compile(r"^def\s+build_trace_problem\s*\(", re.M)
+_SUITE = re.compile(r"""^SUITE\s*(?::\s*str\s*)?=\s*["']([^"']*)["']""", re.M)
+_SUITE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+DEFAULT_SUITE = "llm4ad"
+
+
+def root_suite(root: str | Path) -> str:
+    """The suite a task directory names in its ``__init__.py`` (``SUITE = "name"``), else ``llm4ad``;
+    ConfigError for a name that is not lower-case letters, digits and underscores."""
+    init = Path(root) / "__init__.py"
+    try:
+        found = _SUITE.search(init.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return DEFAULT_SUITE
+    if found is None:
+        return DEFAULT_SUITE
+    name = found.group(1)
+    if not _SUITE_NAME.match(name):
+        raise ConfigError(f"{init}: SUITE = {name!r} is not a suite name (lower-case letters, digits and "
+                          "underscores, starting with a letter)", key_path="--root")
+    return name
 
 
 def _check_root(root: Path) -> Path:
@@ -51,6 +73,7 @@ def discover_root(root: Path) -> list[TaskSpec]:
     specs: list[TaskSpec] = [folder_spec(folder) for folder in find_folders(root)]
     if is_task_folder(root):
         return specs
+    suite = root_suite(root)
     for path in sorted(root.iterdir()):
         if is_task_folder(path):
             continue
@@ -64,7 +87,7 @@ def discover_root(root: Path) -> list[TaskSpec]:
         if not _BUILDER.search(text):  # cheap static check: no import at listing time
             continue
         name = path.stem if path.is_file() else path.name
-        specs.append(TaskSpec(id=f"llm4ad:{name}", suite="llm4ad", description=f"user task from {source}",
+        specs.append(TaskSpec(id=f"{suite}:{name}", suite=suite, description=f"user task from {source}",
                               module=name, module_path=str(source), tags=("root",)))
     if not specs:
         raise ConfigError(f"task root '{root}' has no index.json, no task folder (a directory holding evaluator.py) "

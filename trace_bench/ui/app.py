@@ -47,17 +47,17 @@ def build_app(runs_dir: str | Path = "runs", tasks_root: str | None = None,
         inspector_tab.select(inspected["refresh"], [inspected["run"], inspected["job"]],
                              [inspected["run"], inspected["job"]])
 
-        def on_load(run_a: str | None, run_b: str | None, inspected_run: str | None,
-                    config: str | None) -> tuple[Any, ...]:
-            """Fresh run lists and configs; Compare and the inspector start on the latest runs."""
+        def on_load(config: str | None) -> tuple[Any, ...]:
+            """Fresh run lists and configs; Compare and the inspector start on the runs that are the
+            newest now (what the pickers held was computed when the server started)."""
             fresh = ctx.run_choices()
             return (gr.update(choices=fresh), gr.update(choices=fresh),
-                    gr.update(choices=fresh, value=preselect(run_a, fresh, 0)),
-                    gr.update(choices=fresh, value=preselect(run_b, fresh, 1)),
-                    gr.update(choices=fresh, value=preselect(inspected_run, fresh, 0)),
+                    gr.update(choices=fresh, value=preselect(None, fresh, 0)),
+                    gr.update(choices=fresh, value=preselect(None, fresh, 1)),
+                    gr.update(choices=fresh, value=preselect(None, fresh, 0)),
                     launched["rescan"](config))
 
-        app.load(on_load, [compared["run_a"], compared["run_b"], inspected["run"], launched["config"]],
+        app.load(on_load, [launched["config"]],
                  [launched["run"], browsed["run"], compared["run_a"], compared["run_b"], inspected["run"],
                   launched["config"]])
     app.trace_bench_context = ctx  # type: ignore[attr-defined] - tests and notebooks reach the launcher here
@@ -94,7 +94,9 @@ def launch_ui(runs_dir: str | Path = "runs", tasks_root: str | None = None, port
     try:
         import gradio  # noqa: F401
     except ImportError:
-        print("trace-bench: error: the UI needs gradio: pip install 'trace-bench[ui]'", file=sys.stderr)
+        from trace_bench.availability import install_extra_hint
+
+        print(f"trace-bench: error: the UI needs gradio ({install_extra_hint('ui')})", file=sys.stderr)
         return 2
     if no_token and share:
         print("trace-bench: error: --no-token: a token is required with --share (the link is public)",

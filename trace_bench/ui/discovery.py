@@ -32,6 +32,7 @@ class RunInfo:
     counts: dict[str, int] = field(default_factory=dict)
     state: str = "incomplete"
     problem: str | None = None
+    validated_only: bool = False  # a `validate --strict` manifest: checked, never run
 
     @property
     def finished_jobs(self) -> int:
@@ -90,6 +91,7 @@ def run_info(run_dir: Path) -> RunInfo:
         info.run_id = manifest.run_id or store.run_id
         info.created = manifest.created_at
         info.total_jobs = manifest.total_jobs or len(manifest.jobs)
+        info.validated_only = manifest.validated_only
     summary, summary_problem = _summary(store)
     if summary is not None:
         info.counts = dict(summary.counts)
@@ -103,9 +105,10 @@ def run_info(run_dir: Path) -> RunInfo:
 
 def list_runs(runs_dir: str | Path, running: Collection[Path] = ()) -> list[RunInfo]:
     """Runs newest first (by creation time, then directory name); an incomplete run whose directory
-    is in ``running`` (a live launch of this server writes it) has state ``running``."""
+    is in ``running`` (a live launch of this server writes it) has state ``running``.  What
+    ``validate --strict`` left (a manifest of a run that never ran) is not a run: left out."""
     live = {Path(p).resolve() for p in running}
-    runs = [run_info(store.root) for store in RunStore.find(runs_dir)]
+    runs = [info for info in (run_info(store.root) for store in RunStore.find(runs_dir)) if not info.validated_only]
     for info in runs:
         if info.state == "incomplete" and info.run_dir.resolve() in live:
             info.state = "running"

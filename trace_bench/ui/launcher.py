@@ -13,7 +13,9 @@ config snapshot right after it locks the run), never by parsing the driver's out
 
 An API key typed in the browser goes to the child's environment only, under the variable the
 config names in ``llm.api_key_env``; it is registered with the masking layer so that the
-driver's log, when shown, cannot echo it.
+driver's log, when shown, cannot echo it.  The launcher keeps it in memory for that run (never
+on disk), so Resume after Stop sends it again without asking; a resume that needs a key the server
+does not hold (the server restarted since) asks for one.
 
 Key policy: the server's own keys (its environment) may only travel to the provider endpoint
 configured when the server started (``OPENAI_API_BASE`` and friends, else the providers' default
@@ -168,6 +170,7 @@ class Launcher:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.trusted_endpoint = trusted_endpoint()  # fixed at server start: later env changes do not widen it
+        self._typed_keys: dict[Path, str] = {}  # run dir -> the key typed for it (memory only, never written)
 
     @property
     def work_dir(self) -> Path:
@@ -186,7 +189,18 @@ class Launcher:
         launch = self._spawn(launch_id, args, max_workers, job_timeout, api_key, key_env,
                              run_dir=self.runs_dir / run_id, isolate=bool(foreign))
         launch.config_path = config_path
+        self._remember_key(launch.run_dir, api_key)
         return launch
+
+    def _remember_key(self, run_dir: Path, api_key: str | None) -> None:
+        if api_key and api_key.strip():
+            with self._lock:
+                self._typed_keys[run_dir.resolve()] = api_key.strip()
+
+    def typed_key(self, run_dir: str | Path) -> str | None:
+        """The key typed for this run in this server's life, if any (for Resume)."""
+        with self._lock:
+            return self._typed_keys.get(Path(run_dir).resolve())
 
     def resume(self, run_dir: str | Path, *, max_workers: int | None = None, job_timeout: float | None = None,
                api_key: str | None = None) -> Launch:
@@ -200,10 +214,15 @@ class Launcher:
             llm = _llm_of((run_dir / "meta" / "config.snapshot.yaml").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise LaunchError(f"{run_dir.name}: its config snapshot cannot be read: {exc}") from None
+        api_key = api_key if api_key and api_key.strip() else self.typed_key(run_dir)
         foreign = self._key_policy(llm, api_key)
+        if llm and not api_key:
+            _need_key(run_dir, llm)
         args = ["run", "--resume", str(run_dir), "--runs-dir", str(run_dir.parent)]
-        return self._spawn(self._new_id(), args, max_workers, job_timeout, api_key, snapshot_key_env(run_dir),
-                           run_dir=run_dir, isolate=bool(foreign))
+        launch = self._spawn(self._new_id(), args, max_workers, job_timeout, api_key, snapshot_key_env(run_dir),
+                             run_dir=run_dir, isolate=bool(foreign))
+        self._remember_key(run_dir, api_key)
+        return launch
 
     def _key_policy(self, llm: dict[str, Any], api_key: str | None) -> list[str]:
         """The config's foreign endpoints; LaunchError when there are some and no key was typed."""
@@ -285,6 +304,17 @@ class Launcher:
         if launch.stop_requested:
             return f"stopped (exit {code}); resumable with Resume"
         return "finished" if code == 0 else f"ended with exit code {code}"
+
+
+def _need_key(run_dir: Path, llm: dict[str, Any]) -> None:
+    """LaunchError asking for the key when the run's provider needs one that neither the server's
+    environment nor this server's memory holds (it was typed before a restart)."""
+    from trace_bench.llm.credentials import missing_credentials
+
+    missing = missing_credentials(llm)
+    if missing:
+        raise LaunchError(f"{run_dir.name} needs an API key this server does not hold ({'; '.join(missing)}): "
+                          "type it to resume (a key typed at Start is kept only while the server runs)")
 
 
 def _reap_group(process: subprocess.Popen[Any], grace_s: float) -> None:

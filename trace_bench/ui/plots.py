@@ -72,33 +72,28 @@ def curves_long(run_dir: Path, job_ids: list[str] | None = None) -> Any:
 def run_curve_frame(run_dir: Path, axis: str = "llm_calls", group: str = "trainer",
                     job_ids: list[str] | None = None) -> Any:
     """Best score vs ``axis``: one series per job, or the mean over seeds per (task, trainer, params)
-    with its 95 % interval (``low``, ``high``) as in report.html."""
+    with its 95 % interval (``low``, ``high``) as in report.html; ``task`` says whose (tasks score
+    on scales of their own, so each gets its own chart)."""
     import pandas as pd
 
     curves = curves_long(run_dir, job_ids)
     if curves.empty or axis not in curves:
-        return pd.DataFrame(columns=PLOT_COLUMNS)
+        return pd.DataFrame(columns=[*PLOT_COLUMNS, "task"])
     curves = curves[curves[axis].notna() & curves["best_score"].notna()]
-    several_tasks = curves["task"].nunique() > 1
     if group == "job":
-        def label(row: Any) -> str:
-            prefix = f"{row.task} · " if several_tasks else ""
-            return f"{prefix}{row.trainer} s{row.seed} [{row.job_id[:6]}]"
-
         frame = curves.sort_values(["job_id", "step"])
-        frame = frame.assign(series=[label(r) for r in frame.itertuples()])
+        frame = frame.assign(series=[f"{r.trainer} s{r.seed} [{r.job_id[:6]}]" for r in frame.itertuples()])
         best = frame.groupby("job_id")["best_score"].cummax()
         return pd.DataFrame({"x": frame[axis].to_numpy(), "best_score": best.to_numpy(),
-                             "series": frame["series"].to_numpy()})
+                             "series": frame["series"].to_numpy(), "task": frame["task"].to_numpy()})
     from trace_bench.analysis.curves import arm_curves
 
     means = arm_curves(curves, axis)
     if means.empty:
-        return pd.DataFrame(columns=PLOT_COLUMNS)
-    series = [(f"{t} · " if several_tasks else "") + arm_label(tr, p)
-              for t, tr, p in zip(means["task"], means["trainer"], means["params_label"], strict=True)]
+        return pd.DataFrame(columns=[*PLOT_COLUMNS, "task"])
+    series = [arm_label(tr, p) for tr, p in zip(means["trainer"], means["params_label"], strict=True)]
     return pd.DataFrame({"x": means["x"], "best_score": means["mean"], "series": series, "low": means["low"],
-                         "high": means["high"]})
+                         "high": means["high"], "task": means["task"]})
 
 
 def frontier_html(run_dir: Path) -> str:

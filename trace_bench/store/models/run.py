@@ -167,10 +167,10 @@ class SandboxSetting(BaseModel):
 
 
 class EnvInfo(StoreModel):
-    """``meta/env.json`` (version 2 adds ``schema_version``, version 3 ``sandbox``; secret-looking
-    values are masked)."""
+    """``meta/env.json`` (version 2 adds ``schema_version``, version 3 ``sandbox``, version 4
+    ``trainers``; secret-looking values are masked)."""
 
-    SCHEMA_VERSION: ClassVar[int] = 3
+    SCHEMA_VERSION: ClassVar[int] = 4
     FILE: ClassVar[str] = "env.json"
 
     captured_at: str = ""
@@ -182,6 +182,9 @@ class EnvInfo(StoreModel):
     env: dict[str, str] = Field(default_factory=dict)
     packages: dict[str, str] = Field(default_factory=dict)
     sandbox: SandboxSetting | None = Field(default=None, description="null in runs from before version 3")
+    trainers: dict[str, str] = Field(default_factory=dict, description="where each trainer of the run that is not "
+                                     "built in came from: a plugin's package and entry point, a module:Class's file "
+                                     "(version 4)")
 
 
 class GitInfo(StoreModel):

@@ -33,10 +33,18 @@ GROUPS = {"mean per trainer": "trainer", "per job": "job"}
 
 
 def curve_chart(frame: Any, axis: str, group: str) -> str:
-    """The Browse chart: best score so far against ``axis``, per job or averaged over seeds."""
+    """The Browse charts: best score so far against ``axis``, per job or averaged over seeds, one
+    chart per task (tasks score on scales of their own: one axis flattened all but the widest)."""
     per_job = GROUPS.get(group) == "job"
-    return line_chart(frame, title=f"best score so far vs {AXES.get(axis, axis)}" + ("" if per_job else
-                      " (mean over seeds)"), x_label=AXES.get(axis, axis), y_label="best score")
+    title = f"best score so far vs {AXES.get(axis, axis)}" + ("" if per_job else " (mean over seeds)")
+    if axis == "usd" and frame is not None and len(frame) and float(frame["x"].abs().max()) == 0.0:
+        return ('<div class="tb-chart" data-series="0" style="color:#555;padding:12px">No USD curve: every job '
+                "of this selection cost 0 USD (stub mode calls cost nothing; in real mode, the model's price is "
+                "unknown: set llm.prices). Pick LLM calls or tokens.</div>")
+    if frame is None or len(frame) == 0 or "task" not in frame or frame["task"].nunique() <= 1:
+        return line_chart(frame, title=title, x_label=AXES.get(axis, axis), y_label="best score")
+    return "".join(line_chart(part, title=f"{task}: {title}", x_label=AXES.get(axis, axis), y_label="best score")
+                   for task, part in frame.groupby("task", sort=True))
 
 
 def summary_markdown(run_dir: Path) -> str:

@@ -61,7 +61,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
                           elem_id="tb-follow-run", scale=5)
         refresh = gr.Button("Refresh runs", scale=1, elem_id="tb-launch-refresh")
     progress = gr.HTML(progress_html(None), elem_id="tb-progress-box")
-    log = gr.Code("", language="shell", lines=8, max_lines=14, interactive=False, label="Driver output (tail)",
+    log = gr.Code("", language=None, lines=8, max_lines=14, interactive=False, label="Driver output (tail)",
                   elem_id="tb-driver-log")
     state = gr.State({"launch": None, "pending": False, "stoppable": False})
     timer = gr.Timer(TICK_S)
