@@ -21,6 +21,7 @@ class UnavailableKind(str, Enum):
     MISSING_TOOL = "missing_tool"
     NO_DATA = "no_data"
     NO_GPU = "no_gpu"
+    INVALID_TASK = "invalid_task"  # the task's own files are broken: the user must fix them, like a package
 
     def __str__(self) -> str:
         return self.value
@@ -38,8 +39,9 @@ class Unavailable:
 
     @property
     def config_error(self) -> bool:
-        """True when the user should fix the environment before running (a missing package)."""
-        return self.kind is UnavailableKind.MISSING_PACKAGE
+        """True when the user should fix the environment or the task before running (a missing
+        package, a task folder that cannot be read)."""
+        return self.kind in (UnavailableKind.MISSING_PACKAGE, UnavailableKind.INVALID_TASK)
 
     @classmethod
     def coerce(cls, value: Unavailable | str | None) -> Unavailable | None:

@@ -29,7 +29,15 @@ def discover() -> list[TaskSpec]:
 
 
 def folder_spec(folder: Any) -> TaskSpec:
-    """The listing record of a task folder (:class:`.folder.TaskFolder`)."""
+    """The listing record of a task folder (:class:`.folder.TaskFolder`); a folder with a
+    ``problem`` is listed unavailable with it, and a config naming it is refused with it."""
+    from trace_bench.availability import Unavailable, UnavailableKind
+
+    if folder.problem:
+        broken = Unavailable(UnavailableKind.INVALID_TASK, f"task folder {folder.path}: {folder.problem}")
+        return TaskSpec(id=folder.task_id, suite=folder.settings.suite, description=f"task folder {folder.path} "
+                        "(cannot be read)", module=folder.name, parameter_kinds=("code",), scoring="combined_score",
+                        module_path=str(folder.path), tags=(*TAGS, "root"), availability=lambda: broken)
     trust = "trusted split evaluator" if folder.form == "split" else "plain evaluate(): candidate-reachable score"
     return TaskSpec(id=folder.task_id, suite=folder.settings.suite, description=f"task folder {folder.path} ({trust})",
                     module=folder.name, parameter_kinds=("code",), scoring="combined_score",

@@ -12,8 +12,9 @@ list a folder):
   candidate shares a process with the code that scores it and could change its own score: such
   scores are recorded as *candidate-reachable*.
 
-The result dict: ``combined_score`` drives the search, every other finite number is a metric kept
-with the job, and ``artifacts`` (text, or a mapping of texts) becomes feedback.
+The result dict: ``combined_score`` drives the search (absent, the average of the finite numeric
+metrics, as both libraries rank), every other finite number is a metric kept with the job, and
+``artifacts`` (text, or a mapping of texts) becomes feedback.
 
 ``config.yaml`` (OpenEvolve's or SkyDiscover's) is read where it maps onto trace-bench:
 ``prompt.system_message`` becomes the task's objective, ``max_iterations`` the iterations of
@@ -63,9 +64,13 @@ class FolderSettings:
 
 @dataclass(frozen=True)
 class TaskFolder:
+    """A task folder; ``problem`` says why it cannot be used (a folder found under ``--root`` whose
+    files cannot be read is still listed, with the reason, instead of hiding its neighbours)."""
+
     path: Path
     form: Form
     settings: FolderSettings = field(default_factory=FolderSettings)
+    problem: str = ""
 
     @property
     def name(self) -> str:
@@ -75,9 +80,28 @@ class TaskFolder:
     def task_id(self) -> str:
         return f"{self.settings.suite}:{self.name}"
 
+    def program_file(self) -> Path | None:
+        """``initial_program.py``, else the one ``initial_program.<ext>`` (SkyDiscover evolves
+        Markdown, C++, ... programs too); None when the folder has none (evolved from scratch).
+        :class:`ConfigError` when several other-language programs leave the choice open."""
+        python = self.path / INITIAL_PROGRAM
+        if python.is_file():
+            return python
+        others = sorted(item for item in self.path.glob("initial_program.*") if item.is_file())
+        if len(others) > 1:
+            raise ConfigError(f"task folder {self.path} holds {', '.join(item.name for item in others)}: keep one "
+                              "initial program", key_path="--root")
+        return others[0] if others else None
+
+    @property
+    def program_suffix(self) -> str:
+        """The extension the candidate's file gets in the sandbox (the initial program's)."""
+        source = self.program_file()
+        return source.suffix if source is not None else ".py"
+
     def initial_program(self) -> str:
-        source = self.path / INITIAL_PROGRAM
-        return source.read_text(encoding="utf-8") if source.is_file() else ""
+        source = self.program_file()
+        return source.read_text(encoding="utf-8") if source is not None else ""
 
     def files(self) -> dict[str, bytes]:
         """The folder's files as the sandbox receives them (relative path -> bytes), without
@@ -129,6 +153,13 @@ def _number(value: Any, what: str, where: Path) -> float:
     return float(value)
 
 
+def _positive(value: Any, what: str, where: Path) -> float:
+    number = _number(value, what, where)
+    if number <= 0:
+        raise ConfigError(f"{where}: {what} must be positive (seconds), got {value!r}", key_path="evaluator.timeout")
+    return number
+
+
 def read_settings(folder: Path) -> FolderSettings:
     """The folder's :class:`FolderSettings` (defaults when it has no ``config.yaml``)."""
     source = folder / CONFIG
@@ -167,7 +198,7 @@ def read_settings(folder: Path) -> FolderSettings:
     return FolderSettings(
         suite=suite, system_message=str(message or ""),
         iterations=int(iterations) if isinstance(iterations, int) and iterations > 0 else None,
-        timeout_s=_number(timeout, "evaluator.timeout", source) if timeout is not None else None,
+        timeout_s=_positive(timeout, "evaluator.timeout", source) if timeout is not None else None,
         best_known=_number(own["best_known"], "best_known", source) if "best_known" in own else None,
         best_known_source=str(own.get("best_known_source", "")), direction=direction,
         metric=str(own.get("metric", "combined_score")),
@@ -187,8 +218,19 @@ def load_folder(path: Path) -> TaskFolder:
 
 
 def find_folders(root: Path) -> list[TaskFolder]:
-    """``root`` itself when it is a task folder, else each subdirectory that is one."""
+    """``root`` itself when it is a task folder (its errors raise), else each subdirectory that is
+    one; a subdirectory whose files cannot be read comes back with its ``problem``."""
     root = Path(root)
     if is_task_folder(root):
         return [load_folder(root)]
-    return [load_folder(child) for child in sorted(root.iterdir()) if is_task_folder(child)]
+    found = []
+    for child in sorted(root.iterdir()):
+        if not is_task_folder(child):
+            continue
+        try:
+            found.append(load_folder(child))
+        except ConfigError as exc:
+            found.append(TaskFolder(child.resolve(), "plain", problem=" ".join(exc.reason.split())))
+        except (OSError, UnicodeDecodeError) as exc:
+            found.append(TaskFolder(child.resolve(), "plain", problem=f"cannot read {child}: {exc}"))
+    return found

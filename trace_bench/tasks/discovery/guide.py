@@ -3,10 +3,11 @@
 The trainable parameter holds the evolve block; the guide renders the whole program around it,
 runs the evaluator's untrusted half in the sandbox (:mod:`.sandboxed`) and, for split evaluators,
 scores the plain data that comes back in this process.  A result dict gives the score
-(``combined_score``), the metrics (every other finite number) and the feedback (``artifacts`` and
-any text value).  Anything that goes wrong (the program does not load, the evaluator raises, the
-data is malformed, ``combined_score`` is missing or not finite, the sandbox refuses or times out)
-is a failed evaluation: the task's failure score, with feedback that says what happened.
+(``combined_score``; absent, the average of the numeric metrics, as OpenEvolve and SkyDiscover
+rank), the metrics (every other finite number) and the feedback (``artifacts`` and any text
+value).  Anything that goes wrong (the program does not load, the evaluator raises, the data is
+malformed, ``combined_score`` is not finite or there is nothing to score, the sandbox refuses or
+times out) is a failed evaluation: the task's failure score, with feedback that says what happened.
 Evaluations are cached per program, so re-scoring a candidate (the harness measuring a state a
 trainer already evaluated) costs nothing.
 """
@@ -38,10 +39,29 @@ class Evaluation:
     status: str = "ok"
 
 
+def _plain(result: Any) -> dict[str, Any]:
+    return plain_result(result) if not (isinstance(result, dict) and set(result) == {"metrics", "artifacts"}) \
+        else result
+
+
+def average_score(result: Any) -> tuple[float, list[str]] | None:
+    """The score OpenEvolve and SkyDiscover give a result without ``combined_score``: the mean of its
+    finite numeric metrics, flags (booleans) and ``error`` left out; None when there are none (or
+    when the result has a ``combined_score``, finite or not: that one decides)."""
+    raw = _plain(result).get("metrics") or {}
+    if not isinstance(raw, dict) or "combined_score" in raw:
+        return None
+    values = {str(key): float(value) for key, value in raw.items()
+              if key != "error" and not isinstance(value, bool) and isinstance(value, (int, float))
+              and math.isfinite(float(value))}
+    if not values:
+        return None
+    return math.fsum(values.values()) / len(values), sorted(values)
+
+
 def metrics_of(result: Any) -> tuple[dict[str, float], list[str]]:
     """Finite numeric metrics and text feedback of a result dict (hostile data: checked)."""
-    plain = plain_result(result) if not (isinstance(result, dict) and set(result) == {"metrics", "artifacts"}) \
-        else result
+    plain = _plain(result)
     metrics: dict[str, float] = {}
     notes: list[str] = []
     for key, value in (plain.get("metrics") or {}).items():
@@ -61,9 +81,10 @@ def metrics_of(result: Any) -> tuple[dict[str, float], list[str]]:
 class DiscoveryGuide(Guide):
     CACHE_SIZE = 128
 
-    def __init__(self, task: DiscoveryTask, failure_score: float) -> None:
+    def __init__(self, task: DiscoveryTask, failure_score: float, max_processes: int = 0) -> None:
         self.task = task
         self.failure_score = failure_score
+        self.max_processes = max_processes  # task.max_processes under bubblewrap; 0 in the weak mode
         self._init_cache()
 
     def _init_cache(self) -> None:
@@ -71,7 +92,7 @@ class DiscoveryGuide(Guide):
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"task": self.task, "failure_score": self.failure_score}
+        return {"task": self.task, "failure_score": self.failure_score, "max_processes": self.max_processes}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -98,7 +119,8 @@ class DiscoveryGuide(Guide):
     def _evaluate(self, program: str) -> Evaluation:
         from trace_bench.sandbox import SandboxLimits, run_sandboxed
 
-        limits = SandboxLimits(wall_s=self.task.timeout_s, memory_mb=self.task.memory_mb, file_size_mb=64)
+        limits = SandboxLimits(wall_s=self.task.timeout_s, memory_mb=self.task.memory_mb, file_size_mb=64,
+                               max_processes=self.max_processes)
         result = run_sandboxed(TARGET, self.task.payload(program), limits)
         if not result.ok:
             detail = result.traceback.strip().splitlines()[-12:] if result.traceback else []
@@ -117,6 +139,12 @@ class DiscoveryGuide(Guide):
         except Exception as exc:
             return self._fail("invalid", f"the evaluator's result is malformed ({type(exc).__name__}: {exc})")
         score = metrics.get("combined_score")
+        averaged = average_score(value) if score is None else None
+        if averaged is not None:  # the libraries' rule for an evaluator that reports no combined_score
+            score, names = averaged
+            metrics["combined_score"] = score
+            notes.insert(0, f"(no combined_score reported: the average of {', '.join(names)}, as OpenEvolve and "
+                            "SkyDiscover score it)")
         if score is None:
             return self._fail("invalid", "the evaluator's result has no finite combined_score", notes)
         return Evaluation(True, score, self._feedback(score, metrics, notes), metrics)

@@ -23,7 +23,10 @@ def build_problem(task: DiscoveryTask) -> dict[str, Any]:
 
     from trace_bench.sandbox import require
 
-    require()  # a job that cannot sandbox its candidates fails now, with the reason and the fix
+    mode = require()  # a job that cannot sandbox its candidates fails now, with the reason and the fix
+    # An evaluator's child processes stay confined only where the kernel confines them (bubblewrap's
+    # namespaces, the per-call process limit); the weak mode's audit hook does not follow an exec.
+    processes = task.max_processes if mode == "bwrap" else 0
     failure = task.failure_score if task.failure_score is not None else \
         task.score_floor if task.score_floor is not None else DEFAULT_FAILURE_SCORE
     context = task.program.prefix[-_CONTEXT_CHARS:] if task.program.marked else ""
@@ -37,11 +40,11 @@ def build_problem(task: DiscoveryTask) -> dict[str, Any]:
         "whole program", "evaluator_form": task.form, "score_trust": task.trust, "failure_score": failure,
         "best_known": task.best_known.as_dict() if task.best_known is not None else None,
         "ignored_config_keys": list(task.ignored_keys), "suggested_iterations": task.iterations,
-        "timeout_s": task.timeout_s,
+        "timeout_s": task.timeout_s, "max_processes": processes,
     }
     problem: dict[str, Any] = {
         "param": param,
-        "guide": DiscoveryGuide(task, failure),
+        "guide": DiscoveryGuide(task, failure, processes),
         "train_dataset": {"inputs": [task.description], "infos": [task.task_id]},
         "optimizer_kwargs": {"objective": objective, "memory_size": 10},
         "metadata": metadata,

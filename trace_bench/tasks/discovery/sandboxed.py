@@ -60,9 +60,9 @@ def load_evaluator(payload: dict[str, Any]) -> Any:
     return module
 
 
-def write_program(program: str) -> str:
+def write_program(program: str, suffix: str = ".py") -> str:
     directory = tempfile.mkdtemp(prefix="candidate_")
-    path = os.path.join(directory, "program.py")
+    path = os.path.join(directory, "program" + (suffix if suffix.startswith(".") and "/" not in suffix else ".py"))
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(program)
     return path
@@ -105,7 +105,7 @@ def _text(value: Any) -> str:
 def run_program(payload: dict[str, Any]) -> Any:
     """Sandbox target: the evaluator's ``function`` on the candidate program (see the module doc)."""
     evaluator = load_evaluator(payload)
-    path = write_program(str(payload["program"]))
+    path = write_program(str(payload["program"]), str(payload.get("suffix") or ".py"))
     random.seed(0)
     numpy.random.seed(0)
     function = getattr(evaluator, str(payload["function"]))

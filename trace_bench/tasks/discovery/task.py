@@ -23,6 +23,11 @@ TRUSTED = "trusted"
 CANDIDATE_REACHABLE = "candidate-reachable"
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_MB = 2048
+# Processes a task folder's evaluator may start at once inside the sandbox.  The communities'
+# evaluators commonly run the candidate in a child interpreter (subprocess.Popen([sys.executable,
+# ...]) with a timeout, or a process pool); those processes stay in the call's namespaces, seccomp
+# filter and limits, and die with it.  Built-in problems never need one (0: refused).
+FOLDER_PROCESSES = 16
 
 
 @dataclass(frozen=True)
@@ -35,12 +40,15 @@ class BestKnown:
     source: str = ""
 
     def percent(self, metrics: Mapping[str, float]) -> float | None:
-        """How far ``metrics`` got, as % of the best known value (100 = matched, above = beaten)."""
+        """How far ``metrics`` got, as % of the best known value (100 = matched, above = beaten).
+
+        A ratio measures that distance only for positive values (a value of 0 is 0 % of a maximum):
+        with a best known value <= 0, or a value below 0, there is no percentage (None)."""
         value = metrics.get(self.metric)
-        if value is None or not math.isfinite(value) or not self.value:
+        if value is None or not math.isfinite(value) or not math.isfinite(self.value) or self.value <= 0:
             return None
         if self.direction == "max":
-            return 100.0 * value / self.value
+            return 100.0 * value / self.value if value >= 0 else None
         return 100.0 * self.value / value if value > 0 else None
 
     def as_dict(self) -> dict[str, Any]:
@@ -65,6 +73,7 @@ class DiscoveryTask:
     ignored_keys: tuple[str, ...] = ()
     timeout_s: float = DEFAULT_TIMEOUT_S
     memory_mb: int = DEFAULT_MEMORY_MB
+    max_processes: int = 0
 
     @property
     def trust(self) -> str:
@@ -81,6 +90,7 @@ class DiscoveryTask:
             assert self.folder is not None
             payload["files"] = _folder_files(self.folder)
             payload["entry"] = EVALUATOR
+            payload["suffix"] = self.folder.program_suffix
         return payload
 
     def trusted_score(self, data: Any) -> Any:
@@ -122,9 +132,12 @@ def _folder_files(folder: TaskFolder) -> dict[str, bytes]:
     return _FILES[folder.path]
 
 
-def _limits(eval_kwargs: Mapping[str, Any], timeout: float | None) -> dict[str, Any]:
+def _limits(eval_kwargs: Mapping[str, Any], timeout: float | None, processes: int = 0) -> dict[str, Any]:
+    wanted = eval_kwargs.get("max_processes", processes)
+    if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 0:
+        raise ValueError(f"eval_kwargs.max_processes must be a whole number >= 0, got {wanted!r}")
     return {"timeout_s": float(eval_kwargs.get("timeout_s") or timeout or DEFAULT_TIMEOUT_S),
-            "memory_mb": int(eval_kwargs.get("memory_mb") or DEFAULT_MEMORY_MB)}
+            "memory_mb": int(eval_kwargs.get("memory_mb") or DEFAULT_MEMORY_MB), "max_processes": wanted}
 
 
 def from_builtin(name: str, eval_kwargs: Mapping[str, Any]) -> DiscoveryTask:
@@ -157,4 +170,4 @@ def from_folder(folder: TaskFolder, eval_kwargs: Mapping[str, Any]) -> Discovery
         task_id=folder.task_id, description=description, program=parse_program(source), form=folder.form,
         folder=folder, best_known=best, system_message=settings.system_message or description,
         iterations=settings.iterations, failure_score=settings.failure_score, ignored_keys=settings.ignored,
-        **_limits(eval_kwargs, settings.timeout_s))
+        **_limits(eval_kwargs, settings.timeout_s, FOLDER_PROCESSES))

@@ -1,0 +1,170 @@
+"""Task folders as the OpenEvolve and SkyDiscover communities write them (not as we would): the
+shapes their examples and benchmarks use must score the way they score under those libraries."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+ROOT = FIXTURES / "discovery_community"
+
+
+def guide_of(task_id: str, eval_kwargs: dict[str, object] | None = None):  # type: ignore[no-untyped-def]
+    from trace_bench.registry.tasks import TaskCatalog
+    from trace_bench.tasks.problem import Problem
+
+    raw = TaskCatalog.create(ROOT).build(task_id, dict(eval_kwargs or {}))
+    return Problem.from_mapping(raw, task_id).guide
+
+
+def test_an_evaluator_that_runs_the_program_in_a_child_process_scores_it() -> None:
+    # OpenEvolve's circle packing evaluator (and many others) runs the candidate with
+    # subprocess.Popen([sys.executable, script]) and catches every exception into combined_score 0:
+    # refusing that process made every candidate, good or bad, score 0 with status ok.
+    guide = guide_of("discovery:subprocess_runner")
+    initial = guide.evaluate("def make_numbers():\n    return [0.25, 0.25]\n")
+    assert initial.ok and initial.metrics.get("error") is None, initial.feedback
+    assert initial.score == pytest.approx(0.5) and initial.metrics["count"] == 2.0
+    better = guide.evaluate("def make_numbers():\n    return [1.0, 2.0, 0.5]\n")
+    assert better.score == pytest.approx(3.5), better.feedback
+
+
+def test_the_processes_an_evaluator_may_start_stay_in_the_sandbox(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # With processes allowed, a candidate can start them too: a shell it starts must see no key,
+    # write nothing outside, and reach no network, like the candidate itself.
+    monkeypatch.setenv("COMMUNITY_SECRET", "sk-should-not-leak")
+    target = tmp_path / "written_by_child"
+    guide = guide_of("discovery:subprocess_runner")
+    probe = "import socket; socket.create_connection(('127.0.0.1', 22), timeout=2); print('CONNECTED')"
+    hostile = ("import subprocess, sys\n"
+               "def make_numbers():\n"
+               f"    shell = subprocess.run(['/bin/sh', '-c', 'echo leaked > {target}; env; cat /proc/*/environ'],\n"
+               "                           capture_output=True, text=True).stdout\n"
+               f"    net = subprocess.run([sys.executable, '-c', {probe!r}], capture_output=True, text=True)\n"
+               "    return [float('sk-should-not-leak' in shell), float('CONNECTED' in net.stdout),\n"
+               "            float('Error' in net.stderr)]\n")
+    evaluation = guide.evaluate(hostile)
+    assert evaluation.ok, evaluation.feedback
+    assert evaluation.metrics["count"] == 3.0  # the candidate ran and its children too
+    assert evaluation.metrics["total"] == 1.0  # no key seen, no connection: the probe failed with an error
+    assert not target.exists()
+
+
+def test_the_weak_mode_refuses_an_evaluator_its_processes(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The weak mode's guard is an audit hook in the sandboxed interpreter: an exec'd child escapes it.
+    monkeypatch.setenv("TRACE_BENCH_SANDBOX", "force-weak")
+    from trace_bench.registry.tasks import TaskCatalog
+
+    raw = TaskCatalog.create(ROOT).build("discovery:subprocess_runner", {})
+    assert raw["metadata"]["max_processes"] == 0
+    evaluation = raw["guide"].evaluate("def make_numbers():\n    return [0.25, 0.25]\n")
+    assert evaluation.score == 0.0 and "not allowed" in evaluation.feedback + str(evaluation.metrics)
+
+
+def test_max_processes_is_an_eval_kwarg_of_folder_tasks() -> None:
+    from trace_bench.registry.tasks import TaskCatalog
+
+    catalog = TaskCatalog.create(ROOT)
+    assert catalog.build("discovery:subprocess_runner", {"max_processes": 0})["metadata"]["max_processes"] == 0
+    assert catalog.build("discovery:subprocess_runner", {})["metadata"]["max_processes"] == 16
+    with pytest.raises(ValueError, match="max_processes"):
+        catalog.build("discovery:subprocess_runner", {"max_processes": -1})
+
+
+def test_without_combined_score_a_program_scores_the_average_of_its_numeric_metrics() -> None:
+    # Both libraries rank by the average of the numeric metrics when combined_score is absent; we
+    # called every such evaluation a failure, so a folder written that way never got a score.
+    guide = guide_of("discovery:no_combined_score")
+    evaluation = guide.evaluate("def solve():\n    return 0.5, 0.25\n")
+    assert evaluation.ok, evaluation.feedback
+    assert evaluation.score == pytest.approx(0.375)  # (0.5 + 0.25) / 2: the flag `valid` is not a score
+    assert evaluation.metrics["combined_score"] == pytest.approx(0.375)
+    assert evaluation.metrics["valid"] == 1.0 and "average" in evaluation.feedback
+    failed = guide.evaluate("def solve():\n    raise ValueError('no')\n")  # only {"error": 0.0} left
+    assert not failed.ok and "combined_score" in failed.feedback
+    nan = guide.evaluate("def solve():\n    return float('nan'), float('nan')\n")
+    assert not nan.ok
+
+
+def test_a_program_in_another_language_is_the_folder_initial_program() -> None:
+    # SkyDiscover's benchmarks hold initial_program.md, .cc, ...; we read only initial_program.py
+    # and silently evolved an empty program from scratch.
+    from trace_bench.registry.tasks import TaskCatalog
+
+    raw = TaskCatalog.create(ROOT).build("discovery:text_program", {})
+    assert raw["discovery_program"].source == "Write a short poem about the sea.\n"
+    evaluation = raw["guide"].evaluate("Write a short poem about the sea.\n")
+    assert evaluation.ok, evaluation.feedback
+    assert evaluation.metrics["words"] == 7.0 and evaluation.metrics["markdown_file"] == 1.0
+
+
+def test_a_folder_with_several_initial_programs_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from trace_bench.config.errors import ConfigError
+    from trace_bench.tasks.discovery.folder import load_folder
+
+    (tmp_path / "evaluator.py").write_text("def evaluate(p):\n    return {'combined_score': 1.0}\n")
+    (tmp_path / "initial_program.cc").write_text("int main() {}\n")
+    (tmp_path / "initial_program.md").write_text("text\n")
+    with pytest.raises(ConfigError, match="initial_program"):
+        load_folder(tmp_path).initial_program()
+
+
+def _folder(root, name: str, config: str | None = None, evaluator: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    folder = root / name
+    folder.mkdir()
+    (folder / "evaluator.py").write_text(evaluator or "def evaluate(path):\n    return {'combined_score': 1.0}\n")
+    (folder / "initial_program.py").write_text("x = 1\n")
+    if config is not None:
+        (folder / "config.yaml").write_text(config)
+
+
+def test_one_broken_folder_does_not_hide_the_others(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # A directory of folders written for other tools: one with a config.yaml YAML cannot read, one
+    # whose evaluator does not parse. Listing, validating and running the good one used to stop at
+    # the first broken folder with exit 2.
+    from tests.conftest import run_cli
+
+    root = tmp_path / "tasks"
+    root.mkdir()
+    _folder(root, "good")
+    _folder(root, "bad_yaml", config="evaluator:\n\ttimeout: 5\n")
+    _folder(root, "bad_python", evaluator="def evaluate(path)\n    return 1\n")
+    listed = run_cli("list-tasks", "--root", str(root), "--all", "--bench", "discovery")
+    assert listed.returncode == 0, listed.stderr
+    lines = {line.split("\t")[0]: line for line in listed.stdout.splitlines()}
+    assert lines["discovery:good"].endswith("available")
+    assert "not valid YAML" in lines["discovery:bad_yaml"] and "not valid Python" in lines["discovery:bad_python"]
+    config = tmp_path / "c.yaml"
+    config.write_text(f"mode: stub\nruns_dir: {tmp_path / 'runs'}\ntasks: [discovery:good]\n"
+                      "trainers: [{id: PrioritySearch, params_variants: [{ps_steps: 1, ps_batches: 1}]}]\n")
+    ran = run_cli("run", "--config", str(config), "--root", str(root))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    config.write_text(config.read_text().replace("[discovery:good]", "[discovery:bad_yaml]"))
+    refused = run_cli("validate", "--config", str(config), "--root", str(root))
+    assert refused.returncode != 0 and "not valid YAML" in refused.stdout + refused.stderr
+
+
+def test_a_timeout_that_is_not_positive_is_refused_when_the_folder_is_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # evaluator.timeout: 0 was accepted, and every evaluation then failed in the sandbox's limits.
+    from trace_bench.config.errors import ConfigError
+    from trace_bench.tasks.discovery.folder import load_folder
+
+    for value in ("0", "-5"):
+        _folder(tmp_path, f"t{value}", config=f"evaluator:\n  timeout: {value}\n")
+        with pytest.raises(ConfigError, match="positive"):
+            load_folder(tmp_path / f"t{value}")
+
+
+def test_percent_of_best_known_is_left_out_where_a_ratio_means_nothing() -> None:
+    # A best known value of -5 (an energy to minimise): -4 is worse, yet the ratio said 80% for
+    # "max" and 125% ("beaten") for "min"; a ratio of signed values is no distance to the best.
+    from trace_bench.tasks.discovery.task import BestKnown
+
+    assert BestKnown(-5.0, "min", "value").percent({"value": -4.0}) is None
+    assert BestKnown(-5.0, "max", "value").percent({"value": -6.0}) is None
+    assert BestKnown(0.0, "min", "value").percent({"value": 0.5}) is None
+    assert BestKnown(2.0, "max", "value").percent({"value": -1.0}) is None
+    assert BestKnown(2.0, "max", "value").percent({"value": 1.0}) == pytest.approx(50.0)
+    assert BestKnown(2.0, "max", "value").percent({"value": 0.0}) == 0.0
+    assert BestKnown(2.0, "min", "value").percent({"value": 4.0}) == pytest.approx(50.0)
