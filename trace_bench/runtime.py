@@ -13,6 +13,8 @@ DEFAULTS = {
     "GRADIO_ANALYTICS_ENABLED": "False",
     "RAY_USAGE_STATS_ENABLED": "0",
     "HF_HUB_DISABLE_TELEMETRY": "1",
+    # datasets pings an S3 bucket to count every load, even of a local JSON file, unless this is off
+    "HF_UPDATE_DOWNLOAD_COUNTS": "0",
     "DO_NOT_TRACK": "1",
     "DSP_CACHEBOOL": "False",
     "TOKENIZERS_PARALLELISM": "false",

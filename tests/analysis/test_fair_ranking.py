@@ -133,3 +133,13 @@ def test_each_eval_kwargs_variant_is_its_own_task(variant_run: Path) -> None:
 
     rows, _ = read_csv_rows(variant_run / "results.csv")
     assert {r["task"] for r in labelled_results(rows)} == LABELS
+
+
+def test_the_incomplete_arm_is_not_on_the_frontier_of_leaderboard_csv(lossy_run: tuple[Path, str]) -> None:
+    """Its two surviving seeds score better than the complete arm for more calls, a trade-off that
+    put it on the frontier; it lost half its seeds, so it is not on it (``complete`` false says why)."""
+    board = {r["trainer"]: r for r in _csv(lossy_run[0] / "leaderboard.csv")}
+    lossy, complete = board["MinibatchAlgorithm"], board["NoOpTrainer"]
+    assert float(lossy["mean"]) > float(complete["mean"]) and float(lossy["mean_llm_calls"]) > 0
+    assert (lossy["on_frontier"], lossy["complete"]) == ("false", "false")
+    assert complete["on_frontier"] == "true"

@@ -127,6 +127,16 @@ def test_gap_rule_on_hand_made_runs(tmp_path: Path) -> None:
     assert table.loc[("s:t", "Overfit"), "audited"] == 0, "a run without the audit's columns is not audited"
 
 
+def test_a_gap_equal_to_its_peers_up_to_float_noise_is_not_flagged(tmp_path: Path) -> None:
+    """Every seed of every arm has the same gap, 0.05, written as score − score_test_best: the floats
+    differ in their last bits and one arm's spread is 0, so noise alone used to exceed its half-width."""
+    jobs = [job("s:t", arm, seed, test + 0.05, score_test_best=test)
+            for arm, tests in {"A": (0.2, 0.3, 0.4), "B": (0.5, 0.6, 0.7), "C": (0.8, 0.8, 0.8)}.items()
+            for seed, test in enumerate(tests, 1)]
+    table = integrity_table(load_runs(make_run(tmp_path, "r", jobs)).jobs).set_index("trainer")
+    assert list(table["flags"]) == ["", "", ""], table[["gap_mean", "gap_ci_half", "others_gap_mean"]]
+
+
 def test_an_unflagged_run_says_so(tmp_path: Path) -> None:
     run = make_run(tmp_path, "r", [job("s:t", "A", 1, 0.5), job("s:t", "B", 1, 0.4)])
     assert integrity_markdown(run) == NO_FLAG

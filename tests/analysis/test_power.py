@@ -229,7 +229,7 @@ def test_power_of_a_stub_run_equals_scipy(stub_run: Path) -> None:
 def test_formats_and_target(stub_run: Path) -> None:
     markdown = run_cli("power", str(stub_run))
     assert markdown.returncode == 0, markdown.stderr
-    assert markdown.stdout.startswith("| task | A | B | metric | n | mean A − B | sd | power | seeds for 80% |")
+    assert markdown.stdout.startswith("| task | A | B | metric | n | dropped | mean A − B | sd | power | seeds for 80% |")
     assert "Two-sided paired t-test at alpha 0.05" in markdown.stdout
     table = list(csv.DictReader(run_cli("power", str(stub_run), "--format", "csv", "--power", "0.9",
                                         check=True).stdout.splitlines()))

@@ -151,3 +151,17 @@ def test_a_task_that_cannot_be_built_is_a_task_error_with_its_traceback(tmp_path
     assert result.error == "task_load_error: ValueError: no data here"
     assert "in helper" in result.traceback and "ValueError: no data here" in result.traceback
     assert "in helper" in capsys.readouterr().err  # what the job prints to its stdout.log
+
+
+def test_an_exception_without_a_message_names_where_it_was_raised(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bare ``assert`` (opto's feedback aggregation has one) used to leave ``error`` as
+    ``AssertionError: `` and the console line said nothing until stdout.log was read."""
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    (folder / "bare.py").write_text("def build_trace_problem(**kw):\n    return check({})\n\n"
+                                    "def check(data):\n    assert data\n")
+    config = {"tasks": ["bare"], "trainers": ["NoOpTrainer"], "seeds": [1]}
+    [(result, _)] = run_jobs(config, tmp_path / "run", monkeypatch, root=folder)
+    assert result.status == "task_error"
+    assert result.error == "task_load_error: AssertionError (no message) at bare.py:5 in check"

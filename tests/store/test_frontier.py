@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from trace_bench.store.frontier import cost_axis, dominates, on_frontier
 
 
@@ -36,3 +38,13 @@ def test_cost_axis_prefers_usd_then_tokens_then_calls() -> None:
     assert cost_axis([(3, 300, 0.01), (2, 200, 0.0)]) == "tokens", "one arm's price unknown: USD would flatter it"
     assert cost_axis([(3, 300, 0.0), (2, 0, 0.0)]) == "llm_calls"
     assert cost_axis([(0, 0, 0.0)]) == "llm_calls" and cost_axis([]) == "llm_calls"
+
+
+def test_an_incomplete_arm_is_never_on_the_frontier_and_pushes_no_complete_arm_off() -> None:
+    """No survivorship: an arm with failed or missing seeds never outranks a complete one."""
+    points = [(0.001, 0.3), (0.01, 0.6), (0.005, 0.9)]  # the third is cheaper and better than the second
+    assert on_frontier(points) == [True, False, True], "taken at face value, the lucky arm beats the mid one"
+    assert on_frontier(points, [True, True, False]) == [True, True, False]
+    assert on_frontier([(1.0, 1.0)], [False]) == [False], "a lone incomplete arm: no frontier at all"
+    with pytest.raises(ValueError):
+        on_frontier(points, [True])

@@ -99,7 +99,7 @@ def test_multiobjective_gsm8k_counts_the_solver_tokens(tmp_path: Path) -> None:
 
     assert [final_number(t) for t in ("so 3 + 4 = 7\n#### 7", "it is 1,050.0 dollars", "none")] == ["7", "1050", None]
     problem = build("internal:multiobjective_gsm8k", n_train=3)
-    assert problem.metadata["data_source"].startswith("built-in") and len(problem.train_dataset["inputs"]) == 3
+    assert problem.metadata["data_source"].startswith("problems shipped") and len(problem.train_dataset["inputs"]) == 3
     for rollout in rollouts(problem):
         assert set(rollout.score_dict) == {"error", "tokens_in", "tokens_out"}
         assert rollout.score_dict["tokens_in"] > 0 and rollout.score in (0.0, -1.0)

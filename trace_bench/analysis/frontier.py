@@ -4,7 +4,9 @@ Per task and arm, over the scored seeds: the mean trainer-phase cost per job (US
 calls where USD is unknown: :func:`trace_bench.store.frontier.cost_axis`) and the mean score (a
 held-out test score where the task has one, see :mod:`.protocol`), each with its two-sided 95 %
 Student-t interval over seeds, and whether the arm is on the Pareto frontier (no other arm costs at
-most as much and scores at least as well, better in one).  The frontier is decided on the means; the
+most as much and scores at least as well, better in one).  No survivorship: an *incomplete* arm (fewer
+scored seeds than it planned: ``n`` of ``planned``, ``complete`` false) is shown but never on the
+frontier, and pushes no complete arm off it.  The frontier is decided on the means; the
 intervals say how firmly: two frontier arms whose intervals overlap on both axes are not told apart
 by these seeds.  ``trace-bench table --frontier``, report.html's ``frontier`` section, the UI's
 Browse tab and leaderboard.csv's ``on_frontier`` column all come from the same rule.
@@ -20,14 +22,15 @@ import pandas as pd
 
 from trace_bench.analysis.load import ARM
 from trace_bench.analysis.protocol import DEFAULT_METRIC, task_metrics
-from trace_bench.analysis.stats import mean_ci
+from trace_bench.analysis.stats import arm_planned, mean_ci
 from trace_bench.store.frontier import COST_AXES, cost_axis, on_frontier
 from trace_bench.store.models import arm_label
+from trace_bench.store.ranking import seeds_cell
 
 #: results.csv's column of each cost axis
 COST_COLUMNS = {"usd": "cost_usd", "tokens": "total_tokens", "llm_calls": "llm_calls"}
-FRONTIER_COLUMNS = ["task", "trainer", "params_label", "metric", "cost_axis", "n", "cost_mean", "cost_low",
-                    "cost_high", "score_mean", "score_low", "score_high", "on_frontier"]
+FRONTIER_COLUMNS = ["task", "trainer", "params_label", "metric", "cost_axis", "n", "planned", "complete", "cost_mean",
+                    "cost_low", "cost_high", "score_mean", "score_low", "score_high", "on_frontier"]
 
 
 def task_cost_axis(scored: pd.DataFrame) -> str:
@@ -38,8 +41,9 @@ def task_cost_axis(scored: pd.DataFrame) -> str:
 
 def frontier_table(jobs: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
     """One row per task and arm (:data:`FRONTIER_COLUMNS`): cost and score means with their 95 %
-    t intervals (NaN bounds below two seeds), ``n`` scored seeds with a score, and ``on_frontier``;
-    ordered per task by cost, cheapest first."""
+    t intervals (NaN bounds below two seeds), ``n`` scored seeds with a score of the ``planned``
+    ones (``complete`` when all), and ``on_frontier`` (never for an incomplete arm); ordered per task
+    by cost, cheapest first."""
     if jobs.empty:
         return pd.DataFrame(columns=FRONTIER_COLUMNS)
     chosen = task_metrics(jobs, metric)
@@ -52,8 +56,10 @@ def frontier_table(jobs: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataF
             arm_scored = arm[arm["scored"]]
             cost = mean_ci(arm_scored[COST_COLUMNS[axis]])
             score = mean_ci(arm_scored[used.column])
+            planned = arm_planned(arm)
             rows.append({"task": task, "trainer": trainer, "params_label": label, "metric": used.name,
-                         "cost_axis": axis, "n": score.n, "cost_mean": cost.mean, "cost_low": cost.low,
+                         "cost_axis": axis, "n": score.n, "planned": planned, "complete": score.n == planned > 0,
+                         "cost_mean": cost.mean, "cost_low": cost.low,
                          "cost_high": cost.high, "score_mean": score.mean, "score_low": score.low,
                          "score_high": score.high})
     frame = pd.DataFrame(rows, columns=[c for c in FRONTIER_COLUMNS if c != "on_frontier"])
@@ -61,7 +67,7 @@ def frontier_table(jobs: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataF
     for _, index in frame.groupby("task").groups.items():
         points = [(None if pd.isna(c) else float(c), None if pd.isna(s) else float(s))
                   for c, s in zip(frame.loc[index, "cost_mean"], frame.loc[index, "score_mean"], strict=True)]
-        frame.loc[index, "on_frontier"] = on_frontier(points)
+        frame.loc[index, "on_frontier"] = on_frontier(points, [bool(c) for c in frame.loc[index, "complete"]])
     frame["on_frontier"] = frame["on_frontier"].astype(bool)
     return frame.sort_values(["task", "cost_mean", "score_mean", *ARM[1:]], ascending=[True, True, False, True, True],
                              na_position="last").reset_index(drop=True)
@@ -77,22 +83,31 @@ def format_cost(value: float, axis: str) -> str:
 
 def frontier_lines(frame: pd.DataFrame) -> list[str]:
     """One line per task: its frontier arms from the cheapest, ``arm (cost, score)`` joined by
-    arrows (cost is the mean per job on the task's axis; score the mean of the task's metric)."""
+    arrows (cost is the mean per job on the task's axis; score the mean of the task's metric), then
+    the incomplete arms it leaves out, each with its ``k/N seeds``."""
     lines = []
     for task, group in frame.groupby("task", sort=True):
         front = group[group["on_frontier"]]
+        partial = group[~group["complete"].astype(bool)]
+        left_out = ""
+        if not partial.empty:
+            names = [f"{arm_label(str(r['trainer']), str(r['params_label']))} "
+                     f"({seeds_cell(int(r['n']), int(r['planned']))})" for _, r in partial.iterrows()]
+            left_out = f"; left out, incomplete: {', '.join(names)}"
         if front.empty:
-            lines.append(f"{task}: no arm has a score")
+            lines.append(f"{task}: no complete arm has a score{left_out}")
             continue
         axis = str(front["cost_axis"].iloc[0])
         points = [f"{arm_label(str(r['trainer']), str(r['params_label']))} ({format_cost(r['cost_mean'], axis)}, "
                   f"{r['score_mean']:.4g})" for _, r in front.iterrows()]
-        lines.append(f"{task} [{COST_AXES[axis]} per job → {front['metric'].iloc[0]}]: " + " → ".join(points))
+        lines.append(f"{task} [{COST_AXES[axis]} per job → {front['metric'].iloc[0]}]: " + " → ".join(points)
+                     + left_out)
     return lines
 
 
 FRONTIER_NOTE = ("Cost–quality frontier: per task, the arms no other arm beats on both mean trainer-phase cost per "
-                 "job and mean score, cheapest first (cost in USD, or tokens, or LLM calls where USD is unknown).")
+                 "job and mean score, cheapest first (cost in USD, or tokens, or LLM calls where USD is unknown); "
+                 "an incomplete arm (k/N seeds: some failed or are missing) is never on it.")
 
 
 def frontier_marks(frame: pd.DataFrame) -> Mapping[tuple[str, str, str], bool]:

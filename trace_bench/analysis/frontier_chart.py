@@ -1,6 +1,7 @@
 """The frontier chart: one task's arms as points (mean cost, mean score) with 95 % interval bars on
-both axes, frontier arms filled, and the frontier drawn as the staircase "best score for at most
-this cost".  Inline SVG through matplotlib (imported on first use), in the same styles as the curves
+both axes, frontier arms filled, incomplete arms (failed or missing seeds; never on the frontier)
+hollow and grey with their ``k/N seeds`` in the legend, and the frontier drawn as the staircase "best
+score for at most this cost".  Inline SVG through matplotlib (imported on first use), in the same styles as the curves
 (:mod:`.chart`), so an arm has one colour and marker across a report; report.html and the UI's Browse
 tab both draw it with :func:`frontier_chart`.
 """
@@ -27,8 +28,11 @@ from trace_bench.analysis.chart import (
 )
 from trace_bench.store.frontier import COST_AXES
 from trace_bench.store.models import arm_label
+from trace_bench.store.ranking import seeds_cell
 
 FRONTIER_COLOUR = "#333333"
+#: an incomplete arm (failed or missing seeds) is drawn in grey, hollow: it is never on the frontier
+INCOMPLETE_COLOUR = "#9a9a9a"
 
 
 def _finite(value: object) -> float | None:
@@ -56,8 +60,7 @@ def frontier_chart(rows: pd.DataFrame, *, title: str, styles: dict[tuple[str, st
         return (f'<div class="{escape(css_class)}" data-series="0"><p class="note">charts need matplotlib: '
                 "pip install 'trace-bench[analysis]'</p></div>")
     axis = str(points[0]["cost_axis"])
-    labels = [_label(arm_label(str(r["trainer"]), str(r["params_label"])) + (" (frontier)" if r["on_frontier"] else ""))
-              for r in points]
+    labels = [_label(arm_label(str(r["trainer"]), str(r["params_label"])) + _suffix(r)) for r in points]
     legend_px = _legend_height([*labels, "frontier"], 1)
     width_px, height_px = panel_px
     total_h = height_px + legend_px
@@ -73,8 +76,11 @@ def frontier_chart(rows: pd.DataFrame, *, title: str, styles: dict[tuple[str, st
             colour, _, marker = style_of(style)
             x, y = float(row["cost_mean"]), float(row["score_mean"])
             whiskers_x, whiskers_y = _whiskers(x, y, row)
+            if not _complete(row):  # never on the frontier: drawn hollow and grey, its bars dotted
+                colour = INCOMPLETE_COLOUR
             if whiskers_x:  # one polyline per arm (NaN-separated): errorbar() costs ~10x more per point
-                axes.plot(whiskers_x, whiskers_y, color=colour, linewidth=0.9, solid_capstyle="butt")
+                axes.plot(whiskers_x, whiskers_y, color=colour, linewidth=0.9, solid_capstyle="butt",
+                          linestyle="-" if _complete(row) else ":")
             face = colour if row["on_frontier"] else "white"
             axes.plot([x], [y], linestyle="none", marker=marker, color=colour, markerfacecolor=face, markersize=6)
             handles.append(Line2D([], [], color=colour, marker=marker, markerfacecolor=face, linestyle="none",
@@ -82,8 +88,9 @@ def frontier_chart(rows: pd.DataFrame, *, title: str, styles: dict[tuple[str, st
         front = sorted((float(r["cost_mean"]), float(r["score_mean"])) for r in points if r["on_frontier"])
         left, right = _limits(points, "cost")
         bottom, top = _limits(points, "score")
-        axes.step([x for x, _ in front] + [right], [y for _, y in front] + [front[-1][1]], where="post",
-                  color=FRONTIER_COLOUR, linewidth=1.2, linestyle=(0, (4, 2)))
+        if front:  # none when every scored arm is incomplete
+            axes.step([x for x, _ in front] + [right], [y for _, y in front] + [front[-1][1]], where="post",
+                      color=FRONTIER_COLOUR, linewidth=1.2, linestyle=(0, (4, 2)))
         handles.append(Line2D([], [], color=FRONTIER_COLOUR, linewidth=1.2, linestyle=(0, (4, 2))))
         axes.set_xlim(left, right)
         axes.set_ylim(bottom, top)
@@ -97,8 +104,21 @@ def frontier_chart(rows: pd.DataFrame, *, title: str, styles: dict[tuple[str, st
                       labelspacing=0.4, handlelength=3.2)
         buffer = io.StringIO()
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-    return (f'<div class="{escape(css_class)}" data-series="{len(points)}" data-frontier="{len(front)}">'
-            f"{_svg_element(buffer.getvalue())}</div>")
+    incomplete = sum(1 for r in points if not _complete(r))
+    return (f'<div class="{escape(css_class)}" data-series="{len(points)}" data-frontier="{len(front)}" '
+            f'data-incomplete="{incomplete}">{_svg_element(buffer.getvalue())}</div>')
+
+
+def _complete(row: pd.Series) -> bool:
+    """Whether an arm scored every seed it planned (rows without the column count as complete)."""
+    return bool(row.get("complete", True))
+
+
+def _suffix(row: pd.Series) -> str:
+    """What a legend entry adds to the arm: ``(frontier)``, or ``(incomplete k/N seeds)``."""
+    if not _complete(row):
+        return f" (incomplete {seeds_cell(int(row['n']), int(row['planned']))}, never on the frontier)"
+    return " (frontier)" if row["on_frontier"] else ""
 
 
 def _limits(points: list[pd.Series], name: str) -> tuple[float, float]:

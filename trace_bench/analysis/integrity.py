@@ -10,7 +10,8 @@ Three signals, each computed after the job from what it produced (see docs/analy
   ``sandbox_denial_kinds``; one ``sandbox_denial`` event each in the job's ``events.jsonl``);
 * **selection-vs-test gap**: per job, the best score on the selection split minus the test score
   of that state; an arm is flagged when its mean gap exceeds the mean of the task's other arms'
-  mean gaps by more than its own 95 % confidence half-width (an arm that fits its selection split much
+  mean gaps by more than its own 95 % confidence half-width, beyond float noise (the ties'
+  tolerance: a zero spread makes the half-width 0) (an arm that fits its selection split much
   better than its peers without generalising, the trace of an evaluator being gamed).
 
 :func:`integrity_table` gives one row per arm with its ``flags``; the table, report.html and the UI
@@ -26,11 +27,12 @@ from typing import Any
 import pandas as pd
 
 from trace_bench.analysis.load import ARM, RunSet
-from trace_bench.analysis.stats import mean_ci
+from trace_bench.analysis.stats import arm_planned, mean_ci
 from trace_bench.store.models import LeakFinding, SandboxDenial, StoreError
+from trace_bench.store.ranking import TIE_TOLERANCE
 from trace_bench.store.run_store import RunStore
 
-INTEGRITY_COLUMNS = [*ARM, "jobs", "audited", "leaked_jobs", "leaked_test_items", "leaked_validation_items",
+INTEGRITY_COLUMNS = [*ARM, "jobs", "scored", "planned", "complete", "audited", "leaked_jobs", "leaked_test_items", "leaked_validation_items",
                      "sandbox_denials", "denial_kinds", "gap_n", "gap_mean", "gap_ci_half", "others_gap_mean", "gap_flag",
                      "flags"]
 #: what each flag says, for captions and notes
@@ -59,8 +61,9 @@ def _gaps(jobs: pd.DataFrame) -> pd.Series:
 
 
 def integrity_table(jobs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """One row per arm (:data:`INTEGRITY_COLUMNS`): audited jobs, jobs with leaked test items and the
-    items summed over them, validation items apart, sandbox denials (total and per kind), the mean
+    """One row per arm (:data:`INTEGRITY_COLUMNS`): its jobs, ``scored`` of the ``planned`` seeds
+    (``complete`` when all: the gap of an incomplete arm is over its surviving seeds only, ``gap_n``),
+    audited jobs, jobs with leaked test items and the items summed over them, validation items apart, sandbox denials (total and per kind), the mean
     selection-vs-test gap with its half-width against the mean of the task's other arms, and
     ``flags`` (``leak``, ``validation leak``, ``denials``, ``gap``; empty when none)."""
     if jobs.empty:
@@ -74,14 +77,16 @@ def integrity_table(jobs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
             gap = mean_ci(arm["_gap"], confidence)
             others_mean = float(others.mean()) if len(others) else math.nan
             gap_flag = bool(gap.n >= 2 and len(others) and not math.isnan(gap.half_width)
-                            and gap.mean - others_mean > gap.half_width)
+                            and gap.mean - others_mean > gap.half_width + TIE_TOLERANCE)
             leaked = arm["leaked_test_items"] if "leaked_test_items" in arm else pd.Series(dtype=float)
             validation = arm["leaked_validation_items"] if "leaked_validation_items" in arm else pd.Series(dtype=float)
             denied = arm["sandbox_denials"] if "sandbox_denials" in arm else pd.Series(dtype=float)
             kinds: Counter[str] = Counter()
             for cell in arm.get("sandbox_denial_kinds", pd.Series(dtype=object)):
                 kinds.update(_kinds(cell))
-            row = {"task": task, "trainer": trainer, "params_label": label, "jobs": len(arm),
+            scored, planned = int(arm["scored"].sum()), arm_planned(arm)
+            row = {"task": task, "trainer": trainer, "params_label": label, "jobs": len(arm), "scored": scored,
+                   "planned": planned, "complete": scored == planned > 0,
                    "audited": int(leaked.notna().sum()), "leaked_jobs": int((leaked.fillna(0) > 0).sum()),
                    "leaked_test_items": int(leaked.fillna(0).sum()),
                    "leaked_validation_items": int(validation.fillna(0).sum()),
@@ -112,7 +117,8 @@ def describe_row(row: pd.Series) -> str:
     if row["sandbox_denials"]:
         parts.append(f"{row['sandbox_denials']} sandbox denial(s) ({row['denial_kinds']})")
     if row["gap_flag"]:
-        parts.append(f"selection-vs-test gap {row['gap_mean']:.3g} ± {row['gap_ci_half']:.3g} against "
+        seeds = "" if row["complete"] else f" (over {row['gap_n']} of its {row['planned']} seeds: incomplete)"
+        parts.append(f"selection-vs-test gap {row['gap_mean']:.3g} ± {row['gap_ci_half']:.3g}{seeds} against "
                      f"{row['others_gap_mean']:.3g} for the task's other arms")
     return "; ".join(parts)
 

@@ -97,12 +97,16 @@ def load_runs(paths: str | Path | Sequence[str | Path]) -> RunSet:
 
 def load_jobs(run_dir: str | Path) -> pd.DataFrame:
     """One run's typed job rows alone (``RunSet.jobs`` without curves, manifests of other runs or
-    events): what a view needs that only shows per-job numbers, such as the UI's frontier."""
+    events): what a view needs that only shows per-job numbers, such as the UI's frontier; with the
+    seeds each arm ``planned`` (its manifest), so an arm with missing seeds is known to be incomplete."""
     path = Path(run_dir)
     if not path.is_dir():
         raise RunDirError(f"{path}: no such run directory")
     store = RunStore(path)
-    return _read_results(store, str(_read_manifest(store).get("run_id") or path.name))
+    manifest = _read_manifest(store)
+    frame = _read_results(store, str(manifest.get("run_id") or path.name))
+    frame["planned"] = _planned_seeds(manifest, frame)
+    return frame
 
 
 def _read_manifest(store: RunStore) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Power analysis of paired comparisons: are there enough seeds to tell two arms apart?
 
 For two arms on one task, paired by seed, the differences d = A − B over the seeds both completed
-give n, their mean and sample standard deviation, and the observed effect size dz = mean / sd.  A
+(the others are ``dropped``, counted, never imputed) give n, their mean and sample standard deviation, and the observed effect size dz = mean / sd.  A
 two-sided paired t-test at level ``alpha`` rejects when |t| > t(1 − alpha/2, n − 1); under an effect
 dz the statistic follows a noncentral t with n − 1 degrees of freedom and noncentrality dz·√n, so
 
@@ -41,7 +41,7 @@ import pandas as pd
 
 from trace_bench.analysis.load import RunDirError, distinguish_runs, load_runs
 from trace_bench.analysis.protocol import DEFAULT_METRIC, RANK_METRIC, RANK_SCORE, with_rank_score
-from trace_bench.analysis.stats import paired_samples
+from trace_bench.analysis.stats import dropped_seeds, paired_samples, seeds_run
 from trace_bench.store.ranking import TIE_TOLERANCE
 
 DEFAULT_ALPHA = 0.05
@@ -184,7 +184,7 @@ def paired_power(a: Any, b: Any, alpha: float = DEFAULT_ALPHA, power: float = DE
                        detectable_effect(n, power, alpha) * sd)
 
 
-POWER_COLUMNS = ["task", "arm_a", "arm_b", "metric", "n", "mean_diff", "sd_diff", "effect_size", "power",
+POWER_COLUMNS = ["task", "arm_a", "arm_b", "metric", "n", "dropped", "mean_diff", "sd_diff", "effect_size", "power",
                  "seeds_needed", "min_detectable_diff"]
 
 
@@ -192,14 +192,16 @@ def power_table(jobs: pd.DataFrame, alpha: float = DEFAULT_ALPHA, power: float =
                 metric: str = DEFAULT_METRIC) -> pd.DataFrame:
     """One row per task and pair of arms sharing a scored seed (``arm_a`` < ``arm_b``, differences
     A − B), on the task's ranking score (``metric`` where the task has it, else the selection split's
-    best: column ``metric``), with :class:`PowerResult`'s fields."""
+    best: column ``metric``), with :class:`PowerResult`'s fields over the seeds both arms completed, and
+    ``dropped``: the seeds either arm ran that are not paired (the other arm's job failed or is missing)."""
     check_levels(alpha, power)
     if jobs.empty:
         return pd.DataFrame(columns=POWER_COLUMNS)
     ranked = with_rank_score(jobs, metric)
     chosen = ranked.groupby("task")[RANK_METRIC].first()
+    ran = seeds_run(ranked)
     rows = [{"task": task, "arm_a": arm_a, "arm_b": arm_b, "metric": chosen[task],
-             **paired_power(a, b, alpha, power).as_dict()}
+             "dropped": dropped_seeds(ran, task, arm_a, arm_b, len(a)), **paired_power(a, b, alpha, power).as_dict()}
             for task, arm_a, arm_b, a, b in paired_samples(ranked, RANK_SCORE)]
     frame = pd.DataFrame(rows, columns=POWER_COLUMNS)
     frame["seeds_needed"] = frame["seeds_needed"].astype("Int64")
@@ -214,7 +216,8 @@ def seeds_column(power: float) -> str:
 def describe(alpha: float, power: float) -> str:
     """What the columns mean, for the terminal and the report."""
     percent = f"{power * 100:.6g}%"
-    return (f"Two-sided paired t-test at alpha {alpha:g} over the seeds both arms completed (A − B). power: chance "
+    return (f"Two-sided paired t-test at alpha {alpha:g} over the seeds both arms completed (A − B); dropped: seeds "
+            "either arm ran that are not paired (the other arm's job failed or is missing). power: chance "
             f"that n seeds show the observed mean difference as significant; seeds for {percent}: seeds needed "
             f"for {percent} power at the observed effect (mean / sd); min. detectable: the smallest difference n "
             f"seeds detect with {percent} power at the observed sd, in the score's units. One test at a time: "
@@ -237,7 +240,7 @@ def as_records(frame: pd.DataFrame, power: float) -> list[dict[str, Any]]:
     for row in frame.to_dict("records"):
         clean = {name if key == "seeds_needed" else key: None if _missing(value) else value
                  for key, value in row.items()}
-        clean["n"] = int(clean["n"])
+        clean["n"], clean["dropped"] = int(clean["n"]), int(clean["dropped"])
         if clean[name] is not None:
             clean[name] = int(clean[name])
         records.append(clean)
@@ -252,7 +255,7 @@ def _missing(value: Any) -> bool:
 
 
 FORMATS = ("md", "csv", "json")
-HEADER = ["task", "A", "B", "metric", "n", "mean A − B", "sd", "power", "seeds for {}%", "min. detectable"]
+HEADER = ["task", "A", "B", "metric", "n", "dropped", "mean A − B", "sd", "power", "seeds for {}%", "min. detectable"]
 
 
 def _number(value: Any, digits: int = 4) -> str:
@@ -264,11 +267,11 @@ def to_markdown(frame: pd.DataFrame, alpha: float, power: float) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
     header = [h.format(f"{power * 100:.6g}") for h in HEADER]
-    rows = [line([str(r["task"]), str(r["arm_a"]), str(r["arm_b"]), str(r["metric"]), str(r["n"]),
+    rows = [line([str(r["task"]), str(r["arm_a"]), str(r["arm_b"]), str(r["metric"]), str(r["n"]), str(r["dropped"]),
                   _number(r["mean_diff"]), _number(r["sd_diff"]), _number(r["power"], 3),
                   seeds_text(r["seeds_needed"], r["effect_size"]), _number(r["min_detectable_diff"])])
             for _, r in frame.iterrows()]
-    align = "|" + "|".join(["---"] * 4 + ["---:"] * 6) + "|"
+    align = "|" + "|".join(["---"] * 4 + ["---:"] * 7) + "|"
     return "\n".join([line(header), align, *rows, "", describe(alpha, power)]) + "\n"
 
 

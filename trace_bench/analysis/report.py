@@ -157,15 +157,27 @@ def _frontier(runs: RunSet) -> str:
     for (task, group), line in zip(frame.groupby("task", sort=True), frontier_lines(frame), strict=True):
         axis = str(group["cost_axis"].iloc[0])
         chart = frontier_chart(group, title=f"{task}: score vs {COST_AXES[axis]} per job", styles=colours)
-        rows = [[*_arm_cells(r), r["n"], h.mean_pm(r["cost_mean"], _half(r["cost_low"], r["cost_high"])),
+        rows = [[*_arm_cells(r), _frontier_seeds(r), h.mean_pm(r["cost_mean"], _half(r["cost_low"], r["cost_high"])),
                  h.mean_pm(r["score_mean"], _half(r["score_low"], r["score_high"])), _metric_cell(r["metric"]),
-                 "yes" if r["on_frontier"] else ""] for _, r in group.iterrows()]
+                 "yes" if r["on_frontier"] else "" if r["complete"] else "no: incomplete"]
+                for _, r in group.iterrows()]
         parts += [h.heading(3, task), h.paragraph("Frontier " + line.split("]: ", 1)[-1], "plain"),
                   h.Safe(f'<div class="charts">{chart}</div>'),
                   h.table(rows, ["trainer", "params", "seeds", f"{COST_AXES[axis]} per job (mean ± 95% CI)",
                                  "score (mean ± 95% CI)", "score", "on frontier"], numeric=range(2, 5),
-                          row_classes=["win" if r["on_frontier"] else "" for _, r in group.iterrows()])]
+                          row_classes=["win" if r["on_frontier"] else "" if r["complete"] else "incomplete"
+                                       for _, r in group.iterrows()])]
     return "".join(parts)
+
+
+def _integrity_seeds(row: pd.Series) -> str:
+    """An integrity row's scored seeds: ``k/N (incomplete)`` for an arm with failed or missing seeds."""
+    return str(row["scored"]) if row["complete"] else f"{row['scored']}/{row['planned']} (incomplete)"
+
+
+def _frontier_seeds(row: pd.Series) -> str:
+    """A frontier row's seeds: ``k/N (incomplete)`` for an arm with failed or missing seeds."""
+    return str(row["n"]) if row["complete"] else f"{row['n']}/{row['planned']} (incomplete)"
 
 
 def _half(low: float, high: float) -> float:
@@ -214,14 +226,14 @@ def _power(runs: RunSet) -> str:
     frame = power_table(runs.jobs)
     if frame.empty:
         return h.paragraph("fewer than two arms share seeds on any task: nothing to pair")
-    rows = [[r["task"], r["arm_a"], r["arm_b"], _metric_cell(r["metric"]), r["n"], r["mean_diff"], r["sd_diff"],
-             r["power"], seeds_text(r["seeds_needed"], r["effect_size"]), r["min_detectable_diff"]]
+    rows = [[r["task"], r["arm_a"], r["arm_b"], _metric_cell(r["metric"]), r["n"], r["dropped"], r["mean_diff"],
+             r["sd_diff"], r["power"], seeds_text(r["seeds_needed"], r["effect_size"]), r["min_detectable_diff"]]
             for _, r in frame.iterrows()]
     underpowered = ["low" if pd.notna(p) and p < DEFAULT_POWER else "" for p in frame["power"]]
     return "".join([h.paragraph(describe_power(DEFAULT_ALPHA, DEFAULT_POWER)),
-                    h.table(rows, ["task", "A", "B", "ranked on", "seeds", "mean A − B", "sd of A − B", "power",
-                                   f"seeds for {DEFAULT_POWER:.0%}", "min. detectable difference"],
-                            numeric=range(4, 10), row_classes=underpowered)])
+                    h.table(rows, ["task", "A", "B", "ranked on", "seeds", "dropped", "mean A − B", "sd of A − B",
+                                   "power", f"seeds for {DEFAULT_POWER:.0%}", "min. detectable difference"],
+                            numeric=range(4, 11), row_classes=underpowered)])
 
 
 def _integrity(runs: RunSet) -> str:
@@ -234,15 +246,17 @@ def _integrity(runs: RunSet) -> str:
                f"{len(flagged)} arm(s) flagged: " + "; ".join(f"{arm_label(r['trainer'], r['params_label'])} on "
                                                             f"{r['task']}: {describe_row(r)}"
                                                             for _, r in flagged.iterrows()) + ".")
-    rows = [[r["task"], *_arm_cells(r), f"{r['audited']} / {r['jobs']}", r["leaked_jobs"], r["leaked_test_items"],
-             r["leaked_validation_items"], r["sandbox_denials"], r["denial_kinds"],
-             h.mean_pm(r["gap_mean"], r["gap_ci_half"]), r["others_gap_mean"], r["flags"]]
+    rows = [[r["task"], *_arm_cells(r), _integrity_seeds(r), f"{r['audited']} / {r['jobs']}", r["leaked_jobs"],
+             r["leaked_test_items"], r["leaked_validation_items"], r["sandbox_denials"], r["denial_kinds"],
+             h.mean_pm(r["gap_mean"], r["gap_ci_half"]), r["gap_n"], r["others_gap_mean"], r["flags"]]
             for _, r in table.iterrows()]
+    classes = [" ".join(c for c in ("loss" if r["flags"] else "", "" if r["complete"] else "incomplete") if c)
+               for _, r in table.iterrows()]
     parts = [h.paragraph(summary, "plain"),
-             h.table(rows, ["task", "trainer", "params", "audited / jobs", "jobs with test leaks", "test items leaked",
-                            "validation items leaked", "sandbox denials", "denials by kind",
-                            "selection − test gap (mean ± 95% CI)", "other arms' gap", "flags"],
-                     numeric=range(4, 11), row_classes=["loss" if r["flags"] else "" for _, r in table.iterrows()])]
+             h.table(rows, ["task", "trainer", "params", "seeds scored", "audited / jobs", "jobs with test leaks",
+                            "test items leaked", "validation items leaked", "sandbox denials", "denials by kind",
+                            "selection − test gap (mean ± 95% CI)", "gap seeds", "other arms' gap", "flags"],
+                     numeric=range(4, 13), row_classes=classes)]
     findings = leak_findings(runs)
     if not findings.empty:
         rows = [[r["job_id"], r["task"], *_arm_cells(r), r["seed"], r["split"], r["item"], r["kind"], r["state"],
@@ -350,19 +364,24 @@ def build_report(runs: RunSet) -> str:
                          "cost per job (USD, or tokens, or LLM calls where USD is unknown) against its mean score "
                          "(the leaderboard's), with 95% intervals on both; the frontier (filled markers, shaded rows) "
                          "holds the arms that no other arm beats on both, and its dashed staircase is the best mean "
-                         "score available for at most a given cost.",
+                         "score available for at most a given cost. An arm with failed or missing seeds (k/N, "
+                         "incomplete: hollow grey marker, italic row) is never on the frontier and pushes no "
+                         "complete arm off it: its surviving seeds may be its lucky ones.",
              "win-matrix": "Arms paired by seed on each task, on the leaderboard's metric, over the seeds both "
                            "arms completed (dropped: seeds either arm ran that are not paired): Wilcoxon signed-rank "
                            "test, Holm–Bonferroni corrected over every comparison in the matrix (all tasks, all "
                            "pairs), alpha 0.05; not significant counts as a tie.",
-             "power": "Are there enough seeds? Per task and pair of arms, the power of a two-sided paired t-test "
-                      "at the current seeds, the seeds needed for 80% power at the observed effect, and the smallest "
+             "power": "Are there enough seeds? Per task and pair of arms, over the seeds both arms completed "
+                      "(dropped: seeds either arm ran that are not paired), the power of a two-sided paired t-test "
+                      "at those seeds, the seeds needed for 80% power at the observed effect, and the smallest "
                       "difference the current seeds detect with 80% power; rows below 80% power are shaded.",
              "integrity": "Did the optimizer cheat? Per arm: held-out test items (validation apart) whose input or "
                           "reference answer its best or final states hold, boundaries its sandboxed candidates ran into "
                           "(refused syscalls, writes, network, processes, forged results, timeouts), and its "
                           "selection-vs-test gap, flagged where it exceeds the task's other arms' by more than its 95% "
-                          "CI. Jobs killed before they ended are not audited for leaks.",
+                          "CI. Jobs killed before they ended are not audited for leaks; an arm with failed or missing "
+                          "seeds is marked k/N (incomplete, italic): its gap is over its surviving seeds only "
+                          "(gap seeds).",
              "cost": "Spend per arm over all its jobs, failed ones included (they spent too).",
              "failures": "Jobs that did not end ok, with status and error."}
     builders = {"leaderboard": _leaderboard, "per-task": _per_task, "curves": _curves, "frontier": _frontier,

@@ -130,6 +130,14 @@ def _planned(jobs: pd.DataFrame, index: pd.Index) -> pd.Series:
     return pd.concat([per_run, rows], axis=1).max(axis=1).reindex(index).fillna(0).astype(int)
 
 
+def arm_planned(arm: pd.DataFrame) -> int:
+    """Seeds one arm's rows planned: per run, its manifest's count (``planned``), summed over the runs
+    pooled into the arm; at least its rows (older runs, or a frame without ``planned``)."""
+    if "planned" not in arm or "run_id" not in arm:
+        return len(arm)
+    return max(len(arm), int(arm.groupby("run_id")["planned"].max().sum()))
+
+
 def incomplete_note(count: int, planned: int) -> str:
     """The mark an incomplete arm carries in every table (empty for a complete one)."""
     return "" if count == planned > 0 else f"incomplete: {count}/{planned} seeds"
@@ -295,6 +303,12 @@ def seeds_run(jobs: pd.DataFrame) -> dict[tuple[str, str], set[int]]:
     return found
 
 
+def dropped_seeds(ran: dict[tuple[str, str], set[int]], task: str, arm_a: str, arm_b: str, paired: int) -> int:
+    """Seeds either arm ran (:func:`seeds_run`) that a pairing of ``paired`` seeds left out, because
+    the other arm's job failed or is missing: what every paired output reports as ``dropped``."""
+    return len(ran.get((task, arm_a), set()) | ran.get((task, arm_b), set())) - paired
+
+
 def pairwise_tests(jobs: pd.DataFrame, column: str = "score_best", alpha: float = 0.05,
                    tolerance: float = TIE_TOLERANCE) -> pd.DataFrame:
     """One row per task and unordered pair of arms (``arm_a`` < ``arm_b``) with the paired test of
@@ -304,7 +318,7 @@ def pairwise_tests(jobs: pd.DataFrame, column: str = "score_best", alpha: float 
     ran = seeds_run(jobs)
     cells, pairs = [], []
     for task, arm_a, arm_b, a, b in paired_samples(jobs, column):
-        dropped = len(ran.get((task, arm_a), set()) | ran.get((task, arm_b), set())) - len(a)
+        dropped = dropped_seeds(ran, task, arm_a, arm_b, len(a))
         cells.append({"task": task, "arm_a": arm_a, "arm_b": arm_b, "dropped": dropped})
         pairs.append((a, b))
     if not cells:

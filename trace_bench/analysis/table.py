@@ -22,6 +22,7 @@ from trace_bench.analysis.frontier import FRONTIER_NOTE, frontier_lines, frontie
 from trace_bench.analysis.integrity import describe_row, integrity_table
 from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs
 from trace_bench.analysis.protocol import METRICS, task_metrics
+from trace_bench.analysis.stats import arm_planned
 from trace_bench.store.models import arm_label
 from trace_bench.store.ranking import arm_ranks
 
@@ -103,8 +104,7 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
         scored = group[group["scored"]]
         values = scored[used.column].astype(float).dropna()
         n = len(values)
-        planned = max(len(group), int(group.groupby("run_id")["planned"].max().sum())) if "planned" in group \
-            else len(group)
+        planned = arm_planned(group)
         rows.append({"task": task, "trainer": trainer, "params_label": label, "metric": used.name, "n": n,
                      "failed": len(group) - len(scored), "planned": planned, "complete": n == planned > 0,
                      "mean": values.mean() if n else math.nan,
@@ -159,8 +159,15 @@ def _display_rows(table: PaperTable) -> list[list[str]]:
         seeds = str(r["n"]) if r["complete"] else f"{r['n']}/{r['planned']}"
         rows.append(row + [seeds, str(r["failed"]), _num(r["wall_s"], 1),
                            "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}", _num(r["usd"], 4),
-                           *(["yes" if r["on_frontier"] else ""] if frontier else [])])
+                           *([_frontier_cell(r)] if frontier else [])])
     return rows
+
+
+def _frontier_cell(row: pd.Series) -> str:
+    """``yes`` on the frontier; ``no: k/N seeds`` for an incomplete arm, which never is."""
+    if row["on_frontier"]:
+        return "yes"
+    return "" if row["complete"] else f"no: {row['n']}/{row['planned']} seeds"
 
 
 HEADER = ["task", "arm", "score: mean (SE)", "n", "failed", "wall s", "tokens", "USD"]

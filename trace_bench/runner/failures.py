@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import traceback
+
 from trace_bench.store.status import Status
 
 
@@ -20,3 +23,17 @@ def status_of(exc: BaseException) -> Status:
         return Status(status) if isinstance(status, str) and status else Status.FAILED
     except ValueError:
         return Status.FAILED
+
+
+def exception_text(exc: BaseException) -> str:
+    """``Type: message`` of an exception for a job's ``error``; an exception without a message (a bare
+    ``assert`` in a library) names where it was raised instead (``AssertionError (no message) at
+    graph_propagator.py:147 in aggregate``), so the error says something before the traceback is read."""
+    message = str(exc)
+    if message.strip():
+        return f"{type(exc).__name__}: {message}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return f"{type(exc).__name__} (no message)"
+    last = frames[-1]
+    return f"{type(exc).__name__} (no message) at {os.path.basename(last.filename)}:{last.lineno} in {last.name}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from trace_bench.registry.tasks import TaskCatalog
-from trace_bench.runner.failures import JobFailure, status_of
+from trace_bench.runner.failures import JobFailure, exception_text, status_of
 from trace_bench.store.models import JobSpec
 from trace_bench.store.status import Status
 from trace_bench.tasks.problem import Problem, ProblemError
@@ -23,7 +23,7 @@ def load_problem(spec: JobSpec) -> Problem:
         raise
     except Exception as exc:
         status = status_of(exc) if getattr(exc, "job_status", None) else Status.TASK_ERROR
-        raise JobFailure(status, f"task_load_error: {type(exc).__name__}: {exc}") from exc
+        raise JobFailure(status, f"task_load_error: {exception_text(exc)}") from exc
     try:
         return Problem.from_mapping(raw, spec.task)
     except ProblemError as exc:

@@ -15,7 +15,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from trace_bench.runner.failures import status_of
+from trace_bench.runner.failures import exception_text, status_of
 from trace_bench.runner.job_setup import JobSetup
 from trace_bench.runner.recorder import JobRecorder
 from trace_bench.runner.task_fields import task_report_fields
@@ -58,7 +58,7 @@ def train(spec: JobSpec, setup: JobSetup, recorder: JobRecorder, events: EventLo
     except MemoryError:
         raise
     except Exception as exc:
-        outcome.status, outcome.error = status_of(exc), f"training_error: {type(exc).__name__}: {exc}"
+        outcome.status, outcome.error = status_of(exc), f"training_error: {exception_text(exc)}"
         cause = getattr(setup.session, "last_error", None)
         if cause is not None and not isinstance(exc, type(cause)):
             # optimizers such as OptoPrimeMulti swallow LLM errors and fail later with an unrelated

@@ -3,7 +3,9 @@
 An arm is a point (mean trainer-phase cost per job, mean score) over its scored seeds.  It is on the
 task's Pareto frontier when no other arm costs at most as much and scores at least as well, better in
 one of the two.  Equal points are all on it (neither beats the other); an arm without a scored seed
-is never on it.  Cost is measured on one axis per task, the first of USD, tokens and LLM calls that
+is never on it, and neither is an *incomplete* arm (failed or missing seeds: its surviving seeds may
+be its lucky ones), which also pushes no complete arm off it (the ranking rule of
+:mod:`trace_bench.store.ranking`: an incomplete arm never outranks a complete one).  Cost is measured on one axis per task, the first of USD, tokens and LLM calls that
 every job of the task that called the LLM has a positive value for: USD is unknown (recorded as 0)
 in stub mode and for models without a price, and a frontier that treated those as free would put
 them first.  leaderboard.csv (``on_frontier``), ``trace-bench table --frontier``, report.html and
@@ -52,10 +54,17 @@ def dominates(a: tuple[float, float], b: tuple[float, float]) -> bool:
     return no_worse and (_cost_lt(cost_a, cost_b) or score_a > score_b + TIE_TOLERANCE)
 
 
-def on_frontier(points: Sequence[tuple[float | None, float | None]]) -> list[bool]:
+def on_frontier(points: Sequence[tuple[float | None, float | None]],
+                complete: Sequence[bool] | None = None) -> list[bool]:
     """For each (mean cost, mean score) of one task's arms, whether it is on the Pareto frontier;
-    a point with a missing or non-finite coordinate is not, and beats nothing."""
-    finite = [(float(c), float(s)) if c is not None and s is not None and math.isfinite(c) and math.isfinite(s)
-              else None for c, s in points]
+    a point with a missing or non-finite coordinate is not, and beats nothing.  ``complete`` (one
+    flag per point; all complete when omitted) applies the no-survivorship rule: an incomplete arm
+    (failed or missing seeds) is never on the frontier and pushes no complete arm off it, as it
+    never outranks one (its surviving seeds may be its lucky ones)."""
+    flags = [True] * len(points) if complete is None else list(complete)
+    if len(flags) != len(points):
+        raise ValueError(f"{len(points)} points but {len(flags)} completeness flags")
+    finite = [(float(c), float(s)) if done and c is not None and s is not None and math.isfinite(c)
+              and math.isfinite(s) else None for (c, s), done in zip(points, flags, strict=True)]
     present = [p for p in finite if p is not None]
     return [p is not None and not any(dominates(other, p) for other in present) for p in finite]

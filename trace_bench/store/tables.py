@@ -174,7 +174,8 @@ class ResultTables:
         has one, else the best selection score.  Complete arms (every planned seed scored) come
         before incomplete ones (``complete`` false; ``count`` of ``planned`` seeds scored).
         ``on_frontier``: the arm is on the task's cost–quality frontier (that mean against the mean
-        trainer-phase cost on ``frontier_axis``, see :mod:`trace_bench.store.frontier`)."""
+        trainer-phase cost on ``frontier_axis``, see :mod:`trace_bench.store.frontier`); an
+        incomplete arm never is, and its ``complete`` false says why."""
         planned = planned or {}
         arms = {**{arm: [] for arm in planned}, **arms}  # an arm none of whose jobs ended yet is listed too
         scored_by_arm = {arm: [m for m in members if m.scored] for arm, members in arms.items()}
@@ -210,7 +211,8 @@ class ResultTables:
         for task in sorted(by_task):
             entries = by_task[task]
             column = _AXIS_COLUMNS[axes[task]]
-            for row, front in zip(entries, on_frontier([(r[column], r["mean"]) for r in entries]), strict=True):
+            fronts = on_frontier([(r[column], r["mean"]) for r in entries], [r["complete"] for r in entries])
+            for row, front in zip(entries, fronts, strict=True):
                 row["frontier_axis"], row["on_frontier"] = axes[task], front
             ranks = arm_ranks([r["mean"] for r in entries], [r["complete"] for r in entries])
             for row, rank in zip(entries, ranks, strict=True):

@@ -207,14 +207,29 @@ def mean(values: Sequence[float]) -> float:
 
 
 def batchify(rollouts: Sequence[Rollout]) -> tuple[Any, str]:
-    """One traced output node and one feedback text for a minibatch, so one backward carries all."""
+    """One traced output node and one feedback text for a minibatch, so one backward carries all.
+
+    Each distinct output node enters the traced concatenation once, and every rollout's feedback
+    line is tagged with the ID of its node there.  Rollouts share a node when the trainable
+    parameter is itself the output (a code or numeric parameter the guide scores directly): opto's
+    backward gives a node one feedback per occurrence in an op's inputs, and its optimizers accept
+    only one per child (``GraphPropagator.aggregate`` asserts it), so a repeated node would crash
+    the update of any trainer that batches two rollouts of one state."""
     global _BATCHIFY
-    if len(rollouts) == 1:
-        return rollouts[0].output, rollouts[0].feedback
+    ids: dict[int, int] = {}
+    nodes: list[Any] = []
+    for rollout in rollouts:
+        if id(rollout.output) not in ids:
+            ids[id(rollout.output)] = len(nodes)
+            nodes.append(rollout.output)
+    if len(nodes) == 1:
+        if len(rollouts) == 1:
+            return nodes[0], rollouts[0].feedback
+        return nodes[0], "\n".join(f"Example [{i}]: {r.feedback}" for i, r in enumerate(rollouts))
     if _BATCHIFY is None:
         from trace_bench.trainers._batch_op import make_batchify
 
         _BATCHIFY = make_batchify()
-    output = _BATCHIFY(*[r.output for r in rollouts])
-    feedback = "\n".join(f"ID [{i}]: {r.feedback}" for i, r in enumerate(rollouts))
+    output = _BATCHIFY(*nodes)
+    feedback = "\n".join(f"ID [{ids[id(r.output)]}]: {r.feedback}" for r in rollouts)
     return output, feedback

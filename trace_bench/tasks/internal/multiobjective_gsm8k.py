@@ -6,17 +6,21 @@ minimized: ``error`` (0 when the final number matches, else 1), ``tokens_in`` an
 agent remembers the usage of its last call per thread; the guide reads it right after the call
 that produced the response (both run in the same thread, see ``trainers.evaluate``).
 
-Rows: ``eval_kwargs.data_files`` (GSM8K rows, as for ``hf:gsm8k``), else the hub's ``openai/gsm8k``
-when it can be read (online, or cached offline), else ten built-in problems
-(:mod:`.gsm8k_examples`); ``metadata.data_source`` says which.  Eval kwargs: ``n_train`` (10),
-``seed`` (42), ``objective_mode`` (``weighted``/``pareto``), ``max_tokens`` (512).
+Rows: ``eval_kwargs.data_files`` (GSM8K rows in a local file, as for ``hf:gsm8k``), else the 24
+problems shipped with the package (``data/gsm8k_style.jsonl``, GSM8K's row schema, written for
+trace-bench: not GSM8K items); ``metadata.data_source`` says which.  An internal task never contacts
+the dataset hub (only ``hf:`` tasks do): for GSM8K itself, use ``hf:gsm8k`` or pass its rows as
+``data_files``.  Eval kwargs: ``n_train`` (10), ``seed`` (42), ``objective_mode``
+(``weighted``/``pareto``), ``max_tokens`` (512).
 """
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import threading
+from pathlib import Path
 from typing import Any
 
 from opto import trace
@@ -94,29 +98,29 @@ class TokenAwareMathGuide(Guide):
         return {"error": error, "tokens_in": float(tokens_in), "tokens_out": float(tokens_out)}
 
 
+SHIPPED_ROWS = Path(__file__).with_name("data") / "gsm8k_style.jsonl"
+
+
+def shipped_rows() -> list[dict[str, str]]:
+    """The problems shipped with the package, in GSM8K's row schema (``question``, ``answer``)."""
+    with open(SHIPPED_ROWS, encoding="utf-8") as handle:
+        return [{"question": str(row["question"]), "answer": str(row["answer"])}
+                for row in map(json.loads, handle) if row]
+
+
 def load_rows(n_train: int, seed: int, eval_kwargs: dict[str, Any]) -> tuple[list[dict[str, str]], str]:
-    from trace_bench.availability import missing_packages
-    from trace_bench.tasks.hf.catalog import DATASETS, cache_reason
-
-    entry = DATASETS["gsm8k"]
+    """``n_train`` seeded rows of the local ``data_files`` or else the shipped problems; no network."""
     data_files = eval_kwargs.get("data_files")
-    rows: list[dict[str, str]] | None = None
-    source = ""
-    if data_files or (not missing_packages("datasets") and cache_reason(entry) is None):
-        from trace_bench.tasks.hf.loading import DataUnavailable, load_split
+    if data_files:
+        from trace_bench.tasks.hf.catalog import DATASETS
+        from trace_bench.tasks.hf.loading import load_split
 
-        try:
-            split = load_split(entry, "train", task="internal:multiobjective_gsm8k", data_files=data_files,
-                               cache_dir=eval_kwargs.get("cache_dir"))
-            rows = [{"question": str(r["question"]), "answer": str(r["answer"])} for r in split]
-            source = "local files" if data_files else f"huggingface hub ({entry.dataset_id})"
-        except DataUnavailable:
-            if data_files:
-                raise
-    if rows is None:
-        from trace_bench.tasks.internal.gsm8k_examples import EXAMPLES
-
-        rows, source = [dict(r) for r in EXAMPLES], "built-in problems (not GSM8K items)"
+        split = load_split(DATASETS["gsm8k"], "train", task="internal:multiobjective_gsm8k", data_files=data_files,
+                           cache_dir=eval_kwargs.get("cache_dir"))
+        rows = [{"question": str(r["question"]), "answer": str(r["answer"])} for r in split]
+        source = "local files"
+    else:
+        rows, source = shipped_rows(), "problems shipped with trace-bench (not GSM8K items)"
     order = list(range(len(rows)))
     random.Random(f"mo-gsm8k|{seed}").shuffle(order)
     return [rows[i] for i in order[:n_train]], source
