@@ -168,3 +168,13 @@ def test_percent_of_best_known_is_left_out_where_a_ratio_means_nothing() -> None
     assert BestKnown(2.0, "max", "value").percent({"value": 1.0}) == pytest.approx(50.0)
     assert BestKnown(2.0, "max", "value").percent({"value": 0.0}) == 0.0
     assert BestKnown(2.0, "min", "value").percent({"value": 4.0}) == pytest.approx(50.0)
+
+
+def test_an_evaluation_result_object_gives_its_metrics_and_artifacts_as_feedback() -> None:
+    guide = guide_of("discovery:result_object")
+    evaluation = guide.evaluate("def values():\n    return [0.2, 0.4]\n")
+    assert evaluation.ok, evaluation.feedback
+    assert evaluation.score == pytest.approx(0.3)
+    assert evaluation.metrics == pytest.approx({"combined_score": 0.3, "count": 2.0})  # lists, dicts dropped
+    assert "evaluated 2 values" in evaluation.feedback and "label: mean of values" in evaluation.feedback
+    assert "bytes" in evaluation.feedback and len(evaluation.feedback) <= 3000
