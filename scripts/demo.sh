@@ -8,7 +8,8 @@ trace-bench run --config configs/demo.yaml --runs-dir "$runs" --max-workers "$(n
 run="$(ls -td "$runs"/*/ | head -n 1)"
 run="${run%/}"
 echo
-trace-bench table "$run" --frontier
+# the table reports the metric the leaderboard above ranks on (the table's own default is the last iterate)
+trace-bench table "$run" --metric test_best --frontier
 echo
 trace-bench report "$run"
 echo "Next: trace-bench ui --runs-dir $runs   (browse, compare and launch runs)"

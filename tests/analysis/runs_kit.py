@@ -80,7 +80,7 @@ def _write_job(job_dir: Path, row: dict[str, Any], steps: int, calls_per_step: i
             score = start + (float(best) - start) * step / max(steps, 1)
             calls = step * calls_per_step
             writer.writerow([step, 0.5 * step, step + 1, calls, 55 * calls, 0.0005 * calls, score, score, step + 1,
-                             40 * (step + 1), 0.0])
+                             40 * (step + 1), 0.0, "initial" if step == 0 else "step"])
     for step in range(1, steps + 1):
         for _ in range(calls_per_step):
             events.append({"ts": "2026-01-01T00:00:01Z", "type": "llm_call", "role": "optimizer", "model": model,

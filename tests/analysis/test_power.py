@@ -171,8 +171,8 @@ def _independent(run: Path) -> dict[tuple[str, str, str], dict[str, float]]:
                 diff = [arms[arm_a][s] - arms[arm_b][s] for s in seeds]
                 diff = [0.0 if abs(d) <= 1e-9 else d for d in diff]
                 mean, sd = statistics.fmean(diff), statistics.stdev(diff)
-                out[(task, arm_a, arm_b)] = {"n": len(diff), "mean": mean, "sd": sd,
-                                             "effect": 0.0 if abs(mean) <= 1e-9 else mean / sd}
+                effect = 0.0 if abs(mean) <= 1e-9 else math.copysign(math.inf, mean) if sd == 0 else mean / sd
+                out[(task, arm_a, arm_b)] = {"n": len(diff), "mean": mean, "sd": sd, "effect": effect}
     return out
 
 

@@ -111,3 +111,15 @@ def test_runs_of_another_llm_stay_separate_arms(tmp_path: Path) -> None:
     extended = make_run(tmp_path, "more-seeds", [job("s:t", "PS", seed, 0.2) for seed in (3, 4)], model="m-small")
     pooled = paper_table(load_runs([small, extended]), "best").rows
     assert list(pooled["trainer"]) == ["PS"] and list(pooled["n"]) == [4], "same LLM, new seeds: one arm"
+
+
+def test_the_caption_counts_one_seed_in_the_singular(tmp_path: Path) -> None:
+    """It said "over 1 seeds"."""
+    from trace_bench.analysis import load_runs
+    from trace_bench.analysis.table import paper_table
+
+    one = paper_table(load_runs(make_run(tmp_path, "one", [job("s:t", "PS", 1, 0.5)])), "best").caption()
+    assert "over 1 seed of" in one
+    two = paper_table(load_runs(make_run(tmp_path, "two", [job("s:t", "PS", s, 0.5) for s in (1, 2)])),
+                      "best").caption()
+    assert "over 2 seeds of" in two

@@ -56,7 +56,7 @@ def test_load_and_evaluate_a_real_task() -> None:
     from trace_bench.integrations.opto import load_and_evaluate
 
     built, mean, records = load_and_evaluate("trace_examples:opentrace_train_single_node")
-    assert mean == -3.0 and records[0].feedback == "target=3" and "param" in built
+    assert mean == -3.0 and records[0].feedback.startswith("target=3;") and "param" in built
     built, mean, records = load_and_evaluate("internal:multiobjective_convex", eval_kwargs={"objective_mode": "pareto"})
     assert set(records[0].score_dict or {}) == {"base_loss", "reg_loss"}
     assert built["objective_config"].mode == "pareto" and built["metadata"]["objective_mode"] == "pareto"

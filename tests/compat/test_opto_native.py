@@ -139,7 +139,8 @@ def test_native_trainers_run_under_the_harness(fake_root: Path, tmp_path: Path) 
         assert record["status"] == "ok" and record["n_steps"] == steps
         assert record["llm_calls"] == steps, "one metered optimizer call per iteration"
         assert record["n_evals"] == steps, "opto's guide calls count as the trainer's evaluations"
-        assert [row["step"] for row in record["curve"]] == [str(i) for i in range(steps + 1)]
+        assert [row["step"] for row in record["curve"]] == [str(i) for i in range(steps + 1)] + [str(steps)]
+        assert record["curve"][-1]["kind"] == "final"
         step_events = [e for e in record["events"] if e["type"] == "step"]
         assert [e["info"]["opto_step"] for e in step_events] == list(range(steps))
         assert set(record["score_dict_best"]) == {"accuracy", "execution_time_s"}
@@ -154,7 +155,8 @@ def test_native_trainers_stop_at_the_budget(fake_root: Path, tmp_path: Path) -> 
             env={"PYTHONPATH": str(fake_root)})
     record = next(iter(job_files(next((tmp_path / "runs").iterdir())).values()))
     assert record["status"] == "budget_exhausted" and record["budget_spent"]["llm_calls"] == 2
-    assert record["n_steps"] == 2 and len(record["curve"]) == 3
+    assert record["n_steps"] == 2 and len(record["curve"]) == 4
+    assert record["curve"][-1]["kind"] == "harness_final" and record["curve"][-1]["llm_calls"] == "2"
 
 
 def test_optimizer_names_ours_and_opto(monkeypatch: pytest.MonkeyPatch) -> None:

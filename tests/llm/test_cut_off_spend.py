@@ -65,6 +65,8 @@ llm: {{base_url: "{server.url}", model: fake-model, max_tokens: {CAP}, max_retri
     with open(job / "artifacts" / "curve.csv", encoding="utf-8") as handle:
         last = list(csv.DictReader(handle))[-1]
     assert int(last["llm_calls"]) == 3 and int(last["tokens"]) == record["total_tokens"]
+    # the kill left parameters nobody measured: the closing row has no score of its own
+    assert last["kind"] == "stop" and last["score"] == "" and float(last["best_score"]) == record["score_best"]
     with open(run / "results.csv", encoding="utf-8") as handle:
         (row,) = list(csv.DictReader(handle))
     assert int(row["llm_calls"]) == 3 and int(row["completion_tokens"]) == answered + CAP

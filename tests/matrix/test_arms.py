@@ -45,13 +45,14 @@ def test_the_issue_matrix_gives_three_arms_of_six_seeds(tmp_path: Path) -> None:
     assert len({row["job_id"] for row in rows}) == 18
 
 
-def test_one_task_under_two_eval_kwargs_is_two_arms() -> None:
+def test_one_task_under_two_eval_kwargs_is_two_tasks() -> None:
     jobs = _expand({"mode": "stub", "seeds": [1, 2],
                     "tasks": [{"id": "internal:multiobjective_convex", "eval_kwargs": {"mode": "weighted"}},
                               {"id": "internal:multiobjective_convex", "eval_kwargs": {"mode": "pareto"}}],
                     "trainers": ["NoOpTrainer"]})
-    labels = {job.params_label for job in jobs}
-    assert labels == {"default;eval:mode=weighted", "default;eval:mode=pareto"}
+    assert {job.task_label for job in jobs} == {"internal:multiobjective_convex[mode=weighted]",
+                                                "internal:multiobjective_convex[mode=pareto]"}
+    assert {job.params_label for job in jobs} == {"default"}
     assert len({job.job_id for job in jobs}) == 4
 
 

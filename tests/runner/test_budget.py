@@ -82,7 +82,10 @@ def _assert_stopped_by(run: Path, resource: str) -> list[dict]:
         best = yaml.safe_load((job / "artifacts" / "best_state.yaml").read_text())
         assert best["score"] == record["score_best"] >= record["score_initial"], "the best-so-far state is kept"
         curve = (job / "artifacts" / "curve.csv").read_text().splitlines()
-        assert len(curve) >= 2 and int(row["n_steps"]) == len(curve) - 2 < 1000
+        # initial, the steps, and a last row at the stop with the job's whole trainer-phase spend
+        assert len(curve) >= 3 and int(row["n_steps"]) == len(curve) - 3 < 1000
+        last = dict(zip(curve[0].split(","), curve[-1].split(","), strict=True))
+        assert last["kind"] == "harness_final" and int(last["llm_calls"]) == int(row["llm_calls"])
         records.append({**record, "events": events})
     return records
 

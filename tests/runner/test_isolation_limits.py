@@ -30,6 +30,8 @@ def test_infinite_loop_is_killed_at_its_timeout(tmp_path: Path) -> None:
     assert looping["status"] == "timeout"
     assert "exceeded 3s" in looping["error"]
     assert float(looping["time_seconds"]) >= 3, "not killed before its timeout"
+    record = json.loads((run / "jobs" / looping["job_id"] / "results.json").read_text())
+    assert record["traceback"].startswith("job_timeout: exceeded 3s"), "every failure fills its traceback"
     assert rows["internal:numeric_param"]["status"] == "ok", "the run goes on after a timeout"
     wait_gone(job_pids(run), what="the killed job's process")
 
@@ -79,7 +81,7 @@ def test_planted_secret_never_reaches_the_run_dir(tmp_path: Path) -> None:
             env={"OPENAI_API_KEY": secret, "MY_SERVICE_TOKEN": "tok-" + "z" * 20})
     run = only_run_dir(tmp_path / "r")
     rows = {r["error"][:15]: r for r in _rows(run)}
-    assert any(r["status"] == "failed" for r in rows.values())
+    assert any(r["status"] == "task_error" for r in rows.values())  # the task raised when built
     found = []
     for path in run.rglob("*"):
         if path.is_file():

@@ -47,7 +47,11 @@ def test_smoke_run_tree_and_improvement(tmp_path: Path) -> None:
     for rel in JOB_TREE:
         assert (job / rel).is_file(), rel
     curve = list(csv.DictReader(open(job / "artifacts" / "curve.csv")))
-    assert len(curve) == int(row["n_steps"]) + 1
+    # the initial state, one row per step, and the final state at the job's total spend
+    assert len(curve) == int(row["n_steps"]) + 2
+    assert [r["kind"] for r in curve] == ["initial", *["step"] * int(row["n_steps"]), "final"]
+    assert int(curve[-1]["llm_calls"]) == int(row["llm_calls"]) and float(curve[-1]["best_score"]) == \
+        float(row["score_best"])
     summary = json.loads((run / "summary.json").read_text())
     assert len(summary["config_hash"]) == 64
     assert summary["token_totals"]["total"] == int(row["prompt_tokens"]) + int(row["completion_tokens"])

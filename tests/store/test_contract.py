@@ -182,7 +182,7 @@ def test_curve_objective_columns_round_trip(tmp_path: Path) -> None:
     curve.row(CurveRow(step=0, score=1.0, best_score=1.0, objectives={"cost": 2.5, "quality": 0.5}))
     curve.row(CurveRow(step=1, score=2.0, best_score=2.0, objectives={"cost": float("nan"), "quality": 0.75}))
     curve.close()
-    assert job.curve_path.read_text().splitlines()[0].endswith(",best_score,measure_llm_calls,measure_tokens,measure_usd,obj_cost,obj_quality")
+    assert job.curve_path.read_text().splitlines()[0].endswith(",best_score,measure_llm_calls,measure_tokens,measure_usd,kind,obj_cost,obj_quality")
     rows = job.read_curve()
     assert [row.objectives for row in rows] == [{"cost": 2.5, "quality": 0.5}, {"quality": 0.75}]
     header, cells = job.curve_cells()

@@ -160,4 +160,4 @@ def test_a_kernelbench_job_evaluates_on_the_local_gpu(tmp_path: Path) -> None:
     assert row["status"] == "ok" and row["sandbox"] == "bwrap", row
     assert float(row["score_initial"]) > 0  # the initial candidate (the reference itself) is correct
     curve = (run / "jobs" / row["job_id"] / "artifacts" / "curve.csv").read_text().splitlines()
-    assert len(curve) == 1 + 3
+    assert len(curve) == 1 + 3 + 1  # header, initial and two steps, the final state at the job's spend

@@ -44,7 +44,7 @@ def test_each_search_improves_circle_packing_with_a_step_per_iteration(search: s
     [(result, job)] = run_jobs(config, tmp_path, monkeypatch)
     assert result.status == "ok", (result.error, result.traceback)
     assert result.n_steps == 4 + 1  # one step per iteration, then the final state
-    assert len(curve_rows(job)) == 1 + 4 + 1
+    assert len(curve_rows(job)) == 1 + (4 + 1) + 1  # initial, the steps, the final state at the total spend
     calls = [e for e in events(job) if e["type"] == "llm_call"]
     assert result.llm_calls == len(calls) > 0 and all(e["role"] == "optimizer" for e in calls)
     assert result.score_best > result.score_initial

@@ -1,6 +1,7 @@
-"""Failures never score well: execution errors, unscorable outputs and non-finite scores get the
-task's failure score (declared, else the bottom of its score_range, else far below any score), and
-a job whose best state failed says so."""
+"""Failures never score well: execution errors and outputs the guide rejects get the task's failure
+score (declared, else the bottom of its score_range, else far below any score), and a job whose best
+state failed says so.  A guide that itself raises or returns a non-finite score is a task error
+(``tests/runner/test_task_errors.py``), unless the task opts in to scoring such failures."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def test_an_output_the_guide_cannot_score_is_a_failure_not_a_crash() -> None:
     apply_state(parameters, state)
     rollout = make_evaluator(problem).rollout("Output the target number.", 3.0)
     assert rollout.error and rollout.score == DEFAULT_FAILURE_SCORE
-    assert "could not be scored: ValueError" in rollout.feedback
+    assert rollout.feedback == "The output was rejected: the output 'three' is not a number"
 
 
 class _Raising(Guide):
@@ -102,18 +103,43 @@ class _NaN(Guide):
         return math.nan, "no number"
 
 
-def test_a_non_finite_score_is_a_failure() -> None:
+def test_a_non_finite_score_is_a_task_error_unless_the_task_opts_in() -> None:
     from opto import trace
 
-    rollout = Evaluator(trace.node(1.0, trainable=True), _NaN(), error_score=-7.0).rollout(0, 0)
-    assert rollout.error and rollout.score == -7.0
+    from trace_bench.tasks.guide import GuideFailures, TaskError
+
+    failures = GuideFailures()
+    evaluator = Evaluator(trace.node(1.0, trainable=True), _NaN(), error_score=-7.0, failures=failures)
+    with pytest.raises(TaskError, match="not a finite number: nan"):
+        evaluator.rollout(0, 0)
+    assert failures.first is not None and failures.scored == 0
+    scoring = Evaluator(trace.node(1.0, trainable=True), _NaN(), error_score=-7.0, score_guide_errors=True,
+                        failures=failures)
+    rollout = scoring.rollout(0, 0)
+    assert rollout.error and rollout.score == -7.0 and failures.scored == 1
+
+
+def test_a_guide_exception_is_a_task_error_unless_the_task_opts_in() -> None:
+    from opto import trace
+
+    from trace_bench.tasks.guide import TaskError
+
+    with pytest.raises(TaskError, match="raised KeyError"):
+        Evaluator(trace.node(1.0, trainable=True), _Raising(KeyError("x")), error_score=-7.0).rollout(0, 0)
+    problem = Problem.from_mapping(_minimal(guide=_Raising(KeyError("x")), metadata={"score_guide_errors": True}),
+                                   "t")
+    rollout = make_evaluator(problem).rollout(0, 0)
+    assert rollout.error and rollout.score == DEFAULT_FAILURE_SCORE and problem.guide_failures.scored == 1
+    with pytest.raises(ProblemError, match="score_guide_errors must be true or false"):
+        Problem.from_mapping(_minimal(score_guide_errors="yes"), "t")
 
 
 def test_a_failed_rollout_is_worst_on_every_objective() -> None:
     from opto import trace
 
     objective = ObjectiveConfig(mode="pareto", weights={"accuracy": 1.0, "latency": 1.0}, minimize=frozenset({"latency"}))
-    evaluator = Evaluator(trace.node(1.0, trainable=True), _NaN(), error_score=-100.0, objective=objective)
+    evaluator = Evaluator(trace.node(1.0, trainable=True), _NaN(), error_score=-100.0, objective=objective,
+                          score_guide_errors=True)
     assert evaluator.rollout(0, 0).score_dict == {"accuracy": -100.0, "latency": 100.0}
 
 

@@ -1,9 +1,11 @@
 """Stub mode does not hand over the answer, and separates trainers by how they search.
 
 No stub candidate a task ships (nor any combination of them with the initial values, which is all
-a stub proposal can assemble from candidates) reaches the task's known optimum or is its canonical
-solution; reaching an optimum takes the stub's feedback-sized steps.  On a small stub matrix the
-trainers then end with different mean best scores instead of tying at the optimum.
+a stub proposal can assemble from candidates, also when a library's prompt does not name the
+parameter and any candidate of the right kind may land on it) reaches the task's known optimum or
+is its canonical solution; approaching an optimum takes the stub's feedback-sized steps, which
+never land on it (``tests/trainers/test_stub_honesty.py``).  On a small stub matrix the trainers
+then end with different mean best scores instead of tying at the optimum.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ KNOWN_OPTIMUM = {
     "internal:multiobjective_convex": 0.98069,  # -(f + 0.1 |x|^2) at about (0.086, -0.704)
     "trace_examples:train_single_node_stub": 0.0,
     "trace_examples:greeting_stub": 1.0,
+    "trace_examples:opentrace_train_single_node": 0.0,
 }
 
 
@@ -39,14 +42,16 @@ def _kind(node: Any) -> str:
 
 def candidate_states(problem: Problem) -> list[list[Any]]:
     """Every state a stub proposal can build from the task's candidates: per parameter, its initial
-    value or any candidate the stub matches to it (by the stub's own matching rule)."""
+    value or any candidate the stub matches to it (by the stub's own matching rule, by name, or by
+    kind alone when a prompt does not name the parameter)."""
     parameters = trainable_parameters(problem.param)
     policy = StubPolicy(candidates=problem.stub_candidates)
     choices = []
     for node in parameters:
         initial = node.data
-        matched = policy._candidates_for(Variable(str(node.py_name), _kind(node), str(initial)))
-        choices.append([initial, *matched])
+        named = policy._candidates_for(Variable(str(node.py_name), _kind(node), str(initial)))
+        unnamed = policy._candidates_for(Variable("", _kind(node), str(initial)))
+        choices.append([initial, *named, *(c for c in unnamed if c not in named)])
     return [list(values) for values in itertools.product(*choices)]
 
 

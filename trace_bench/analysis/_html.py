@@ -22,7 +22,7 @@ th,td{border:1px solid #d6dbe3;padding:3px 8px;text-align:left;vertical-align:to
 th{background:#f2f4f7;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr:nth-child(even) td{background:#fafbfc}
 .note{color:#5b6576;font-size:13px}.charts{display:flex;flex-wrap:wrap;gap:14px}.charts>div{max-width:100%}
-.win{background:#e3f4e1!important}.loss{background:#fbe3e1!important}.low{background:#fff4d6!important}
+.win{background:#e3f4e1!important}.loss{background:#fbe3e1!important}.low{background:#fff4d6!important}.incomplete{color:#8a6d00;font-style:italic}
 tr.win td{background:#e3f4e1}tr.loss td{background:#fbe3e1}tr.low td{background:#fff4d6}
 nav a{margin-right:14px}code{background:#f2f4f7;padding:0 3px}
 td.error{font-family:ui-monospace,monospace;font-size:12px;max-width:640px;white-space:pre-wrap;word-break:break-word}

@@ -29,7 +29,7 @@ class CompareError(ValueError):
     """Two runs that cannot be compared fairly; the message says why and what to change."""
 
 
-ROW_KEYS = ("task", "trainer", "params_label", "metric", "seeds", "mean_a", "mean_b", "mean_a_minus_b", "ci_low", "ci_high",
+ROW_KEYS = ("task", "trainer", "params_label", "metric", "seeds", "dropped", "mean_a", "mean_b", "mean_a_minus_b", "ci_low", "ci_high",
             "p_value", "p_holm", "boot_low", "boot_high", "significant", "wins", "ties", "losses")
 
 
@@ -37,7 +37,9 @@ ROW_KEYS = ("task", "trainer", "params_label", "metric", "seeds", "mean_a", "mea
 class CompareResult:
     """A − B per arm, one dict per arm in ``rows`` with the keys of ``ROW_KEYS`` (JSON-ready: missing
     numbers are None).  ``metric``: the score compared (a held-out test score where both runs have
-    one for the task, else the optimistic selection-split ``best``); ``seeds``: cells paired; ``ci_*``: Student-t 95 % interval of the mean
+    one for the task, else the optimistic selection-split ``best``); ``seeds``: cells paired (only seeds
+    scored in both runs); ``dropped``: the arm's other cells in either run (failed, missing or without
+    the metric on one side), left out of the pairing; ``ci_*``: Student-t 95 % interval of the mean
     difference, ``boot_*`` the paired bootstrap one; ``p_value``: Wilcoxon signed-rank; ``p_holm``:
     Holm-corrected over the arms compared; ``significant``: ``p_holm < alpha``; wins/ties/losses count
     seeds where A was above/equal to/below B."""
@@ -100,8 +102,10 @@ def compare_runs(run_a: str | Path, run_b: str | Path, alpha: float = 0.05) -> C
     results = paired_tests([(group["a"].to_numpy(), group["b"].to_numpy()) for _, group in groups])
     tests = [(key, test, group) for (key, group), test in zip(groups, results, strict=True)]
     adjusted = holm([test.p_value for _, test, _ in tests])
+    either = left.index.union(right.index).droplevel("seed").value_counts()
     for (key, test, group), p_holm in zip(tests, adjusted, strict=True):
-        values = [*key, chosen[str(key[0])].name, test.n, group["a"].mean(), group["b"].mean(), test.mean_diff, test.ci_low, test.ci_high,
+        dropped = int(either.get(tuple(key), 0)) - test.n
+        values = [*key, chosen[str(key[0])].name, test.n, dropped, group["a"].mean(), group["b"].mean(), test.mean_diff, test.ci_low, test.ci_high,
                   test.p_value, p_holm, test.boot_low, test.boot_high, bool(p_holm < alpha), test.wins, test.ties,
                   test.losses]
         result.rows.append({k: _json_number(v) for k, v in zip(ROW_KEYS, values, strict=True)})
@@ -135,8 +139,10 @@ def _number(value: float | None, digits: int = 4) -> str:
 
 def format_compare(result: CompareResult) -> str:
     """A plain-text table for the terminal: one line per arm, A − B with its 95 % t interval."""
-    header = ["task", "trainer", "params", "metric", "n", "mean A", "mean B", "A-B", "95% CI", "p", "p_holm", "sig"]
-    body = [[r["task"], r["trainer"], r["params_label"], r["metric"], str(r["seeds"]), _number(r["mean_a"]), _number(r["mean_b"]),
+    header = ["task", "trainer", "params", "metric", "n", "dropped", "mean A", "mean B", "A-B", "95% CI", "p",
+              "p_holm", "sig"]
+    body = [[r["task"], r["trainer"], r["params_label"], r["metric"], str(r["seeds"]), str(r["dropped"]),
+             _number(r["mean_a"]), _number(r["mean_b"]),
              _number(r["mean_a_minus_b"]),
              "-" if r["ci_low"] is None else f"[{_number(r['ci_low'])}, {_number(r['ci_high'])}]",
              _number(r["p_value"], 3), _number(r["p_holm"], 3), "yes" if r["significant"] else "no"]
@@ -150,7 +156,8 @@ def format_compare(result: CompareResult) -> str:
 
     axis = f"differing axis: {result.differing_axes[0]}" if result.differing_axes else "no axis differs"
     lines = [f"A = {result.run_a}   B = {result.run_b}   ({axis})",
-             f"paired by seed; p: Wilcoxon signed-rank; sig = p_holm < {result.alpha:g} (Holm over the arms)", "",
+             f"paired by seed, only seeds scored in both runs (dropped: the arm's other seeds); p: Wilcoxon "
+             f"signed-rank; sig = p_holm < {result.alpha:g} (Holm over the arms)", "",
              line(header), line(["-" * w for w in widths]), *(line(row) for row in body), ""]
     significant = sum(r["significant"] for r in result.rows)
     lines.append(f"{len(result.rows)} arm(s) compared, {significant} significant; cells only in A: "

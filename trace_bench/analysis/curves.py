@@ -3,7 +3,9 @@
 A job's curve is a step function: after spending ``x`` its best-so-far score is the value of its last
 curve point at or below ``x``, carried forward after the job ends (a finished job keeps its best).
 Spend is the trainer's (curve.csv's ``llm_calls``/``tokens``/``usd``, what a budget counts); the
-harness's measurement calls are not on these axes.
+harness's measurement calls are not on these axes.  Every curve written since curve version 4 ends
+with a row at the job's total trainer-phase spend (``kind`` final, harness_final or stop), so a
+job that spent after its last report is drawn, and budgeted, at what it really spent.
 Before its first point (the initial state, normally at zero spend) a job has no value.  Comparing
 arms at equal spend (``score_at``) or over a whole budget (``job_auc``) is fairer than comparing
 final scores of trainers that spend very differently.
@@ -22,6 +24,8 @@ from scipy import stats
 from trace_bench.analysis.load import ARM, JOB_KEYS, SCORED_STATUSES
 
 AXES = {"llm_calls": "LLM calls", "tokens": "tokens", "usd": "USD", "wall_s": "wall time (s)"}
+#: curve rows whose score is the harness's, not the trainer's (``CurveRow.kind``)
+UNCREDITED_KINDS = ("harness_final", "stop")
 
 
 def _job_columns(frame: pd.DataFrame) -> list[str]:
@@ -36,9 +40,15 @@ def _only_scored(curves: pd.DataFrame) -> pd.DataFrame:
 
 def best_so_far(curves: pd.DataFrame) -> pd.DataFrame:
     """Curve points ordered by job and step, with ``best_so_far``: the running maximum of
-    ``best_score`` (``score`` where it is missing), carried over points without a score."""
+    ``best_score`` (``score`` where it is missing, on rows the trainer is credited with: never the
+    harness's measurement after a stop), carried over points without a score."""
     ordered = curves.sort_values([*_job_columns(curves), "step"], kind="stable").reset_index(drop=True)
-    value = ordered["best_score"].fillna(ordered["score"]) if "score" in ordered else ordered["best_score"]
+    value = ordered["best_score"]
+    if "score" in ordered:
+        score = ordered["score"]
+        if "kind" in ordered:
+            score = score.where(~ordered["kind"].isin(UNCREDITED_KINDS))
+        value = value.fillna(score)
     by_job = [ordered[c] for c in _job_columns(ordered)]
     ordered["best_so_far"] = value.groupby(by_job).cummax().groupby(by_job).ffill()
     return ordered

@@ -6,6 +6,12 @@ folder, a run killed mid-write, a hand-edited file, a run written by a newer tra
 a ``RunDirError`` whose message names the file and the problem, so the CLI prints one line instead
 of a traceback.  Curves arrive as rows of strings and are assembled into one frame at the end: a
 pandas parser per small file costs ~1 ms, which dominates on 1,000-job runs.
+
+A task under one set of eval_kwargs is its own task: the frames' ``task`` column holds the task's
+label (``internal:numeric_param[target=5]`` when a run has the task under several eval_kwargs; the
+id otherwise), so every ranking, test and table groups by it; ``task_id`` keeps the bare id.  Each
+job row carries ``planned``: how many seeds its arm planned in its run (the manifest), so an arm
+with failed or missing seeds is known to be incomplete.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import pandas as pd
 
 from trace_bench.analysis.axes import run_condition
 from trace_bench.store.models import CURVE_COLUMNS, LLMCall, StoreError
+from trace_bench.store.ranking import variant_of
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import SUCCESSFUL
 
@@ -82,6 +89,7 @@ def load_runs(paths: str | Path | Sequence[str | Path]) -> RunSet:
         if run_id in dirs:
             raise RunDirError(f"{run_dir}: same run_id {run_id!r} as {dirs[run_id]}; give each run once")
         frame = _read_results(store, run_id)
+        frame["planned"] = _planned_seeds(manifest, frame)
         jobs.append(frame)
         curves.append(_read_curves(store, frame))
         manifests[run_id] = manifest
@@ -109,6 +117,20 @@ def _read_manifest(store: RunStore) -> dict[str, Any]:
     if manifest is None:
         raise RunDirError(f"{store.manifest_path}: missing (is {store.root} a trace-bench run directory?)")
     return manifest.model_dump(mode="json")
+
+
+def _planned_seeds(manifest: dict[str, Any], frame: pd.DataFrame) -> pd.Series:
+    """Per job row, the seeds its arm planned in this run: the manifest's jobs of the arm, or the
+    arm's rows when the manifest lists none (an older or partial run)."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for entry in manifest.get("jobs") or []:
+        label, params = variant_of(str(entry.get("task", "")), entry.get("task_label"), entry.get("params_label"))
+        key = (label, str(entry.get("trainer", "")), params)
+        counts[key] = counts.get(key, 0) + 1
+    rows = frame.groupby(ARM)["job_id"].transform("count")
+    planned = [counts.get((t, tr, p), 0) for t, tr, p in zip(frame["task"], frame["trainer"], frame["params_label"],
+                                                             strict=True)]
+    return pd.Series([max(a, int(b)) for a, b in zip(planned, rows, strict=True)], index=frame.index, dtype="int64")
 
 
 def _read_snapshot(store: RunStore) -> dict[str, Any]:
@@ -141,10 +163,16 @@ def _typed_jobs(frame: pd.DataFrame, run_id: str, path: Path) -> pd.DataFrame:
     ``score_test_best``, read from ``score_test``), seeds as ints, flags as bools; a job listed twice keeps its
     last row (results.csv is rebuilt from results.json, so duplicates only come from hand edits)."""
     frame["run_id"] = run_id
-    for column in ("suite", "params", "mode", "llm_model", "error", "selection_split", "sandbox_denial_kinds"):
+    for column in ("suite", "params", "mode", "llm_model", "error", "selection_split", "sandbox_denial_kinds",
+                   "task_label"):
         if column not in frame:
             frame[column] = ""
     frame["params_label"] = frame.get("params_label", pd.Series("default", index=frame.index)).replace("", "default")
+    named = [variant_of(t, label, p) for t, label, p in zip(frame["task"], frame["task_label"], frame["params_label"],
+                                                            strict=True)]
+    frame["task_id"] = frame["task"]
+    frame["task"] = [label for label, _ in named]  # each eval_kwargs variant is its own task
+    frame["params_label"] = [params for _, params in named]
     seeds = pd.to_numeric(frame["seed"], errors="coerce")
     if seeds.isna().any():
         bad = frame.loc[seeds.isna(), "seed"].iloc[0]
@@ -179,7 +207,9 @@ def _read_curves(store: RunStore, jobs: pd.DataFrame) -> pd.DataFrame:
         records.extend(body)
         owners.extend([position] * len(body))
     curves = pd.DataFrame(records, columns=columns)
+    kinds = curves.pop("kind").astype(str) if "kind" in curves else pd.Series(dtype=str)
     curves = curves.apply(pd.to_numeric, errors="coerce") if records else curves.astype(float)
+    curves["kind"] = kinds.to_numpy() if records else kinds
     keys = jobs[JOB_KEYS].iloc[owners].reset_index(drop=True)
     return pd.concat([keys, curves], axis=1)
 

@@ -28,7 +28,14 @@ from trace_bench.analysis.load import ARM, RunDirError, RunSet, distinguish_runs
 from trace_bench.analysis.power import DEFAULT_ALPHA, DEFAULT_POWER, power_table, seeds_text
 from trace_bench.analysis.power import describe as describe_power
 from trace_bench.analysis.protocol import RANK_SCORE, describe, task_metrics, with_rank_score
-from trace_bench.analysis.stats import arm_label, arm_stats, leaderboard, pairwise_tests, win_matrix
+from trace_bench.analysis.stats import (
+    arm_label,
+    arm_stats,
+    incomplete_note,
+    leaderboard,
+    pairwise_tests,
+    win_matrix,
+)
 from trace_bench.store.frontier import COST_AXES
 from trace_bench.store.run_store import RunStore
 
@@ -45,10 +52,12 @@ def _arm_cells(row: pd.Series) -> list[str]:
 def _leaderboard(runs: RunSet) -> str:
     board = leaderboard(runs.jobs)
     rows = [[r["task"], r["rank"] if pd.notna(r["rank"]) else "-", *_arm_cells(r), _metric_cell(r["metric"]),
-             r["count"], r["failed"], r["budget_exhausted"], r["mean"], r["std"], h.interval(r["ci_low"], r["ci_high"])]
+             _seeds_cell(r), r["failed"], r["budget_exhausted"], r["mean"], r["std"],
+             h.interval(r["ci_low"], r["ci_high"])]
             for _, r in board.iterrows()]
+    classes = ["" if r["complete"] else "incomplete" for _, r in board.iterrows()]
     table = h.table(rows, ["task", "rank", "trainer", "params", "ranked on", "seeds", "failed", "budget exhausted",
-                           "mean", "std", "95% CI"], numeric=range(5, 10), empty="no jobs")
+                           "mean", "std", "95% CI"], numeric=range(5, 10), empty="no jobs", row_classes=classes)
     return "".join([h.paragraph(describe(task_metrics(runs.jobs))), table, _best_known(runs)])
 
 
@@ -68,6 +77,12 @@ def _best_known(runs: RunSet) -> str:
                                    "% of best known (best seed)", "score trust"], numeric=range(3, 7))])
 
 
+def _seeds_cell(row: pd.Series) -> str:
+    """Scored seeds; ``k/N seeds, incomplete`` for an arm with failed or missing seeds."""
+    note = incomplete_note(int(row["count"]), int(row["planned"]))
+    return str(row["count"]) if not note else f"{row['count']}/{row['planned']} (incomplete)"
+
+
 def _metric_cell(name: object) -> str:
     """The leaderboard's name of a ranking metric; the selection split is marked optimistic."""
     return {"test_best": "test (best state)", "test_last": "test (last iterate)"}.get(str(name),
@@ -83,15 +98,16 @@ def _per_task(runs: RunSet) -> str:
         for _, r in group.iterrows():
             key = (r["task"], r["trainer"], r["params_label"])
             gap = gaps.loc[key] if key in gaps.index else None
-            rows.append([*_arm_cells(r), r["count"], r["failed"], r["budget_exhausted"],
+            rows.append([*_arm_cells(r), _seeds_cell(r), r["failed"], r["budget_exhausted"],
                          h.mean_pm(r["mean"], r["ci_half"]), h.interval(r["ci_low"], r["ci_high"]), r["std"],
                          h.mean_pm(r.get("test_mean"), r.get("test_ci_half")),
                          h.mean_pm(r.get("test_last_mean"), r.get("test_last_ci_half")), r.get("initial_mean"),
                          h.mean_pm(gap["gap_mean"], gap["gap_ci_half"]) if gap is not None else ""])
+        classes = ["" if r["complete"] else "incomplete" for _, r in group.iterrows()]
         parts += [h.heading(3, task), h.table(rows, ["trainer", "params", "seeds", "failed", "budget exhausted",
                                                       "best, selection split (mean ± 95% CI)", "95% CI", "std",
                                                       "test, best state", "test, last iterate", "initial",
-                                                      "best − test"], numeric=range(2, 12))]
+                                                      "best − test"], numeric=range(2, 12), row_classes=classes)]
     return "".join(parts) or h.paragraph("no jobs")
 
 
@@ -170,9 +186,11 @@ def _win_matrix(runs: RunSet) -> str:
                 row.append("—" if arm == other else "")
                 continue
             css = "win" if found["wins"] > found["losses"] else "loss" if found["losses"] > found["wins"] else ""
-            row.append(h.cell(f"{found['wins']}–{found['ties']}–{found['losses']}", css))
+            dropped = f" ({found['dropped']} seeds dropped)" if found["dropped"] else ""
+            row.append(h.cell(f"{found['wins']}–{found['ties']}–{found['losses']}{dropped}", css))
         rows.append(row)
-    detail = [[r["task"], r["arm_a"], r["arm_b"], r["n"], r["mean_diff"], h.interval(r["ci_low"], r["ci_high"]),
+    detail = [[r["task"], r["arm_a"], r["arm_b"], r["n"], r["dropped"], r["mean_diff"],
+               h.interval(r["ci_low"], r["ci_high"]),
                r["p_value"], r["p_holm"], h.interval(r["boot_low"], r["boot_high"]),
                f"{r['wins']}/{r['ties']}/{r['losses']}", r["outcome"]] for _, r in tests.iterrows()]
     classes = ["win" if o == "win" else "loss" if o == "loss" else "" for o in tests["outcome"]]
@@ -184,9 +202,9 @@ def _win_matrix(runs: RunSet) -> str:
                                 + describe(task_metrics(runs.jobs))),
                     h.table(rows, ["arm \\ versus", *arms]),
                     h.heading(3, "Paired tests per task (A − B)"),
-                    h.table(detail, ["task", "A", "B", "seeds", "mean A − B", "95% t CI", "Wilcoxon p", "Holm p",
-                                     "bootstrap 95% CI", "seeds W/T/L", "outcome for A"],
-                            numeric=range(3, 9), row_classes=classes)])
+                    h.table(detail, ["task", "A", "B", "seeds", "dropped", "mean A − B", "95% t CI", "Wilcoxon p",
+                                     "Holm p", "bootstrap 95% CI", "seeds W/T/L", "outcome for A"],
+                            numeric=range(3, 10), row_classes=classes)])
 
 
 def _power(runs: RunSet) -> str:
@@ -312,21 +330,26 @@ def _intro(runs: RunSet) -> list[str]:
 def build_report(runs: RunSet) -> str:
     """The report's HTML for loaded runs."""
     runs = distinguish_runs(runs)
-    notes = {"leaderboard": "Per task, arms ranked by the mean over seeds of a held-out test score (of the best "
-                            "state) where the task has a test split, else of the best score on the selection split, "
-                            "which is optimistic: that split chose the state (rank 1 = best; equal means share a "
-                            "rank). 95% CI: Student t over seeds.",
+    notes = {"leaderboard": "Per task (one task under one set of eval_kwargs, named by its label), arms ranked by "
+                            "the mean over seeds of a held-out test score (of the best state) where the task has a "
+                            "test split, else of the best score on the selection split, which is optimistic: that "
+                            "split chose the state (rank 1 = best; equal means share a rank). An arm with failed or "
+                            "missing seeds is marked k/N (incomplete) and ranked after every complete arm of its "
+                            "task: its surviving seeds may be its lucky ones. 95% CI: Student t over seeds.",
              "per-task": "Mean ± half-width of the 95% Student-t interval over seeds; best: on the selection split "
                          "(validation, else train; optimistic); test: held-out score of the best state and of the "
                          "last iterate; best − test: generalization gap.",
-             "curves": "Best score so far, mean over seeds with 95% band, against cumulative spend; a finished job "
-                       "keeps its best. AUC: area under the best-so-far curve divided by the task's largest budget.",
+             "curves": "Best score so far, mean over seeds with 95% band, against cumulative spend up to each job's "
+                       "total trainer-phase spend; a finished job keeps its best, and the harness's measurement of "
+                       "what a stopped trainer left is never counted. AUC: area under the best-so-far curve divided "
+                       "by the task's largest budget.",
              "frontier": "Which arm buys the most score per unit of cost: per task, each arm's mean trainer-phase "
                          "cost per job (USD, or tokens, or LLM calls where USD is unknown) against its mean score "
                          "(the leaderboard's), with 95% intervals on both; the frontier (filled markers, shaded rows) "
                          "holds the arms that no other arm beats on both, and its dashed staircase is the best mean "
                          "score available for at most a given cost.",
-             "win-matrix": "Arms paired by seed on each task, on the leaderboard's metric: Wilcoxon signed-rank "
+             "win-matrix": "Arms paired by seed on each task, on the leaderboard's metric, over the seeds both "
+                           "arms completed (dropped: seeds either arm ran that are not paired): Wilcoxon signed-rank "
                            "test, Holm–Bonferroni corrected over every comparison in the matrix (all tasks, all "
                            "pairs), alpha 0.05; not significant counts as a tie.",
              "power": "Are there enough seeds? Per task and pair of arms, the power of a two-sided paired t-test "

@@ -1,9 +1,12 @@
 """Statistics over seeds: per-arm means with Student-t intervals, leaderboards, paired tests.
 
-An *arm* is one (trainer, params variant) on one task; its seeds are the replicates.  Only scored
-jobs (status ok or budget_exhausted, with a best score) enter the numbers; the others are counted.
-Paired tests pair two arms' jobs by seed, which removes the task-instance variance that seeds share
-(same data split, same initial state), so small seed counts still detect real differences; the
+An *arm* is one (trainer, params variant) on one task (a task label: one task under one set of
+eval_kwargs); its seeds are the replicates.  Only scored jobs (status ok or budget_exhausted, with a
+best score) enter the numbers; the others are counted.  An arm with fewer scored seeds than it
+planned is *incomplete* (``complete`` false, ``count`` of ``planned``) and ranks after every
+complete arm of its task.  Paired tests pair two arms' jobs by seed, only seeds both arms completed
+(``dropped`` counts the others), which removes the task-instance variance that seeds share (same
+data split, same initial state), so small seed counts still detect real differences; the
 win/tie/loss matrix aggregates them over tasks.
 """
 
@@ -21,7 +24,7 @@ from scipy import stats
 
 from trace_bench.analysis.load import ARM
 from trace_bench.analysis.protocol import DEFAULT_METRIC, RANK_METRIC, RANK_SCORE, with_rank_score
-from trace_bench.store.ranking import TIE_TOLERANCE, competition_ranks
+from trace_bench.store.ranking import TIE_TOLERANCE, arm_ranks
 
 BOOTSTRAP_RESAMPLES = 2000
 
@@ -82,8 +85,8 @@ def arm_stats(jobs: pd.DataFrame, column: str = "score_best", confidence: float 
     kept (flagged), mean/std/Student-t CI of ``column``, the test-split score where present, and the
     mean spend of the scored jobs."""
     if jobs.empty:
-        return pd.DataFrame(columns=[*ARM, "suite", "count", "failed", "budget_exhausted", "mean", "std", "ci_low",
-                                     "ci_high", "ci_half"])
+        return pd.DataFrame(columns=[*ARM, "suite", "count", "failed", "planned", "complete", "budget_exhausted",
+                                     "mean", "std", "ci_low", "ci_high", "ci_half"])
     groups = jobs.groupby(ARM, sort=True)
     scored = jobs[jobs["scored"]].groupby(ARM, sort=True)
     frame = pd.DataFrame({"suite": groups["suite"].first() if "suite" in jobs else "",
@@ -93,6 +96,9 @@ def arm_stats(jobs: pd.DataFrame, column: str = "score_best", confidence: float 
                           "mean": scored[column].mean(), "std": scored[column].std(ddof=1)})
     frame[["count", "failed", "budget_exhausted"]] = frame[["count", "failed", "budget_exhausted"]].fillna(0) \
         .astype(int)
+    frame.insert(frame.columns.get_loc("failed") + 1, "planned", _planned(jobs, frame.index))
+    frame.insert(frame.columns.get_loc("planned") + 1, "complete",
+                 (frame["count"] == frame["planned"]) & (frame["planned"] > 0))
     frame["ci_half"] = _t_half_width(frame["std"], frame["count"], confidence)
     frame["ci_low"], frame["ci_high"] = frame["mean"] - frame["ci_half"], frame["mean"] + frame["ci_half"]
     if bootstrap:
@@ -112,24 +118,41 @@ def arm_stats(jobs: pd.DataFrame, column: str = "score_best", confidence: float 
     return frame.reset_index()
 
 
+def _planned(jobs: pd.DataFrame, index: pd.Index) -> pd.Series:
+    """Seeds each arm planned: per run, the arm's ``planned`` (from the run's manifest), summed over
+    the runs pooled into the arm; at least the arm's rows."""
+    rows = jobs.groupby(ARM, sort=True).size()
+    if "planned" not in jobs:
+        return rows.reindex(index).fillna(0).astype(int)
+    keys = [*ARM, "run_id"] if "run_id" in jobs else ARM
+    per_run = jobs.groupby(keys, sort=True)["planned"].max().groupby(level=list(range(len(ARM)))).sum()
+    return pd.concat([per_run, rows], axis=1).max(axis=1).reindex(index).fillna(0).astype(int)
+
+
+def incomplete_note(count: int, planned: int) -> str:
+    """The mark an incomplete arm carries in every table (empty for a complete one)."""
+    return "" if count == planned > 0 else f"incomplete: {count}/{planned} seeds"
+
+
 def leaderboard(jobs: pd.DataFrame, confidence: float = 0.95, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
     """Per task, arms ranked by the mean of the task's ranking metric (``metric``, a held-out test
     score, where the task has one, else the best selection score, see :mod:`.protocol`; column
     ``metric`` names it): rank 1 is best, equal means (to 1e-9) share the lowest rank, arms with no
-    scored seed come last without a rank."""
+    scored seed come last without a rank; an incomplete arm (failed or missing seeds) ranks after
+    every complete arm of its task."""
     ranked = with_rank_score(jobs, metric)
     arms = arm_stats(ranked, column=RANK_SCORE, confidence=confidence)
     if arms.empty:
-        return pd.DataFrame(columns=["task", "rank", "trainer", "params_label", "metric", "count", "failed", "mean",
-                                     "std", "ci_low", "ci_high"])
+        return pd.DataFrame(columns=["task", "rank", "trainer", "params_label", "metric", "count", "failed", "planned",
+                                     "complete", "mean", "std", "ci_low", "ci_high"])
     chosen = ranked.groupby("task")[RANK_METRIC].first()
     arms["metric"] = arms["task"].map(chosen)
     arms["rank"] = pd.array([None] * len(arms), dtype="Int64")
     for _, index in arms.groupby("task").groups.items():
         means = [None if pd.isna(v) else float(v) for v in arms.loc[index, "mean"]]
-        arms.loc[index, "rank"] = pd.array(competition_ranks(means), dtype="Int64")
-    first = ["task", "rank", "trainer", "params_label", "metric", "count", "failed", "mean", "std", "ci_low",
-             "ci_high"]
+        arms.loc[index, "rank"] = pd.array(arm_ranks(means, list(arms.loc[index, "complete"])), dtype="Int64")
+    first = ["task", "rank", "trainer", "params_label", "metric", "count", "failed", "planned", "complete", "mean",
+             "std", "ci_low", "ci_high"]
     arms = arms[first + [c for c in arms.columns if c not in first]]
     return arms.sort_values(["task", "rank", "trainer", "params_label"], na_position="last").reset_index(drop=True)
 
@@ -237,7 +260,7 @@ def holm(p_values: list[float]) -> list[float]:
 # A's mean paired difference is positive (negative) and the corrected p-value is below alpha;
 # otherwise a tie.
 
-ARM_PAIR_COLUMNS = ["task", "arm_a", "arm_b", "n", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm",
+ARM_PAIR_COLUMNS = ["task", "arm_a", "arm_b", "n", "dropped", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm",
                     "boot_low", "boot_high", "boot_p", "wins", "ties", "losses", "outcome"]
 
 
@@ -250,6 +273,7 @@ def paired_samples(jobs: pd.DataFrame, column: str = "score_best") -> Iterator[t
                                                                                   np.ndarray]]:
     """Per task and unordered pair of arms (``arm_a`` < ``arm_b``, by :func:`arm_label`), the scores
     in ``column`` of the scored seeds both arms have, paired by seed: (task, arm_a, arm_b, a, b).
+    Only seeds both arms completed are paired (:func:`seeds_run` says which others either arm ran).
     Pairs that share no scored seed are left out.  Every paired statistic (the tests, the power
     analysis) pairs through here, so they always compare the same seeds."""
     scored = jobs[jobs["scored"]]
@@ -266,13 +290,26 @@ def paired_samples(jobs: pd.DataFrame, column: str = "score_best") -> Iterator[t
                 yield str(task), str(arm_a), str(arm_b), values[both, i], values[both, j]
 
 
+def seeds_run(jobs: pd.DataFrame) -> dict[tuple[str, str], set[int]]:
+    """Per (task, arm label), every seed the arm has a job for, whatever its status."""
+    found: dict[tuple[str, str], set[int]] = {}
+    for task, trainer, label, seed in zip(jobs["task"], jobs["trainer"], jobs["params_label"], jobs["seed"],
+                                          strict=True):
+        found.setdefault((str(task), arm_label(trainer, label)), set()).add(int(seed))
+    return found
+
+
 def pairwise_tests(jobs: pd.DataFrame, column: str = "score_best", alpha: float = 0.05,
                    tolerance: float = TIE_TOLERANCE) -> pd.DataFrame:
     """One row per task and unordered pair of arms (``arm_a`` < ``arm_b``) with the paired test of
-    A − B over their shared seeds, the p-value Holm-corrected over every row, and the outcome for A."""
+    A − B over the seeds both arms completed (``dropped``: seeds either arm ran that are not paired,
+    because the other arm's job failed or is missing), the p-value Holm-corrected over every row of
+    the table (every task, every pair: one family), and the outcome for A."""
+    ran = seeds_run(jobs)
     cells, pairs = [], []
     for task, arm_a, arm_b, a, b in paired_samples(jobs, column):
-        cells.append({"task": task, "arm_a": arm_a, "arm_b": arm_b})
+        dropped = len(ran.get((task, arm_a), set()) | ran.get((task, arm_b), set())) - len(a)
+        cells.append({"task": task, "arm_a": arm_a, "arm_b": arm_b, "dropped": dropped})
         pairs.append((a, b))
     if not cells:
         return pd.DataFrame(columns=ARM_PAIR_COLUMNS)
@@ -288,16 +325,19 @@ def pairwise_tests(jobs: pd.DataFrame, column: str = "score_best", alpha: float 
 
 def win_matrix(jobs: pd.DataFrame, column: str = "score_best", alpha: float = 0.05,
                tests: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per ordered pair of arms: tasks compared, and tasks won, tied and lost by ``arm`` against
-    ``versus`` (built from ``pairwise_tests``; pass its result as ``tests`` to avoid recomputing)."""
+    """Per ordered pair of arms: tasks compared, tasks won, tied and lost by ``arm`` against
+    ``versus``, and the seeds left unpaired over those tasks (``dropped``: a failed or missing job on
+    either side), built from ``pairwise_tests`` (pass its result as ``tests`` to avoid recomputing)."""
     if tests is None:
         tests = pairwise_tests(jobs, column, alpha)
     rows = []
     for (arm_a, arm_b), group in tests.groupby(["arm_a", "arm_b"], sort=True):
         counts = group["outcome"].value_counts()
         won, tied, lost = (int(counts.get(k, 0)) for k in ("win", "tie", "loss"))
-        rows.append({"arm": arm_a, "versus": arm_b, "tasks": len(group), "wins": won, "ties": tied, "losses": lost})
+        dropped = int(group["dropped"].sum()) if "dropped" in group else 0
+        rows.append({"arm": arm_a, "versus": arm_b, "tasks": len(group), "wins": won, "ties": tied, "losses": lost,
+                     "dropped": dropped})
         rows.append({"arm": arm_b, "versus": arm_a, "tasks": len(group), "wins": lost, "ties": tied,
-                     "losses": won})
-    frame = pd.DataFrame(rows, columns=["arm", "versus", "tasks", "wins", "ties", "losses"])
+                     "losses": won, "dropped": dropped})
+    frame = pd.DataFrame(rows, columns=["arm", "versus", "tasks", "wins", "ties", "losses", "dropped"])
     return frame.sort_values(["arm", "versus"]).reset_index(drop=True)

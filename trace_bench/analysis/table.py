@@ -5,7 +5,8 @@ error of the last iterate over 5 seeds"), so a run can be pasted into one as Mar
 The score is a held-out test score where the task has a test split (``--metric test_last``, the
 default, or ``test_best``); a task without one is reported on its selection split (``best``), and the
 table marks those rows optimistic.  Cost columns are per-job means of the trainer's own spend (what a
-budget counts), never the harness's measurement calls; failed jobs are counted, not scored.
+budget counts), never the harness's measurement calls; failed jobs are counted, not scored, and an
+arm with failed or missing seeds is marked ``k/N`` and listed after the complete arms of its task.
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from trace_bench.analysis.integrity import describe_row, integrity_table
 from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs
 from trace_bench.analysis.protocol import METRICS, task_metrics
 from trace_bench.analysis.stats import arm_label
-from trace_bench.store.ranking import competition_ranks
+from trace_bench.store.ranking import arm_ranks
 
 FORMATS = ("md", "csv", "latex")
 DEFAULT_TABLE_METRIC = "test_last"
-COLUMNS = ("task", "trainer", "params_label", "metric", "n", "failed", "mean", "se", "wall_s", "tokens", "usd",
-           "leaked_test_items", "sandbox_denials", "integrity", "pct_of_best_known", "score_trust")
+COLUMNS = ("task", "trainer", "params_label", "metric", "n", "failed", "planned", "complete", "mean", "se", "wall_s",
+           "tokens", "usd", "leaked_test_items", "sandbox_denials", "integrity", "pct_of_best_known", "score_trust")
 AUDIT_MARK = "†"
 #: marks an arm whose scores a candidate could reach (a plain evaluate() task: it ran where it was scored)
 REACHABLE_MARK = "‡"
@@ -63,8 +64,12 @@ class PaperTable:
     def caption(self) -> str:
         seeds = sorted(set(int(n) for n in self.rows["n"] if n > 0))
         over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}" if seeds else "0"
-        text = (f"Mean (standard error) over {over} seeds of the {METRICS[self.preferred].label}; wall time, "
+        noun = "seed" if over == "1" else "seeds"
+        text = (f"Mean (standard error) over {over} {noun} of the {METRICS[self.preferred].label}; wall time, "
                 "trainer-phase tokens and USD are means per job.")
+        if not self.rows["complete"].all():
+            text += (" n = k/N: an incomplete arm, k of its N planned seeds scored (the others failed or are "
+                     "missing); it is listed after the complete arms of its task.")
         if self.optimistic_tasks:
             text += (" * no test split: best score on the selection split, optimistic "
                      f"({', '.join(self.optimistic_tasks)}).")
@@ -98,8 +103,11 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
         scored = group[group["scored"]]
         values = scored[used.column].astype(float).dropna()
         n = len(values)
+        planned = max(len(group), int(group.groupby("run_id")["planned"].max().sum())) if "planned" in group \
+            else len(group)
         rows.append({"task": task, "trainer": trainer, "params_label": label, "metric": used.name, "n": n,
-                     "failed": len(group) - len(scored), "mean": values.mean() if n else math.nan,
+                     "failed": len(group) - len(scored), "planned": planned, "complete": n == planned > 0,
+                     "mean": values.mean() if n else math.nan,
                      "se": values.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan,
                      "wall_s": scored["time_seconds"].mean(), "tokens": scored["total_tokens"].mean(),
                      "usd": scored["cost_usd"].mean(), "pct_of_best_known": scored["pct_of_best_known"].mean(),
@@ -112,7 +120,7 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
     frame = pd.DataFrame(rows, columns=[*COLUMNS, "_audit"])
     ordered = []
     for _, group in frame.groupby("task", sort=True):
-        ranks = competition_ranks([None if math.isnan(m) else float(m) for m in group["mean"]])
+        ranks = arm_ranks([None if math.isnan(m) else float(m) for m in group["mean"]], list(group["complete"]))
         ordered.append(group.assign(_rank=[math.inf if r is None else r for r in ranks])
                        .sort_values(["_rank", "trainer", "params_label"]).drop(columns="_rank"))
     frame = pd.concat(ordered, ignore_index=True) if ordered else frame
@@ -148,7 +156,8 @@ def _display_rows(table: PaperTable) -> list[list[str]]:
         row = [str(r["task"]), arm, _score_cell(r)]
         if table.with_best_known:
             row.append(_num(r["pct_of_best_known"], 2))
-        rows.append(row + [str(r["n"]), str(r["failed"]), _num(r["wall_s"], 1),
+        seeds = str(r["n"]) if r["complete"] else f"{r['n']}/{r['planned']}"
+        rows.append(row + [seeds, str(r["failed"]), _num(r["wall_s"], 1),
                            "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}", _num(r["usd"], 4),
                            *(["yes" if r["on_frontier"] else ""] if frontier else [])])
     return rows

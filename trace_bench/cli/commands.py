@@ -190,7 +190,17 @@ def _print_outcome(outcome: Any) -> None:
     print(f"  jobs:        {', '.join(f'{k}={v}' for k, v in sorted(counts.items())) or 'none'}")
     if outcome.not_run:
         print(f"  not run:     {len(outcome.not_run)} (resume with --resume {outcome.run_id})")
+    _print_failures(outcome.records)
     _print_leaderboard(paths)
+
+
+def _print_failures(records: list[Any]) -> None:
+    from trace_bench.runner.console import first_failures
+
+    lines = first_failures(records)
+    if lines:
+        print("Failures (per task, the first failed job's error; its stdout.log has the traceback):")
+        print("\n".join(lines))
 
 
 def _short(value: Any) -> str:
@@ -202,6 +212,7 @@ def _short(value: Any) -> str:
 
 def _print_leaderboard(run: Any, limit: int = 20) -> None:
     from trace_bench.store.models import StoreError
+    from trace_bench.store.ranking import seeds_cell
 
     try:
         table = run.read_leaderboard()
@@ -212,15 +223,18 @@ def _print_leaderboard(run: Any, limit: int = 20) -> None:
     if not rows:
         return
     print("Leaderboard (per task, mean over seeds with its 95% CI; test_best: held-out test score of the best "
-          "state; best: selection split, optimistic):")
+          "state; best: selection split, optimistic; an arm with failed or missing seeds ranks after the complete "
+          "ones):")
     width = max(len(r["task"]) for r in rows[:limit])
     for row in rows[:limit]:
         low, high = _short(row.get("ci95_low")), _short(row.get("ci95_high"))
         interval = f" [{low}, {high}]" if low != "-" and high != "-" else ""
         metric = row.get("ranked_on") or "best"
         mean = row.get("mean", row.get("mean_best"))
+        incomplete = row.get("complete") == "false"
+        seeds = f"  incomplete: {seeds_cell(int(row['count']), int(row['planned']))}" if incomplete else ""
         print(f"  {row['task']:<{width}}  #{row.get('rank') or '-':<2} {row['trainer']} ({row['params_label']})"
-              f"  {metric}={_short(mean)}{interval}  n={row['count']}  failed={row['failed']}")
+              f"  {metric}={_short(mean)}{interval}  n={row['count']}  failed={row['failed']}{seeds}")
     if len(rows) > limit:
         print(f"  ... {len(rows) - limit} more rows in {path}")
 

@@ -135,19 +135,21 @@ class AttackPolicy(StubPolicy):
                 return changed
         return None
 
-    def _propose(self, variable: Variable, rng: random.Random, hint: Hint | None = None, share: float = 1.0) -> Any:
+    def _propose(self, variable: Variable, rng: random.Random, hint: Hint | None = None, share: float = 1.0,
+                 factor: float | None = None) -> Any:
         attacked = self.attacked(variable.value) if variable.type == "code" or "def " in variable.value else None
-        return attacked if attacked is not None else super()._propose(variable, rng, hint, share)
+        return attacked if attacked is not None else super()._propose(variable, rng, hint, share, factor)
 
     def propose_text(self, current: str, name: str, rng: random.Random, hint: Hint | None = None) -> str | None:
         attacked = self.attacked(current)
         return attacked if attacked is not None else super().propose_text(current, name, rng, hint)
 
-    def _answer(self, prompt: str, rng: random.Random) -> str:
+    def _agent(self, messages: list[dict[str, Any]]) -> str:
         """An agent asked to write a function answers with it holding the attack."""
+        prompt = "\n".join(str(m.get("content", "")) for m in messages)
         matches = list(_DEF.finditer(prompt))
         match = matches[-1] if matches else None
         if match is None:
-            return super()._answer(prompt, rng)
+            return super()._agent(messages)
         stub = f"def {match.group('name')}({match.group('args')}):\n    pass\n"
         return f"```python\n{self.attacked(stub) or stub}```"

@@ -52,9 +52,9 @@ class Budget:
         """Raise :class:`BudgetExhausted` when a limit is reached by what is spent and in flight."""
         total = self.total(spent)
         if self.llm_calls is not None and total.llm_calls + self.reserved.llm_calls >= self.llm_calls:
-            raise BudgetExhausted("llm_calls", self.llm_calls, total.llm_calls)
+            raise BudgetExhausted("llm_calls", self.llm_calls, total.llm_calls + self.reserved.llm_calls)
         if self.tokens is not None and total.tokens + self.reserved.tokens >= self.tokens:
-            raise BudgetExhausted("tokens", self.tokens, total.tokens)
+            raise BudgetExhausted("tokens", self.tokens, total.tokens + self.reserved.tokens)
         if self.usd is not None and total.usd >= self.usd:
             raise BudgetExhausted("usd", self.usd, total.usd)
         self.check_wall()

@@ -7,7 +7,7 @@ optimizer); see :mod:`trace_bench.llm.providers`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trace_bench.config.model_names import ROLES
@@ -34,6 +34,7 @@ def build_session(
     events: EventSink | None = None,
     carried: Spent | None = None,
     stub_candidates: Sequence[Any] = (),
+    stub_answers: Mapping[str, str] | None = None,
     job_id: str = "",
     cache_path: str | None = None,
     journal: SpendSink | None = None,
@@ -41,7 +42,7 @@ def build_session(
     """``journal`` receives each training-phase call before it is sent and when it settled."""
     llm = llm or {}
     if mode == "stub":
-        policy = StubPolicy(seed=seed, candidates=list(stub_candidates))
+        policy = StubPolicy(seed=seed, candidates=list(stub_candidates), answers=dict(stub_answers or {}))
         backend = StubBackend(policy)
         backends: dict[str, Backend] = {role: backend for role in ROLES}
         session = LLMSession(backends, budget=build_budget(budget, carried), events=events)

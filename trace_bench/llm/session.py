@@ -316,6 +316,7 @@ class LLMSession:
             for bucket in (self.totals, self.totals.by_role.setdefault(role, RoleUsage()),
                            self.totals.by_phase.setdefault(phase, RoleUsage())):
                 bucket.errors += 1
+                bucket.retries += int(getattr(exc, "retries", 0) or 0)  # a call that failed retried too
         self._emit({
             "type": "llm_call", "role": role, "model": model, "error": f"{type(exc).__name__}: {exc}",
             "status": exc.status, "latency_s": round(latency, 6), "prompt_tokens": 0, "completion_tokens": 0,

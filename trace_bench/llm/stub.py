@@ -17,19 +17,21 @@ import json
 import random
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from trace_bench.llm import stub_formats as formats
 from trace_bench.llm import stub_skydiscover
+from trace_bench.llm.stub_agent import agent_answer
 from trace_bench.llm.stub_mutations import (
     NUMBER_LIST,
+    OVERSHOOT,
     Hint,
     feedback_hint,
     mutate_code_literal,
     mutate_number_list,
-    numeric_step,
+    numeric_proposal,
 )
 
 _VARIABLE_LINE = re.compile(r"^\((?P<type>[A-Za-z_][\w\.]*)\) (?P<name>[A-Za-z_]\w*)=(?P<value>.*)$")
@@ -188,6 +190,8 @@ class StubPolicy:
     seed: int = 0
     candidates: Sequence[Any] = field(default_factory=list)
     mutation_scale: float = 0.5
+    #: question -> gold answer, from a task's ``stub_answers`` (:mod:`trace_bench.llm.stub_agent`)
+    answers: Mapping[str, str] = field(default_factory=dict)
 
     _seen: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -226,7 +230,7 @@ class StubPolicy:
         if formats.is_openevolve(text):
             return formats.openevolve_answer(text, rng, propose)
         if formats.is_dspy(text):
-            return formats.dspy_answer(messages, rng, propose, lambda: self._answer(text, rng))
+            return formats.dspy_answer(messages, rng, propose, lambda: self._agent(messages))
         if formats.is_gepa_reflection(text):
             return formats.gepa_answer(text, rng, propose)
         if "<IMPROVED_VARIABLE>" in text:
@@ -237,15 +241,22 @@ class StubPolicy:
             return self._opro_suggestion(text, rng, hint)
         if "<VARIABLE>" in text or "feedback" in text.lower() and "variable" in text.lower():
             return self._critique(rng, hint)
-        return self._answer(text, rng)
+        return self._agent(messages)
+
+    def _agent(self, messages: list[dict[str, Any]]) -> str:
+        """An agent's answer: the system messages are its instruction (:mod:`.stub_agent`)."""
+        system = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "system")
+        user = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") != "system")
+        return agent_answer(system, user, seed=self.seed, answers=self.answers)
 
     # -- OptoPrime / OPRO -----------------------------------------------------------------
     def _suggestion(self, prompt: str, rng: random.Random, hint: Hint) -> str:
         variables = parse_variables(prompt)
         share = 1.0 / max(1, sum(v.type in ("int", "float") for v in variables))
+        factor = rng.uniform(*OVERSHOOT)  # one step size for every number: together they move by it
         suggestion: dict[str, Any] = {}
         for variable in variables:
-            proposal = self._propose(variable, rng, hint, share)
+            proposal = self._propose(variable, rng, hint, share, factor)
             if proposal is not None:
                 suggestion[variable.name] = proposal
         reasoning = (
@@ -259,7 +270,8 @@ class StubPolicy:
         the newest pair holds the current values."""
         variables = parse_opro_variables(prompt)
         share = 1.0 / max(1, sum(v.type in ("int", "float") for v in variables))
-        suggestion = {v.name: p for v in variables if (p := self._propose(v, rng, hint, share)) is not None}
+        factor = rng.uniform(*OVERSHOOT)
+        suggestion = {v.name: p for v in variables if (p := self._propose(v, rng, hint, share, factor)) is not None}
         return json.dumps({"suggestion": suggestion})
 
     def _candidates_for(self, variable: Variable) -> list[Any]:
@@ -291,10 +303,11 @@ class StubPolicy:
         return type(candidate).__name__ == variable.type
 
     def _propose(self, variable: Variable, rng: random.Random, hint: Hint | None = None,
-                 share: float = 1.0) -> Any:
+                 share: float = 1.0, factor: float | None = None) -> Any:
         """A new value for ``variable``, or None to leave it.
 
-        Numbers follow the feedback (a task candidate now and then); code switches to a candidate
+        Numbers follow the feedback (a task candidate now and then) but never land on the value it
+        points at (:func:`~trace_bench.llm.stub_mutations.keep_off`); code switches to a candidate
         or changes one literal; text switches to a candidate, moves the numbers of a number list,
         or gains an edit.  Candidates are plausible starting points, never the answer."""
         hint = hint or Hint()
@@ -302,13 +315,17 @@ class StubPolicy:
         if variable.type in ("int", "float"):
             if candidates and rng.random() < (0.25 if hint.direction else 0.7):
                 return rng.choice(candidates)
+            if variable.type == "int" and hint.distance is None and candidates:
+                # without a stated distance an integer step could land on an optimum the stub cannot
+                # see (a float step lands on one with probability zero): a task candidate instead
+                return rng.choice(candidates)
             try:
                 value = float(variable.value)
             except ValueError:
                 return None
-            new = numeric_step(value, hint, rng, share=share, scale=self.mutation_scale)
-            # six decimals: a coarse grid would let every good trainer land exactly on a target
-            return int(round(new)) if variable.type == "int" else round(new, 6)
+            # full precision: rounding to a grid would let trainers land exactly on a round target
+            return numeric_proposal(value, hint, rng, share=share, scale=self.mutation_scale,
+                                    integer=variable.type == "int", factor=factor)
         if variable.type == "bool":
             return variable.value.strip() != "True" if rng.random() < 0.3 else None
         if variable.type == "code":
@@ -362,11 +379,3 @@ class StubPolicy:
             "Make the variable more specific so the output satisfies the objective.",
         )
         return rng.choice(hints)
-
-    @staticmethod
-    def _answer(prompt: str, rng: random.Random) -> str:
-        numbers = re.findall(r"-?\d+(?:\.\d+)?", prompt[-2000:])
-        if numbers and rng.random() < 0.5:
-            return f"The answer is {rng.choice(numbers)}."
-        words = re.findall(r"[A-Za-z]{3,}", prompt[-500:])
-        return f"Answer: {rng.choice(words) if words else 'unknown'}"

@@ -3,8 +3,13 @@
 A stub run should separate trainers by how they search, so proposals are neither random noise nor
 the answer: they follow the feedback's direction with a step whose size is drawn around what the
 feedback says (so it undershoots or overshoots), and code and number lists change a little at a
-time.  Reaching an optimum therefore takes several steps and rewards trainers that keep their best
-state, explore several proposals or validate before accepting.
+time.  Approaching an optimum therefore takes several steps and rewards trainers that keep their
+best state, explore several proposals or validate before accepting.
+
+The stub never lands on the value the feedback points at (:func:`keep_off`): a proposal stays at
+least a tenth of the step, and never less than :data:`RESOLUTION` of the value's size, away from
+it (an integer, at least one unit).  So every trainer approaches an optimum and none reaches it:
+trainers do not tie at the optimum, and their order in a stub run comes from how they search.
 
 :func:`feedback_hint` reads the feedback a prompt carries: a direction (``increase``/``decrease``,
 ``too high``/``too low``) and, where given, a distance (``off by 1.5``).  Lines are combined, so a
@@ -24,8 +29,14 @@ _DOWN = re.compile(r"\b(decrease|too (?:high|large|big))\b", re.I)
 _DISTANCE = re.compile(r"\boff by (\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
 _NUMBER = r"-?\d+(?:\.\d+)?(?:e-?\d+)?"
 NUMBER_LIST = re.compile(rf"\s*\[\s*{_NUMBER}(?:\s*,\s*{_NUMBER})*\s*\]\s*")
-OVERSHOOT = (0.2, 1.6)
-"""A step is the feedback's distance times a factor drawn from this range (mean 0.9)."""
+OVERSHOOT = (0.2, 2.3)
+"""A step is the feedback's distance times a factor drawn from this range (mean 1.25): about one
+proposal in seven overshoots so far that it is worse than the value it replaces, as a model's
+proposals sometimes are, so trainers that validate before accepting have something to reject."""
+MISS_SHARE = 0.1
+"""A proposal misses the value the feedback points at by at least this share of the step."""
+RESOLUTION = 1e-4
+"""... and by at least this share of that value's size (at least 1): the stub's precision."""
 
 
 @dataclass(frozen=True)
@@ -58,15 +69,63 @@ def feedback_hint(text: str) -> Hint:
 
 
 def numeric_step(value: float, hint: Hint, rng: random.Random, *, share: float = 1.0,
-                 scale: float = 0.5) -> float:
-    """``value`` moved along the hint: ``share`` of the stated distance times a random factor, or
-    a random-size step in the hinted direction, or a random step when there is no hint."""
+                 scale: float = 0.5, factor: float | None = None) -> float:
+    """``value`` moved along the hint: ``share`` of the stated distance times a random factor (or
+    ``factor``, when one draw serves every number of a proposal), or a random-size step in the
+    hinted direction, or a random step when there is no hint."""
     if hint.direction and hint.distance is not None:
-        return value + hint.direction * hint.distance * share * rng.uniform(*OVERSHOOT)
+        drawn = rng.uniform(*OVERSHOOT) if factor is None else factor
+        step = hint.distance * share * drawn
+        # never a move finer than the stub's resolution: several numbers that each move a hair could
+        # otherwise cancel their errors out, step after step, until their output hits a target exactly
+        step = max(step, RESOLUTION * max(1.0, abs(value)) * (1.0 + drawn))
+        return value + hint.direction * step
     width = max(1.0, abs(value) * scale)
     if hint.direction:
         return value + hint.direction * abs(rng.gauss(0.0, width))
     return value + rng.gauss(0.0, width)
+
+
+def implied_target(value: float, hint: Hint, share: float = 1.0) -> float | None:
+    """The value the feedback points at for this number (its share of the stated distance), or
+    None when the feedback states no distance."""
+    if not hint.direction or hint.distance is None:
+        return None
+    return value + hint.direction * hint.distance * share
+
+
+def keep_off(new: float, target: float, step: float, rng: random.Random, *, integer: bool = False,
+             current: float | None = None) -> float:
+    """``new`` moved out of the stub's miss around ``target`` (see the module docstring): to the
+    side it was on (either side, by a draw, when it sits exactly on it), at one to two times the
+    miss.  For an integer the miss is one unit, taken towards ``current`` unless that is where the
+    value already is."""
+    if integer:
+        goal = round(target)
+        if round(new) != goal:
+            return float(round(new))
+        if current is None:
+            return float(goal + (1 if rng.random() < 0.5 else -1))
+        back = -1 if current < goal else 1  # one unit back towards the current value
+        shifted = goal + back
+        if shifted == round(current):  # that is where it already is: one unit past the target instead
+            shifted = goal - back
+        return float(shifted)
+    miss = max(MISS_SHARE * abs(step), RESOLUTION * max(1.0, abs(target)))
+    if abs(new - target) >= miss:
+        return new
+    side = 1.0 if new > target else -1.0 if new < target else (1.0 if rng.random() < 0.5 else -1.0)
+    return target + side * miss * rng.uniform(1.0, 2.0)
+
+
+def numeric_proposal(value: float, hint: Hint, rng: random.Random, *, share: float = 1.0, scale: float = 0.5,
+                     integer: bool = False, factor: float | None = None) -> float | int:
+    """A proposal for a number: :func:`numeric_step`, kept off the value the feedback points at."""
+    new = numeric_step(value, hint, rng, share=share, scale=scale, factor=factor)
+    target = implied_target(value, hint, share)
+    if target is not None:
+        new = keep_off(new, target, target - value, rng, integer=integer, current=value)
+    return int(round(new)) if integer else new
 
 
 def _format_number(new: float, integer: bool) -> str:

@@ -43,6 +43,8 @@ class JobSpec:
     task_root: str | None = None
     skip_reason: str | None = None  # the task cannot run here (e.g. "lean not found"): recorded as skipped
     sandbox: str = "strong"  # "weak": LLM-written code may run without bubblewrap where it is missing
+    #: the task as every table names it: the id, or ``id[k=v,...]`` when the run has it under several eval_kwargs
+    task_label: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -53,6 +55,12 @@ def params_label(variant: dict[str, Any]) -> str:
         return "default"
     return ",".join(f"{k}={json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v}"
                     for k, v in sorted(variant.items()))
+
+
+def task_label(task_id: str, eval_kwargs: dict[str, Any], variants: int) -> str:
+    """How a task is named in every ranking and table: its id, or, when the run has the task under
+    several ``eval_kwargs`` (each its own task), ``id[k=v,...]``."""
+    return f"{task_id}[{params_label(eval_kwargs)}]" if variants > 1 else task_id
 
 
 def _entry_fields(entry: TrainerEntry) -> dict[str, Any]:
@@ -182,10 +190,9 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
     for task_id, eval_kwargs, skip_reason in task_cells:
         suite = task_id.split(":", 1)[0]
         cell_where = task_where[f"{task_id}|{json.dumps(eval_kwargs, sort_keys=True, default=str)}"]
+        named = task_label(task_id, eval_kwargs, eval_variants[task_id])  # each variant is its own task
         for where, variant, trainer_id, kwargs, optimizer, optimizer_kwargs, logger in resolved_trainers:
             label = params_label(variant)
-            if eval_variants[task_id] > 1:  # one task under several eval_kwargs: each is its own arm
-                label = f"{label};eval:{params_label(eval_kwargs)}"
             seed_job_id = arm_job_ids(task=task_id, eval_kwargs=eval_kwargs, trainer=trainer_id, trainer_kwargs=kwargs,
                                       optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, llm=identity)
             for seed in config.seeds:
@@ -201,6 +208,6 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
                     optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, mode=config.mode, llm=llm,
                     llm_identity=identity, budget=budget, logger=override or logger,
                     task_root=str(catalog.root) if catalog.root else None, skip_reason=skip_reason,
-                    sandbox=config.sandbox,
+                    sandbox=config.sandbox, task_label=named,
                 ))
     return jobs

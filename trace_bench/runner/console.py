@@ -24,6 +24,7 @@ from typing import Any, TextIO
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.masking import mask_secrets
 from trace_bench.store.models import JobResult
+from trace_bench.store.ranking import variant_of
 from trace_bench.store.status import FAILED
 
 
@@ -139,6 +140,29 @@ class ConsoleReporter:
             table.add_row(job_id[:12], f"{job.task} x {job.trainer}", str(step.get("step", "-")),
                           _fmt(step.get("best_score")), str(step.get("llm_calls", "-")), f"{now - job.started:.0f}s")
         return Group(Text.from_markup(header), ProgressBar(total=max(self.total, 1), completed=self.done, width=60), table)
+
+
+def first_failures(records: list[JobResult], width: int = 200) -> list[str]:
+    """The end-of-run lines that make a broken task easy to debug: per task (label), how many of its
+    jobs failed and by which status, and the first failed job's error on one line (the job's
+    stdout.log holds the whole error and its traceback)."""
+    by_task: dict[str, list[JobResult]] = {}
+    for record in records:
+        if record.status in FAILED:
+            label, _ = variant_of(record.task, record.task_label, record.params_label)
+            by_task.setdefault(label, []).append(record)
+    lines = []
+    for label, failed in by_task.items():
+        counts: dict[str, int] = {}
+        for record in failed:
+            counts[str(record.status)] = counts.get(str(record.status), 0) + 1
+        first = failed[0]
+        error = (first.error or "no error recorded").strip().splitlines()[0]
+        error = error if len(error) <= width else error[: width - 3] + "..."
+        statuses = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
+        lines.append(f"  {label}: {statuses}; first: job {first.job_id} ({first.trainer}, seed {first.seed}): "
+                     f"{mask_secrets(error)}")
+    return lines
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -63,6 +63,8 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     plan = planned.jobs
     tables = store.tables(meta)
     tables.set_order([j.job_id for j in jobs] + [e.job_id for e in carried])
+    tables.set_planned([(j.task, j.task_label, j.trainer, j.params_label) for j in jobs]
+                       + [(e.task, e.task_label, e.trainer, e.params_label) for e in carried])
     reused = set()
     for item in plan:
         if item.spec.skip_reason and item.previous is None:

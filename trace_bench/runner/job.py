@@ -9,6 +9,7 @@ progress as it happens (:mod:`.recorder`), and finalisation (:mod:`.training`).
 from __future__ import annotations
 
 import random
+import sys
 import time
 import traceback
 from typing import Any
@@ -75,7 +76,8 @@ def prepare_process() -> None:
 
 
 def new_result(spec: JobSpec, run_id: str, attempt: int, status: Status = Status.FAILED) -> JobResult:
-    return JobResult(run_id=run_id, job_id=spec.job_id, task=spec.task, suite=spec.suite, trainer=spec.trainer,
+    return JobResult(run_id=run_id, job_id=spec.job_id, task=spec.task, task_label=spec.task_label or spec.task,
+                     suite=spec.suite, trainer=spec.trainer,
                      params=spec.params, params_label=spec.params_label, seed=spec.seed, mode=spec.mode,
                      llm_model=str(spec.llm_identity.get("model") or spec.mode), status=status, attempt=attempt,
                      **resolved_from_spec(spec))
@@ -104,12 +106,16 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
         _train_and_finalise(spec, job, events, setup, result)
     except JobFailure as exc:
         result.status, result.error = exc.status, str(exc)
+        result.traceback = traceback.format_exc()
     except MemoryError:
         result.status, result.error = Status.OOM, "out of memory (job_memory_mb limit reached)"
+        result.traceback = traceback.format_exc()
     except Exception as exc:  # failures are data: recorded, never raised through the matrix
         result.status = status_of(exc)
-        result.error = f"{type(exc).__name__}: {exc}"
-        result.traceback = traceback.format_exc()
+        prefix = f"{result.status}: " if result.status == Status.TASK_ERROR else f"{type(exc).__name__}: "
+        result.error = f"{prefix}{exc}"
+        # a broken guide's own traceback says where the task failed; the harness's frames add nothing
+        result.traceback = getattr(exc, "traceback_text", "") or traceback.format_exc()
     finally:
         heartbeat.stop()
         result.sandbox = ",".join(sandbox.used_modes())
@@ -118,14 +124,28 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
         if setup is not None:
             setup.session.charge_cut_off()  # calls a thread left in flight: the provider bills them
             fill_usage(result, setup.session)
+            if setup.problem.score_guide_errors:
+                result.guide_errors_scored = setup.problem.guide_failures.scored
             if setup.session.journal is not None:
                 setup.session.journal.close()
+        if result.status == Status.TASK_ERROR:
+            clear_scores(result)
+        if result.traceback and result.status != Status.SKIPPED:
+            # stdout.log is where a user looks first: the error and its traceback, whole
+            print(f"job {result.status}: {result.error}\n{result.traceback.rstrip()}", file=sys.stderr, flush=True)
         result.time_seconds = round(time.monotonic() - started, 6)
         result.finished_at = utc_now()
         events.write(JobFinished(status=result.status, score_best=result.score_best, error=result.error[:500],
                                  time_seconds=result.time_seconds, wall_started=started_wall))
         events.close()
     return result
+
+
+def clear_scores(result: JobResult) -> None:
+    """A job whose task failed has no score of any kind (its curve keeps what happened before)."""
+    for name in ("score_initial", "score_final", "score_best", "score_test", "score_test_last", "score_test_best"):
+        setattr(result, name, None)
+    result.score_dict_best = {}
 
 
 def _train_and_finalise(spec: JobSpec, job: JobStore, events: Any, setup: JobSetup, result: JobResult) -> None:

@@ -63,6 +63,7 @@ def set_up_job(spec: JobSpec, job: JobStore, events: EventLog, carried: dict[str
     policy = stub_policy_of(session)
     if policy is not None:
         policy.candidates = list(problem.stub_candidates)
+        policy.answers = dict(problem.stub_answers)
     _share_context(problem, spec, job)
     parameters = trainable_parameters(problem.param)
     if not parameters:

@@ -9,7 +9,7 @@ import yaml
 
 from trace_bench.config.models import RunConfig
 from trace_bench.matrix.expand import JobSpec
-from trace_bench.runner.resolved import resolved_fields, resolved_of
+from trace_bench.runner.resolved import default_optimizer, resolved_fields, resolved_of
 from trace_bench.store import jsonio
 from trace_bench.store.events import utc_now
 from trace_bench.store.models import JobResult, Manifest, ManifestJob
@@ -29,9 +29,10 @@ def manifest_entry(spec: JobSpec, status: str = PlanState.PENDING) -> ManifestJo
 def _arm_part(spec: JobSpec) -> dict[str, Any]:
     """The JSON-ready fields a job shares with the other seeds of its arm, in ManifestJob's order."""
     return jsonio.plain({
-        "task": spec.task, "suite": spec.suite, "trainer": spec.trainer, "params": spec.params,
+        "task": spec.task, "task_label": spec.task_label or spec.task, "suite": spec.suite, "trainer": spec.trainer,
+        "params": spec.params,
         "params_label": spec.params_label, "eval_kwargs": spec.eval_kwargs, "raw_params": spec.params,
-        "resolved": {"trainer_kwargs": spec.trainer_kwargs, "optimizer": spec.optimizer or "OptoPrime",
+        "resolved": {"trainer_kwargs": spec.trainer_kwargs, "optimizer": spec.optimizer or default_optimizer(spec.trainer) or None,
                      "optimizer_kwargs": spec.optimizer_kwargs, "logger": spec.logger},
         "llm_identity": spec.llm_identity, **resolved_fields(spec)})
 

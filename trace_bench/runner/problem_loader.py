@@ -1,4 +1,6 @@
-"""Build a job's problem through the task registry, turning load errors into job statuses."""
+"""Build a job's problem through the task registry, turning load errors into job statuses: a task
+that cannot be built is a ``task_error`` (unless its exception names another status, such as an
+infrastructure failure), with the build's traceback kept as the cause."""
 
 from __future__ import annotations
 
@@ -6,7 +8,8 @@ from typing import Any
 
 from trace_bench.matrix.expand import JobSpec
 from trace_bench.registry.tasks import TaskCatalog
-from trace_bench.runner.failures import JobFailure
+from trace_bench.runner.failures import JobFailure, status_of
+from trace_bench.store.status import Status
 from trace_bench.tasks.problem import Problem, ProblemError
 
 
@@ -19,8 +22,9 @@ def load_problem(spec: JobSpec) -> Problem:
     except JobFailure:
         raise
     except Exception as exc:
-        raise JobFailure("failed", f"task_load_error: {type(exc).__name__}: {exc}") from exc
+        status = status_of(exc) if getattr(exc, "job_status", None) else Status.TASK_ERROR
+        raise JobFailure(status, f"task_load_error: {type(exc).__name__}: {exc}") from exc
     try:
         return Problem.from_mapping(raw, spec.task)
     except ProblemError as exc:
-        raise JobFailure("failed", f"task_load_error: {exc}") from None
+        raise JobFailure(Status.TASK_ERROR, f"task_load_error: {exc}") from exc

@@ -5,6 +5,12 @@ a curve row (with ``obj_<metric>`` columns on a multi-objective task), a ``step`
 state-history line (accepted steps), both with the state's per-objective ``score_dict``, and, when
 the best state changed (:class:`BestSoFar`, Pareto-aware), a new ``best_state.yaml``.  All of it is written as it happens, so a job that is killed
 still leaves its curve, its best state so far and its spend.
+
+The curve is the record: the job's best score is the best its curve shows, and its last row stands
+at the job's total trainer-phase spend.  When training ends normally the state it ended on is
+measured and credited like a step (row ``final``).  When it was stopped (budget, error) the
+parameters the trainer left mid-iteration were never validated by it: the harness's measurement of
+them is shown (row ``harness_final``) but never becomes the best state.
 """
 
 from __future__ import annotations
@@ -135,7 +141,7 @@ class JobRecorder:
         self._curve = self.job.open_curve(objective_names(score_dict))
         self._history = self.job.open_state_history()
         self._t0 = time.monotonic()
-        self._curve_row(0, score, 0, score_dict)
+        self._curve_row(0, score, 0, score_dict, "initial")
         self._history.append(StateHistoryLine(kind="initial", step=0, score=score, score_dict=score_dict,
                                               state=self.snapshot(state)))
 
@@ -147,7 +153,7 @@ class JobRecorder:
             print(f"[Step {report.step}] score: {report.score} best: {self.best.score} "
                   f"llm_calls: {totals.llm_calls}", flush=True)
         self.steps = report.step
-        self._curve_row(report.step, report.score, report.n_evals, report.score_dict)
+        self._curve_row(report.step, report.score, report.n_evals, report.score_dict, "step")
         fields: dict[str, Any] = {"step": report.step, "score": report.score, "best_score": self.best.score,
                                   "score_dict": report.score_dict,
                                   "n_evals": report.n_evals, "llm_calls": totals.llm_calls,
@@ -162,10 +168,15 @@ class JobRecorder:
         if improved and self.best.state is not None:  # in pareto mode the new best may be an earlier state
             self.write_state("best", self.best.state, self.best.score, step=self.best.step)
 
-    def finish(self, state: list[Any], score: float | None, score_dict: dict[str, float]) -> list[Any]:
-        """The final state: its file, the best state's final version, the last history line.
-        Returns the best state (the final one when no state had a finite score)."""
-        self.best.offer(score, state, score_dict)
+    def finish(self, state: list[Any], score: float | None, score_dict: dict[str, float], *, credited: bool = True,
+               n_evals: int | None = None) -> list[Any]:
+        """The final state: its file, its curve row at the total spend, the best state's final
+        version, the last history line.  ``credited``: training ended normally, so the state counts
+        like a step; otherwise (a stop) its score is the harness's and never the best.  Returns the
+        best state (the final one when no state had a finite score)."""
+        if credited:
+            self.best.offer(score, state, score_dict)
+        self._curve_row(self.steps, score, n_evals, score_dict, "final" if credited else "harness_final")
         self.write_state("final", state, score)
         best_state = self.best.state if self.best.state is not None else state
         self.write_state("best", best_state, self.best.score)
@@ -175,13 +186,20 @@ class JobRecorder:
         self.close()
         return best_state
 
+    def stop(self, n_evals: int | None = None) -> None:
+        """The job ends without measuring its last parameters (its task failed): a curve row with
+        the total spend and no score."""
+        self._curve_row(self.steps, None, n_evals, {}, "stop")
+        self.close()
+
     def close(self) -> None:
         for log in (self._history, self._curve):
             if log is not None:
                 log.close()
 
-    def _curve_row(self, step: int, score: float | None, n_evals: int, score_dict: dict[str, float]) -> None:
-        if self._curve is None:
+    def _curve_row(self, step: int, score: float | None, n_evals: int | None, score_dict: dict[str, float],
+                   kind: str) -> None:
+        if self._curve is None or self._curve.closed:
             return
         train, measure = _phases(self.session)
         self._curve.row(CurveRow(step=step, wall_s=round(time.monotonic() - self._t0, 6), n_evals=n_evals,
@@ -189,7 +207,8 @@ class JobRecorder:
                                  usd=round(train.cost_usd, 10), score=score, best_score=self.best.score,
                                  measure_llm_calls=measure.llm_calls, measure_tokens=measure.total_tokens,
                                  measure_usd=round(measure.cost_usd, 10),
-                                 objectives={name: score_dict[name] for name in objective_names(score_dict)}))
+                                 objectives={name: score_dict[name] for name in objective_names(score_dict)},
+                                 kind=kind))
 
 
 def _phases(session: Any) -> tuple[Any, Any]:

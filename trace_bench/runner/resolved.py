@@ -19,14 +19,28 @@ from trace_bench.store.models import RESOLVED_FIELDS
 DEFAULT_OPTIMIZER = "OptoPrime"
 
 
+def default_optimizer(trainer: str) -> str:
+    """The optimizer a job uses when its config names none: OptoPrime for a trainer built on an opto
+    optimizer; empty for one that uses none (an external library's own update rule, the baseline,
+    opto's own trainers, which resolve their optimizer in the job)."""
+    from trace_bench.registry.trainers import resolve_trainer
+
+    try:
+        cls = resolve_trainer(trainer).cls
+    except Exception:  # an unknown or broken trainer: the job itself will say why
+        return DEFAULT_OPTIMIZER
+    return DEFAULT_OPTIMIZER if getattr(cls, "uses_optimizer", True) else ""
+
+
 def resolved_from_spec(spec: JobSpec) -> dict[str, Any]:
     """The optimizer and per-role models, ``eval_kwargs``, the ``resolved_*`` fields and the LLM
     endpoint of a job (JSON-ready)."""
     models = role_models(spec.llm_identity)
-    return {"optimizer": spec.optimizer or DEFAULT_OPTIMIZER,
+    optimizer = spec.optimizer or default_optimizer(spec.trainer)
+    return {"optimizer": optimizer,
             **{f"model_{role}": model for role, model in models.items()},
             "eval_kwargs": jsonio.plain(spec.eval_kwargs), "resolved_trainer_kwargs": jsonio.plain(spec.trainer_kwargs),
-            "resolved_optimizer": spec.optimizer or DEFAULT_OPTIMIZER,
+            "resolved_optimizer": optimizer or None,
             "resolved_optimizer_kwargs": jsonio.plain(spec.optimizer_kwargs), "resolved_guide": None,
             "resolved_guide_kwargs": {}, "resolved_logger": spec.logger, "resolved_logger_kwargs": {},
             "llm_provider": str(spec.llm.get("provider") or ("stub" if spec.mode == "stub" else "")),

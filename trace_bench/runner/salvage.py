@@ -4,8 +4,10 @@ What a job writes as it goes (curve.csv, events.jsonl, best_state.yaml, llm_spen
 enough to keep its best-so-far result and the LLM spend so far, so a killed job is still a useful
 row.  Calls the kill cut off in flight are spend too (the provider received and bills them): the
 journal's unsettled ``sent`` lines are charged with their prompt and a completion up to their
-``max_tokens`` limit, flagged ``tokens_estimated``, and the curve gets a closing row at the job's
-total spend.
+``max_tokens`` limit, flagged ``tokens_estimated``, and the curve gets a closing ``stop`` row at the
+job's total spend (no score: the parameters the kill left were never measured).  Its traceback
+field holds the tail of its stdout.log (a killed process leaves no Python traceback; a crash
+prints one there).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from trace_bench.matrix.expand import JobSpec
 from trace_bench.runner.job import new_result
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.models import CurveRow, JobResult, JobStarted, LLMCall, SandboxDenial
+from trace_bench.store.models import CurveRow, JobResult, JobStarted, LLMCall, SandboxDenial, StoreError
 from trace_bench.store.spend import cut_off_calls, cut_off_charge
 from trace_bench.store.status import Status
 
@@ -44,6 +46,8 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     and its sandbox denials; its leak counts stay null (the audit runs when a job ends by itself)."""
     record = new_result(spec, run_id, attempt, status=Status(status))
     record.error = error
+    tail = job.read_stdout_tail()
+    record.traceback = f"{error}\n--- the last lines of stdout.log ---\n{tail}" if tail.strip() else error
     record.time_seconds = round(wall_s, 6)
     record.finished_at = utc_now()
     rows = job.read_curve()
@@ -97,22 +101,24 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     spent = spent_in_training(job)
     carried = carried or {}
     record.budget_spent = {k: spent.get(k, 0) + carried.get(k, 0) for k in ("llm_calls", "tokens", "usd")}
-    if rows:
+    if rows and rows[-1].kind not in ("final", "harness_final", "stop"):
         _close_curve(job, rows[-1], record, wall_s)
     return record
 
 
 def _close_curve(job: JobStore, last: CurveRow, record: JobResult, wall_s: float) -> None:
-    """A last curve row at the killed job's total spend (calls that came back after the last step,
-    calls cut off in flight), with the scores of its last row: the curve reaches what it spent."""
-    spend = (record.llm_calls, record.total_tokens, round(record.cost_usd, 10), record.measure_llm_calls or 0,
-             record.measure_tokens or 0, round(record.measure_cost_usd or 0.0, 10))
-    if spend == (last.llm_calls, last.tokens, last.usd, last.measure_llm_calls, last.measure_tokens,
-                 last.measure_usd):
-        return
-    job.append_curve_row(last.model_copy(update={
-        "wall_s": max(last.wall_s or 0.0, round(wall_s, 6)), "llm_calls": spend[0], "tokens": spend[1], "usd": spend[2],
-        "measure_llm_calls": spend[3], "measure_tokens": spend[4], "measure_usd": spend[5]}))
+    """A last ``stop`` row at the killed job's total spend (calls that came back after the last
+    step, calls cut off in flight), with its best score so far and no score of its own: the curve
+    reaches what the job spent, and shows nothing the kill left unmeasured."""
+    try:
+        job.append_curve_row(last.model_copy(update={
+            "wall_s": max(last.wall_s or 0.0, round(wall_s, 6)), "llm_calls": record.llm_calls,
+            "tokens": record.total_tokens, "usd": round(record.cost_usd, 10),
+            "measure_llm_calls": record.measure_llm_calls or 0, "measure_tokens": record.measure_tokens or 0,
+            "measure_usd": round(record.measure_cost_usd or 0.0, 10), "score": None,
+            "best_score": record.score_best, "objectives": {}, "kind": "stop"}))
+    except (OSError, StoreError):
+        pass  # the record stands without it
 
 
 def record_for(spec: JobSpec, job: JobStore, finished: Finished, *, run_id: str, attempt: int,

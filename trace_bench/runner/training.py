@@ -1,8 +1,12 @@
 """Training and finalisation of a job: run the trainer, then measure and record how it ended.
 
 A trainer's exception ends training, not the job: the final and best states are still measured
-and written, and the record carries the error.  Only what happens before training (the problem
-does not load, no trainable parameter) fails the job without scores.
+and written, and the record carries the error.  A failure of the task itself (its guide raised or
+gave a non-finite score, see :mod:`trace_bench.trainers.evaluate`) ends the job ``task_error``
+without any score, even when the trainer or a library swallowed the exception.  When training was
+stopped (budget, error), the parameters the trainer left are measured and shown as the harness's
+(curve row ``harness_final``, ``score_final``) but never credited as the best state
+(:mod:`.recorder`).
 """
 
 from __future__ import annotations
@@ -44,13 +48,18 @@ def train(spec: JobSpec, setup: JobSetup, recorder: JobRecorder, events: EventLo
                              on_step=recorder.on_step, selection_score=setup.measurer.selection)
     trainer = trainer_cls(context, params)
     outcome = TrainingOutcome(resolved=resolved_settings(context))
+    if not getattr(trainer_cls, "uses_optimizer", True) and spec.optimizer is None:
+        outcome.resolved["resolved_optimizer"] = None  # the trainer's own update rule: no opto optimizer
     try:
         trainer.train()
     except BudgetExhaustedError as exc:
-        outcome.status, outcome.error = Status.BUDGET_EXHAUSTED, str(exc)
         spent = setup.session.budget_spent()  # settled: calls in flight when the stop came are counted
-        events.write(BudgetExhausted(resource=exc.resource, limit=exc.limit,
-                                     spent=spent.get(exc.resource, exc.spent)))
+        used = spent.get(exc.resource, exc.spent)
+        # the settled figure, not the one the stopping thread saw while other threads' calls were in
+        # flight: the text is then the same in a run and in its replay
+        outcome.status = Status.BUDGET_EXHAUSTED
+        outcome.error = f"budget exhausted: {exc.resource} {used:g} >= {exc.limit:g}"
+        events.write(BudgetExhausted(resource=exc.resource, limit=exc.limit, spent=used))
     except MemoryError:
         raise
     except Exception as exc:
@@ -62,6 +71,10 @@ def train(spec: JobSpec, setup: JobSetup, recorder: JobRecorder, events: EventLo
             outcome.error += f" (after LLM error {type(cause).__name__}: {cause})"
         outcome.traceback = traceback.format_exc()
     outcome.n_evals = context.n_evals
+    task_failure = setup.problem.guide_failures.first
+    if task_failure is not None:  # the first one, even if a trainer or a library swallowed it
+        outcome.status, outcome.error = Status.TASK_ERROR, f"task_error: {task_failure}"
+        outcome.traceback = task_failure.traceback_text
     return outcome
 
 
@@ -76,25 +89,29 @@ def resolved_settings(context: Any) -> dict[str, Any]:
 
 def finalise(result: JobResult, setup: JobSetup, recorder: JobRecorder, outcome: TrainingOutcome) -> None:
     """Measure the final state, write the final and best states, fill the record's scores, and
-    leave the live parameters at the best state."""
+    leave the live parameters at the best state.  A task error is recorded without any score."""
     from trace_bench.trainers.state import apply_state, snapshot
 
-    final = snapshot(setup.parameters)
-    final_score, final_dict = setup.measurer.selection(final)
-    best_state = recorder.finish(final, final_score, final_dict)
     result.status, result.error = outcome.status, outcome.error
     for name, value in outcome.resolved.items():
         setattr(result, name, value)
     if outcome.traceback:
         result.traceback = outcome.traceback
+    result.n_steps = recorder.steps
+    result.n_evals = outcome.n_evals
+    if outcome.status == Status.TASK_ERROR:
+        recorder.stop(outcome.n_evals)
+        return
+    final = snapshot(setup.parameters)
+    final_score, final_dict = setup.measurer.selection(final)
+    credited = outcome.status == Status.OK  # a stopped trainer never validated what it left
+    best_state = recorder.finish(final, final_score, final_dict, credited=credited, n_evals=outcome.n_evals)
     result.score_final = final_score
     result.score_best = recorder.best.score
     result.score_dict_best = recorder.best.score_dict
     result.best_state_failed = setup.measurer.failed(best_state)
     for name, value in task_report_fields(setup.problem, best_state).items():
         setattr(result, name, value)
-    result.n_steps = recorder.steps
-    result.n_evals = outcome.n_evals
     if setup.problem.test_dataset:
         result.score_test_last = setup.measurer.test(final)
         result.score_test_best = setup.measurer.test(best_state)

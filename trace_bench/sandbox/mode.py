@@ -26,7 +26,11 @@ _USED_LOCK = threading.Lock()
 
 
 class SandboxUnavailable(RuntimeError):
-    """Candidate code cannot run: bubblewrap does not work here and the weak mode was not allowed."""
+    """Candidate code cannot run: bubblewrap does not work here and the weak mode was not allowed.
+    The job fails (``job_status``): this machine cannot run the task, the task is not broken and the
+    candidate is not at fault."""
+
+    job_status = "failed"
 
 
 def setting() -> str:

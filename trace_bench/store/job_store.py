@@ -261,6 +261,17 @@ class JobStore:
                 continue
         return points
 
+    def read_stdout_tail(self, lines: int = 40) -> str:
+        """The last ``lines`` lines of ``stdout.log`` (empty when there is none)."""
+        try:
+            with open(self.stdout_path, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, handle.tell() - 64 * 1024))
+                text = handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
     def curve_cells(self) -> tuple[list[str], list[list[str]]]:
         """(the file's header, rows as strings in ``CURVE_COLUMNS`` order, objective columns left
         out); a row with the wrong number of cells (torn by a kill) is dropped.  Fast path for bulk
@@ -368,6 +379,10 @@ class CurveWriter:
         self._objectives = list(objectives or [])
         self._writer.writerow([*CURVE_COLUMNS, *(OBJECTIVE_PREFIX + name for name in self._objectives)])
         self._handle.flush()
+
+    @property
+    def closed(self) -> bool:
+        return self._handle.closed
 
     def row(self, row: CurveRow) -> None:
         values = jsonio.finite(row.model_dump())

@@ -22,6 +22,9 @@ class Status(str, Enum):
     BUDGET_EXHAUSTED = "budget_exhausted"
     SKIPPED = "skipped"
     INFRA_ERROR = "infra_error"
+    #: the task itself is broken: its guide or evaluator raised or gave a non-finite score, or it
+    #: could not be built (never a score of the candidate's)
+    TASK_ERROR = "task_error"
     INTERRUPTED = "interrupted"
 
     def __str__(self) -> str:
@@ -65,7 +68,8 @@ SUCCESSFUL: frozenset[Status] = frozenset({Status.OK, Status.BUDGET_EXHAUSTED})
 #: run may exit 0.  (``--resume auto`` still retries a skipped job: its task may be available now.)
 COMPLETE: frozenset[Status] = SUCCESSFUL | {Status.SKIPPED}
 #: The job ended abnormally on its own (not stopped by the user, not skipped).
-FAILED: frozenset[Status] = frozenset({Status.FAILED, Status.TIMEOUT, Status.OOM, Status.INFRA_ERROR})
+FAILED: frozenset[Status] = frozenset({Status.FAILED, Status.TIMEOUT, Status.OOM, Status.INFRA_ERROR,
+                                       Status.TASK_ERROR})
 #: Every status is terminal: a job with a status has ended; ``running``/``pending`` are not statuses.
 TERMINAL: frozenset[Status] = frozenset(Status)
 

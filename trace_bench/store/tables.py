@@ -27,13 +27,14 @@ from trace_bench.store.frontier import cost_axis, on_frontier
 from trace_bench.store.jsonio import loads
 from trace_bench.store.legacy_columns import legacy_values
 from trace_bench.store.models import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobResult, Summary
-from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, competition_ranks, task_metric
+from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, arm_ranks, task_metric, variant_of
 from trace_bench.store.results_index import LazyResult, loaded
 from trace_bench.store.stats import summarize
 from trace_bench.store.status import SUCCESSFUL
 
 LEADERBOARD_COLUMNS = (
-    "task", "suite", "rank", "trainer", "params_label", "ranked_on", "count", "failed", "mean", "std",
+    "task", "suite", "rank", "trainer", "params_label", "ranked_on", "count", "failed", "planned", "complete",
+    "mean", "std",
     "ci95_low", "ci95_high", "mean_best", "std_best", "mean_test", "mean_test_last", "mean_initial",
     "mean_llm_calls", "mean_tokens", "mean_cost_usd", "frontier_axis", "on_frontier",
 )
@@ -67,12 +68,21 @@ class ResultTables:
         self.run_meta = run_meta
         self.records: dict[str, JobResult | LazyResult] = {}
         self.order: dict[str, int] = {}
+        self.planned: dict[tuple[str, str, str], int] = {}
         self.min_interval_s = min_interval_s
         self._next_write = 0.0
         self._dirty = False
 
     def set_order(self, job_ids: list[str]) -> None:
         self.order = {job_id: i for i, job_id in enumerate(job_ids)}
+
+    def set_planned(self, arms: list[tuple[str, str, str, str]]) -> None:
+        """The run's planned jobs as (task, task label, trainer, params label), one per job: how many
+        seeds each arm planned, so an arm with missing seeds is known to be incomplete."""
+        self.planned = defaultdict(int)
+        for task, label, trainer, params in arms:
+            task_label, params_label = variant_of(task, label, params)
+            self.planned[(task_label, trainer, params_label)] += 1
 
     def add(self, record: JobResult | LazyResult) -> None:
         self.records[record.job_id] = record if isinstance(record, LazyResult) else LazyResult.of(record)
@@ -124,7 +134,8 @@ class ResultTables:
             for index, lazy in enumerate(ordered):
                 record = loaded(lazy)
                 totals.add(record)
-                arms[(record.task, record.trainer, record.params_label)].append(_Scores.of(record))
+                task_label, params_label = variant_of(record.task, record.task_label, record.params_label)
+                arms[(task_label, record.trainer, params_label)].append(_Scores.of(record))
                 writer.writerow(_csv_row(record, objectives))
                 if index % 512 == 511:
                     yield buffer.getvalue()
@@ -134,7 +145,7 @@ class ResultTables:
 
         write_text_chunks(self.results_csv, rows())
         write_json(self.summary_path, totals.summary(self.run_meta, len(ordered)).record(), durable=True)
-        self._write_leaderboard(arms)
+        self._write_leaderboard(arms, self.planned)
         now = time.monotonic()
         self._next_write = now + max(self.min_interval_s, 9 * (now - started))
         self._dirty = False
@@ -146,12 +157,16 @@ class ResultTables:
         return totals.summary(self.run_meta, len(records))
 
     @staticmethod
-    def leaderboard_rows(arms: dict[tuple[str, str, str], list[_Scores]],
+    def leaderboard_rows(arms: dict[tuple[str, str, str], list[_Scores]], planned: dict[tuple[str, str, str], int] | None = None,
                          metric: str = DEFAULT_METRIC) -> list[dict[str, Any]]:
-        """Per task, arms ranked by the mean of the task's ranking metric (``ranked_on``): a held-out
-        test score where some scored job of the task has one, else the best selection score.
+        """Per task (a task label: one task under one eval_kwargs), arms ranked by the mean of the
+        task's ranking metric (``ranked_on``): a held-out test score where some scored job of the task
+        has one, else the best selection score.  Complete arms (every planned seed scored) come
+        before incomplete ones (``complete`` false; ``count`` of ``planned`` seeds scored).
         ``on_frontier``: the arm is on the task's cost–quality frontier (that mean against the mean
         trainer-phase cost on ``frontier_axis``, see :mod:`trace_bench.store.frontier`)."""
+        planned = planned or {}
+        arms = {**{arm: [] for arm in planned}, **arms}  # an arm none of whose jobs ended yet is listed too
         scored_by_arm = {arm: [m for m in members if m.scored] for arm, members in arms.items()}
         held_out = {arm[0] for arm, scored in scored_by_arm.items() if any(m.get(metric) is not None for m in scored)}
         rows = []
@@ -161,8 +176,10 @@ class ResultTables:
             n, mean, std, low, high = summarize([v for m in scored if (v := m.get(ranked_on)) is not None])
             _, mean_best, std_best, _, _ = summarize([m.best for m in scored])  # type: ignore[misc]
             rows.append({
-                "task": task, "suite": members[0].suite, "trainer": trainer, "params_label": label,
+                "task": task, "suite": members[0].suite if members else task.split(":", 1)[0], "trainer": trainer,
+                "params_label": label,
                 "ranked_on": ranked_on, "count": len(scored), "failed": len(members) - len(scored),
+                "planned": max(planned.get((task, trainer, label), 0), len(members)),
                 "mean": mean, "std": std, "ci95_low": low, "ci95_high": high,
                 "mean_best": mean_best, "std_best": std_best,
                 "mean_test": _mean([m.test_best for m in scored]),  # type: ignore[misc]
@@ -175,6 +192,8 @@ class ResultTables:
         by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for row in rows:
             by_task[row["task"]].append(row)
+        for row in rows:
+            row["complete"] = row["count"] == row["planned"] > 0
         axes = {task: cost_axis((m.llm_calls, m.tokens, m.cost_usd) for (t, _, _), scored in scored_by_arm.items()
                                 if t == task for m in scored) for task in by_task}
         ranked: list[dict[str, Any]] = []
@@ -183,17 +202,19 @@ class ResultTables:
             column = _AXIS_COLUMNS[axes[task]]
             for row, front in zip(entries, on_frontier([(r[column], r["mean"]) for r in entries]), strict=True):
                 row["frontier_axis"], row["on_frontier"] = axes[task], front
-            for row, rank in zip(entries, competition_ranks([r["mean"] for r in entries]), strict=True):
+            ranks = arm_ranks([r["mean"] for r in entries], [r["complete"] for r in entries])
+            for row, rank in zip(entries, ranks, strict=True):
                 row["rank"] = rank
             ranked += sorted(entries, key=lambda r: (r["rank"] is None, r["rank"] or 0, r["trainer"],
                                                      r["params_label"]))
         return ranked
 
-    def _write_leaderboard(self, arms: dict[tuple[str, str, str], list[_Scores]]) -> None:
+    def _write_leaderboard(self, arms: dict[tuple[str, str, str], list[_Scores]],
+                           planned: dict[tuple[str, str, str], int]) -> None:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(LEADERBOARD_COLUMNS)
-        for row in self.leaderboard_rows(arms):
+        for row in self.leaderboard_rows(arms, planned):
             writer.writerow([_cell(row.get(c)) for c in LEADERBOARD_COLUMNS])
         write_text(self.leaderboard, buffer.getvalue())
 

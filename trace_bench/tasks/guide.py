@@ -5,12 +5,60 @@ from the feedback text; trainers select candidates by the score.  Multi-objectiv
 override :meth:`Guide.get_score_dict`.  Task modules written for the original Trace-Bench
 import this class as ``opto.trainer.guide.Guide``; :mod:`trace_bench.compat` makes that name
 resolve here when the installed ``opto`` lacks a trainer package.
+
+A guide that raises, or returns a score that is not a finite number, is a broken task, not a bad
+candidate: the job ends with status ``task_error`` (:class:`TaskError`) and is never scored.  A
+guide says that a candidate's output is unusable (not a number, not parseable) by raising
+:class:`OutputRejected`: that rollout scores the task's failure score with the message as
+feedback.  A task whose guide raises on bad outputs by design (the original Trace-Bench's, say)
+opts in with ``score_guide_errors: true`` in its problem: then every exception and non-finite
+score of its guide is scored as a failure, and the run counts them (``guide_errors_scored``).
 """
 
 from __future__ import annotations
 
 import copy
+import threading
+from dataclasses import dataclass, field
 from typing import Any
+
+
+class OutputRejected(Exception):  # noqa: N818 - a verdict on the output, not an error of the guide
+    """Raised by a guide for an output it cannot score (not a number, not parseable, out of range):
+    the rollout gets the task's failure score and this message as the feedback optimizers read."""
+
+
+class TaskError(Exception):
+    """A task's guide or evaluator failed (it raised, or returned a non-finite score): the job ends
+    with status ``task_error``, this message as its error and ``traceback_text`` (the guide's own
+    traceback) as its traceback.  Never a score."""
+
+    job_status = "task_error"
+
+    def __init__(self, message: str, traceback_text: str = "") -> None:
+        super().__init__(message)
+        self.traceback_text = traceback_text
+
+
+@dataclass
+class GuideFailures:
+    """What the guide of one job's problem did wrong, shared by the trainer's evaluator and the
+    harness's: the first :class:`TaskError` (kept even when a trainer or a library swallows the
+    exception, so the job still ends ``task_error``), and, for a task that opted in with
+    ``score_guide_errors``, how many guide failures were scored as failures."""
+
+    first: TaskError | None = None
+    scored: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def record(self, error: TaskError) -> None:
+        with self._lock:
+            if self.first is None:
+                self.first = error
+
+    def count_scored(self) -> None:
+        with self._lock:
+            self.scored += 1
 
 
 class Guide:

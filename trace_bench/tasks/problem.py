@@ -9,6 +9,10 @@ Failures never score well: a rollout whose trainable code raised, or whose outpu
 not score, gets :attr:`Problem.failure_score`: the task's declared ``failure_score``, else the
 bottom of its declared ``score_range``, else :data:`DEFAULT_FAILURE_SCORE`, far below any score a
 task reports.  Both keys may sit at the top level or in ``metadata``.
+
+A guide that raises or returns a non-finite score fails the job (``task_error``, see
+:mod:`trace_bench.tasks.guide`) unless the task opts in with ``score_guide_errors: true`` (top level
+or ``metadata``); a guide rejects one output on purpose by raising ``OutputRejected``.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from trace_bench.tasks.guide import GuideFailures
 
 REQUIRED_KEYS = ("param", "guide", "train_dataset")
 DEFAULT_FAILURE_SCORE = -1e9
@@ -49,6 +55,17 @@ def _check_dataset(name: str, value: Any, *, task_id: str, required: bool) -> Da
     if not inputs:
         return None
     return {"inputs": inputs, "infos": infos}
+
+
+def _stub_answers(value: Any, task_id: str) -> dict[str, str]:
+    """``stub_answers``: a mapping question -> answer, or (question, answer) pairs."""
+    if value is None:
+        return {}
+    pairs = value.items() if isinstance(value, dict) else value
+    try:
+        return {str(question): str(answer) for question, answer in pairs}
+    except (TypeError, ValueError):
+        raise ProblemError(f"{task_id}: stub_answers must map questions to answers") from None
 
 
 def _number(value: Any, what: str, task_id: str, *, allow_infinite: bool = False) -> float:
@@ -87,9 +104,14 @@ class Problem:
     objective_config: Any = None
     metadata: dict[str, Any] = field(default_factory=dict)
     stub_candidates: list[Any] = field(default_factory=list)
+    #: question text -> gold answer, for the stub agent of a prompt task (``trace_bench.llm.stub_agent``)
+    stub_answers: dict[str, str] = field(default_factory=dict)
     extras: dict[str, Any] = field(default_factory=dict)
     score_range: tuple[float, float] | None = None
     declared_failure_score: float | None = None
+    #: the task's opt-in: its guide's exceptions and non-finite scores are scored as failures
+    score_guide_errors: bool = False
+    guide_failures: GuideFailures = field(default_factory=GuideFailures, repr=False)
 
     @classmethod
     def from_mapping(cls, raw: Any, task_id: str) -> Problem:
@@ -103,6 +125,7 @@ class Problem:
         known = {
             "param", "guide", "train_dataset", "validate_dataset", "validation_dataset", "test_dataset",
             "optimizer_kwargs", "objective_config", "metadata", "stub_candidates", "score_range", "failure_score",
+            "score_guide_errors", "stub_answers",
         }
         validate = raw.get("validate_dataset", raw.get("validation_dataset"))
         optimizer_kwargs = raw.get("optimizer_kwargs") or {}
@@ -114,6 +137,9 @@ class Problem:
         score_range = _score_range(raw.get("score_range", metadata.get("score_range")), task_id)
         failure = raw.get("failure_score", metadata.get("failure_score"))
         failure = None if failure is None else _number(failure, "failure_score", task_id)
+        opt_in = raw.get("score_guide_errors", metadata.get("score_guide_errors", False))
+        if not isinstance(opt_in, bool):
+            raise ProblemError(f"{task_id}: score_guide_errors must be true or false, got {opt_in!r}")
         if failure is not None and score_range is not None and failure > score_range[0]:
             raise ProblemError(f"{task_id}: failure_score {failure:g} is above the bottom of score_range "
                                f"{score_range[0]:g}; a failure must never beat a valid answer")
@@ -135,9 +161,11 @@ class Problem:
             objective_config=raw.get("objective_config"),
             metadata=dict(metadata),
             stub_candidates=list(raw.get("stub_candidates") or []),
+            stub_answers=_stub_answers(raw.get("stub_answers"), task_id),
             extras={k: v for k, v in raw.items() if k not in known},
             score_range=score_range,
             declared_failure_score=failure,
+            score_guide_errors=opt_in,
         )
 
     @property

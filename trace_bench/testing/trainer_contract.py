@@ -113,11 +113,22 @@ def _assert_finished(outcome: JobOutcome, allowed: tuple[str, ...] = ("ok",)) ->
 
 
 def check_curve(outcome: JobOutcome) -> None:
-    """curve.csv has the initial row plus one row per reported step, numbered 0..n_steps."""
+    """curve.csv is the record: the initial row, one row per reported step numbered 1..n_steps, and a
+    last row at the job's total trainer-phase spend (``final`` when training ended normally,
+    ``harness_final`` after a stop); the job's best score is the best its curve shows."""
     rows = outcome.curve()
-    n_steps = outcome.result.n_steps
-    assert len(rows) == n_steps + 1, f"curve has {len(rows)} rows for {n_steps} steps (expected n_steps + 1)"
-    assert [int(row["step"]) for row in rows] == list(range(n_steps + 1)), "curve steps are not 0..n_steps"
+    result = outcome.result
+    n_steps = result.n_steps
+    assert len(rows) == n_steps + 2, f"curve has {len(rows)} rows for {n_steps} steps (expected n_steps + 2)"
+    assert [int(row["step"]) for row in rows] == [*range(n_steps + 1), n_steps], "curve steps are not 0..n_steps, n"
+    kinds = [row["kind"] for row in rows]
+    last = "final" if result.status == "ok" else "harness_final"
+    assert kinds == ["initial", *["step"] * n_steps, last], f"curve kinds {kinds}"
+    assert (int(rows[-1]["llm_calls"]), int(rows[-1]["tokens"])) == (result.llm_calls, result.total_tokens), \
+        "the curve's last row is not at the job's total trainer-phase spend"
+    bests = [float(row["best_score"]) for row in rows if row["best_score"] not in ("", None)]
+    assert result.score_best is None or (bests and max(bests) == result.score_best), \
+        f"score_best {result.score_best} is not the best the curve shows ({bests})"
 
 
 def check_restorable(outcome: JobOutcome, tolerance: float = 1e-9) -> None:
@@ -134,7 +145,7 @@ def check_restorable(outcome: JobOutcome, tolerance: float = 1e-9) -> None:
     problem = load_problem(spec)
     parameters = trainable_parameters(problem.param)
     session = build_session(mode=spec.mode, llm=spec.llm, budget=None, seed=spec.seed,
-                            stub_candidates=problem.stub_candidates)
+                            stub_candidates=problem.stub_candidates, stub_answers=problem.stub_answers)
     score, _ = Measurer(problem, parameters, session).selection(state)
     assert score is not None and result.score_best is not None, "no score to compare"
     assert math.isclose(score, result.score_best, rel_tol=0, abs_tol=tolerance), (

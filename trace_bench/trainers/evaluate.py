@@ -1,13 +1,19 @@
 """Rollouts and evaluation: run the agent on examples and score with the guide.
 
-A rollout is (input, info, output node, score, feedback, score dict).  Failures are data and never
-score well: when trainable code raises (``trace.ExecutionError``) or the guide cannot score the
-output (it raised on it, or returned a non-finite score), the rollout gets the task's failure score
-(:attr:`trace_bench.tasks.problem.Problem.failure_score`), the error text as feedback so optimizers
-can learn from it, and ``error=True``.  On a multi-objective task a failed rollout scores the
-failure score on every objective (as the worst value, for minimized ones), so a state that fails
-on some inputs can never look good on any objective.  LLM errors and exceptions that name a job
-status (infrastructure failures) are not the candidate's fault and propagate.
+A rollout is (input, info, output node, score, feedback, score dict).  A candidate's failures are
+data and never score well: when trainable code raises (``trace.ExecutionError``) or the guide
+rejects the output (it raised :class:`~trace_bench.tasks.guide.OutputRejected`), the rollout gets
+the task's failure score (:attr:`trace_bench.tasks.problem.Problem.failure_score`), the error text
+as feedback so optimizers can learn from it, and ``error=True``.  On a multi-objective task a
+failed rollout scores the failure score on every objective (as the worst value, for minimized
+ones), so a state that fails on some inputs can never look good on any objective.
+
+A failure of the guide itself is not the candidate's: a guide that raises anything else, or
+returns a score that is not a finite number, raises :class:`~trace_bench.tasks.guide.TaskError`
+(recorded in the problem's :class:`~trace_bench.tasks.guide.GuideFailures` too, so a trainer or
+library that swallows the exception cannot hide it) and the job ends ``task_error``, unless the
+task opted in with ``score_guide_errors`` (then it is scored as a failure and counted).  LLM errors
+and exceptions that name a job status (infrastructure failures) propagate unchanged.
 
 :func:`summarize` is the one rule that turns a batch of rollouts into (score, score dict, failed),
 used by trainers and by the harness's measurements alike.
@@ -17,12 +23,13 @@ from __future__ import annotations
 
 import contextvars
 import math
+import traceback
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from trace_bench.tasks.guide import call_guide
+from trace_bench.tasks.guide import GuideFailures, OutputRejected, TaskError, call_guide
 from trace_bench.trainers.objectives import ObjectiveConfig, mean_score_dict, scalarize
 from trace_bench.trainers.threads import make_opto_thread_safe
 
@@ -72,22 +79,25 @@ def _forward(param: Any, x: Any) -> tuple[Any, bool]:
     return output, False
 
 
-def _candidate_fault(exc: Exception) -> bool:
-    """Whether a guide's exception is the candidate's doing (an output it cannot parse or use),
-    rather than an LLM failure, memory exhaustion or an infrastructure problem that must end the job."""
+def _passes_through(exc: Exception) -> bool:
+    """Whether a guide's exception ends the job as it is: an LLM failure, memory exhaustion, or an
+    exception that names its job status (an infrastructure problem, a task error)."""
     from trace_bench.llm.errors import LLMError
 
-    return not isinstance(exc, (LLMError, MemoryError)) and not getattr(exc, "job_status", None)
+    return isinstance(exc, (LLMError, MemoryError)) or bool(getattr(exc, "job_status", None))
 
 
 class Evaluator:
     """Runs rollouts for one problem; threads parallelize examples within a batch."""
 
     def __init__(self, param: Any, guide: Any, *, error_score: float = 0.0, num_threads: int = 1,
-                 want_score_dict: bool = False, objective: ObjectiveConfig | None = None) -> None:
+                 want_score_dict: bool = False, objective: ObjectiveConfig | None = None,
+                 score_guide_errors: bool = False, failures: GuideFailures | None = None) -> None:
         self.param = param
         self.guide = guide
         self.error_score = error_score
+        self.score_guide_errors = score_guide_errors
+        self.failures = failures if failures is not None else GuideFailures()
         self.num_threads = max(1, int(num_threads))
         self.objective = objective
         self.want_score_dict = want_score_dict or bool(objective and objective.multi)
@@ -111,25 +121,49 @@ class Evaluator:
         self.n_evals += 1
         if error:
             return self._failed(x, info, output, str(output.data))
-        response = output.data
+        return self.score_response(x, output.data, info, output)
+
+    def score_response(self, x: Any, response: Any, info: Any, output: Any = None, *,
+                       want_score_dict: bool | None = None) -> Rollout:
+        """Score one response with the guide under the module's rule (``output``: the traced node,
+        when there is one).  Every path that asks a task's guide for a score goes through here."""
+        want = self.want_score_dict if want_score_dict is None else want_score_dict
+        output = response if output is None else output
         try:
             score, feedback = call_guide(self.guide, x, response, info)
             score_dict: dict[str, float] = {}
             if isinstance(score, dict):
                 score_dict = {k: _to_float(v) for k, v in score.items()}
                 score = sum(score_dict.values()) / max(1, len(score_dict))
-            elif self.want_score_dict and hasattr(self.guide, "get_score_dict"):
+            elif want and hasattr(self.guide, "get_score_dict"):
                 score_dict = {k: _to_float(v) for k, v in self.guide.get_score_dict(x, response, info).items()}
+        except OutputRejected as exc:
+            return self._failed(x, info, output, f"The output was rejected: {exc}")
         except Exception as exc:
-            if not _candidate_fault(exc):
+            if _passes_through(exc):
                 raise
-            return self._failed(x, info, output, f"The output could not be scored: {type(exc).__name__}: {exc}")
+            message = f"the guide {_guide_name(self.guide)} raised {type(exc).__name__}: {exc}"
+            return self._guide_failed(x, info, output, message, traceback.format_exc(), exc)
         number = _to_float(score)
         if not math.isfinite(number) or not all(math.isfinite(v) for v in score_dict.values()):
-            return self._failed(x, info, output, f"{feedback}\n(The score is not a finite number: a failure.)")
+            shown = score_dict if score_dict and math.isfinite(number) else score
+            message = f"the guide {_guide_name(self.guide)} returned a score that is not a finite number: {shown!r}"
+            return self._guide_failed(x, info, output, message, "", None, feedback)
         if score_dict and not self._metrics:
             self._metrics = tuple(score_dict)
         return Rollout(x, info, output, number, feedback, score_dict or {"score": number})
+
+    def _guide_failed(self, x: Any, info: Any, output: Any, message: str, trace_text: str,
+                      cause: BaseException | None, feedback: str = "") -> Rollout:
+        """A failure of the guide: scored as a failed rollout where the task opted in, else a
+        :class:`TaskError` that ends the job (recorded first, so it survives being swallowed)."""
+        if self.score_guide_errors:
+            self.failures.count_scored()
+            note = f"(scored as a failure: {message})"
+            return self._failed(x, info, output, f"{feedback}\n{note}" if feedback else note)
+        error = TaskError(message, trace_text or "".join(traceback.format_stack(limit=12)))
+        self.failures.record(error)
+        raise error from cause
 
     def rollouts(self, inputs: Sequence[Any], infos: Sequence[Any]) -> list[Rollout]:
         pairs = list(zip(inputs, infos, strict=True))
@@ -153,9 +187,19 @@ def summarize(rollouts: Sequence[Rollout], objective: ObjectiveConfig | None) ->
 
 
 def make_evaluator(problem: Any, *, num_threads: int = 1) -> Evaluator:
-    """The evaluator of a problem: its failure score and objective (trainers and measurements)."""
+    """The evaluator of a problem: its failure score, objective and guide-failure rule (trainers and
+    measurements share the problem's record of guide failures)."""
     return Evaluator(problem.param, problem.guide, error_score=problem.failure_score, num_threads=num_threads,
-                     objective=ObjectiveConfig.coerce(problem.objective_config))
+                     objective=ObjectiveConfig.coerce(problem.objective_config),
+                     score_guide_errors=bool(getattr(problem, "score_guide_errors", False)),
+                     failures=getattr(problem, "guide_failures", None))
+
+
+def _guide_name(guide: Any) -> str:
+    """A guide's class, or a plain function's own name."""
+    if hasattr(guide, "get_feedback"):
+        return type(guide).__qualname__
+    return str(getattr(guide, "__qualname__", type(guide).__qualname__))
 
 
 def mean(values: Sequence[float]) -> float:

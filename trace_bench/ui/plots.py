@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.store.models import StoreError
+from trace_bench.store.ranking import variant_of
 from trace_bench.store.run_store import RunStore
 from trace_bench.ui.discovery import job_entries
 
@@ -22,13 +23,14 @@ POINT_COLUMNS = ("step", "wall_s", "n_evals", "llm_calls", "tokens", "usd", "sco
 PLOT_COLUMNS = ["x", "best_score", "series"]
 
 
-def job_points(run_dir: Path, job_id: str) -> list[dict[str, float | None]]:
-    """A job's curve points as numbers (the store drops torn rows); none when unreadable."""
+def job_points(run_dir: Path, job_id: str) -> list[dict[str, Any]]:
+    """A job's curve points as numbers, with each row's ``kind`` (the store drops torn rows); none
+    when unreadable."""
     try:
         rows = RunStore(run_dir).job(job_id).read_curve()
     except StoreError:
         return []
-    return [{c: _number(getattr(row, c)) for c in POINT_COLUMNS} for row in rows]
+    return [{**{c: _number(getattr(row, c)) for c in POINT_COLUMNS}, "kind": row.kind or ""} for row in rows]
 
 
 def _number(value: float | int | None) -> float | None:
@@ -59,12 +61,11 @@ def curves_long(run_dir: Path, job_ids: list[str] | None = None) -> Any:
     for entry in job_entries(Path(run_dir)):
         if wanted is not None and entry["job_id"] not in wanted:
             continue
+        task, params = variant_of(str(entry.get("task", "?")), entry.get("task_label"), entry.get("params_label"))
         for point in job_points(run_dir, entry["job_id"]):
-            rows.append({"job_id": entry["job_id"], "task": str(entry.get("task", "?")),
-                         "trainer": str(entry.get("trainer", "?")),
-                         "params_label": str(entry.get("params_label") or "default"),
-                         "seed": entry.get("seed"), **point})
-    columns = ["job_id", "task", "trainer", "params_label", "seed", *POINT_COLUMNS]
+            rows.append({"job_id": entry["job_id"], "task": task, "trainer": str(entry.get("trainer", "?")),
+                         "params_label": params, "seed": entry.get("seed"), **point})
+    columns = ["job_id", "task", "trainer", "params_label", "seed", *POINT_COLUMNS, "kind"]
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -112,6 +112,37 @@ def display_value(value: Any) -> Any:
     return value
 
 
+def labelled_results(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """results.csv rows with ``task`` as every table names it: one task under one set of
+    eval_kwargs is its own task (``task_label``; older runs: from an ``;eval:`` params label)."""
+    from trace_bench.store.ranking import variant_of
+
+    shown = []
+    for row in rows:
+        task, params = variant_of(row.get("task", ""), row.get("task_label"), row.get("params_label"))
+        shown.append({**row, "task": task, "params_label": params})
+    return shown
+
+
+def leaderboard_display(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """leaderboard.csv rows with a ``seeds`` column after the arm: the scored seeds, and ``k/N
+    seeds, incomplete`` for an arm with failed or missing seeds (ranked after the complete arms)."""
+    from trace_bench.store.ranking import seeds_cell
+
+    shown = []
+    for row in rows:
+        count, planned = row.get("count", ""), row.get("planned", "")
+        seeds = count if row.get("complete", "true") != "false" or not planned else \
+            f"{seeds_cell(int(count or 0), int(planned))}, incomplete"
+        ordered: dict[str, str] = {}
+        for key, value in row.items():
+            ordered[key] = value
+            if key == "params_label":
+                ordered["seeds"] = seeds
+        shown.append(ordered)
+    return shown
+
+
 def frame_of(rows: list[dict[str, Any]], columns: list[str] | None = None) -> Any:
     """A pandas frame for ``gr.Dataframe``: strings masked, decimals rounded for display
     (:func:`display_value`), the run's files untouched."""

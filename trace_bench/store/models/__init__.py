@@ -24,6 +24,7 @@ from trace_bench.store.models.events import (
     TrackerWarning,
 )
 from trace_bench.store.models.job import (
+    CREDITED_CURVE_KINDS,
     CSV_COLUMNS,
     CURVE_COLUMNS,
     LEGACY_CSV_COLUMNS,
@@ -57,7 +58,7 @@ from trace_bench.store.models.run import (
 )
 
 __all__ = [
-    "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX", "RESOLVED_FIELDS",
+    "CREDITED_CURVE_KINDS", "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX", "RESOLVED_FIELDS",
     "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
     "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "IntegrityReport", "JobEnded", "JobEvent", "JobFinished", "JobMeta",
     "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "LLMCall", "LeakFinding", "Manifest", "ManifestJob", "NewerSchemaError",

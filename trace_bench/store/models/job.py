@@ -46,6 +46,8 @@ class JobMeta(StoreModel):
     task: str
     suite: str = ""
     eval_kwargs: dict[str, Any] = Field(default_factory=dict)
+    task_label: str = Field(default="", description="the task as tables name it: its id, or `id[k=v,...]` when "
+                            "the run has it under several eval_kwargs (empty in older files: the id)")
     trainer: str
     params: dict[str, Any] = Field(default_factory=dict)
     params_label: str = "default"
@@ -109,7 +111,8 @@ class JobResult(StoreModel):
     Trace-Bench's ``eval_kwargs``, ``resolved_*``, ``llm_provider`` and ``llm_base_url`` (empty in
     older files).  Version 5 adds the integrity audit: ``leaked_test_items``,
     ``leaked_validation_items``, ``sandbox_denials`` and ``sandbox_denial_kinds`` (null in older
-    files: not audited)."""
+    files: not audited), ``task_label`` (empty in older files: the task id) and
+    ``guide_errors_scored`` (null), and the status ``task_error``."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
     SCHEMA_VERSION: ClassVar[int] = 5
@@ -119,6 +122,9 @@ class JobResult(StoreModel):
     run_id: str
     job_id: str
     task: str
+    task_label: str = Field(default="", description="the task as every ranking and table names it: its id, or "
+                            "`id[k=v,...]` when the run has it under several eval_kwargs, each variant its own "
+                            "task (empty in older files: read as the id, or from an `;eval:` params_label)")
     suite: str
     trainer: str
     params: dict[str, Any] = Field(default_factory=dict)
@@ -127,7 +133,8 @@ class JobResult(StoreModel):
     mode: str
     llm_model: str = ""
     optimizer: str = Field(default="", description="the optimizer the job was configured with (the default "
-                           "OptoPrime when none was named; version 4)")
+                           "OptoPrime when none was named; empty for a trainer that uses no opto optimizer, such as "
+                           "the external libraries' trainers and NoOpTrainer; version 4)")
     model_optimizer: str = Field(default="", description="the model of the optimizer role (version 4)")
     model_agent: str = Field(default="", description="the model of the agent role (version 4)")
     model_judge: str = Field(default="", description="the model of the judge role (version 4)")
@@ -167,6 +174,9 @@ class JobResult(StoreModel):
     score_dict_best: dict[str, float | None] = Field(default_factory=dict)
     best_state_failed: bool = Field(default=False, description="the best state raised or gave an unscorable "
                                     "output on a selection example (its score holds the task's failure score)")
+    guide_errors_scored: int | None = Field(default=None, description="null unless the task opted in with "
+                                            "`score_guide_errors`; then how many exceptions or non-finite scores "
+                                            "of its guide were scored as failures instead of ending the job")
     usage_by_role: dict[str, RoleUsage] = Field(default_factory=dict)
     budget_spent: dict[str, float] = Field(default_factory=dict)
     non_finite: list[str] = Field(default_factory=list, description="score fields whose value was NaN or "
@@ -228,8 +238,9 @@ class JobResult(StoreModel):
 
 #: results.csv columns, in order (objective columns ``obj_<metric>`` follow).
 CSV_COLUMNS = (
-    "run_id", "job_id", "task", "suite", "trainer", "optimizer", "params", "params_label", "seed", "mode",
-    "llm_model", "model_optimizer", "model_agent", "model_judge", "status", "error", "score_initial", "score_final",
+    "run_id", "job_id", "task", "task_label", "suite", "trainer", "optimizer", "params", "params_label", "seed", "mode",
+    "llm_model", "model_optimizer", "model_agent", "model_judge", "status", "error", "guide_errors_scored",
+    "score_initial", "score_final",
     "score_best", "score_test", "score_test_last", "score_test_best", "selection_split", "n_steps", "n_evals", "llm_calls", "cache_hits", "prompt_tokens",
     "completion_tokens", "total_tokens", "tokens_estimated", "cost_usd", "measure_llm_calls", "measure_tokens",
     "measure_cost_usd", "time_seconds", "started_at", "finished_at", "sandbox", "leaked_test_items",
@@ -295,14 +306,20 @@ class Heartbeat(StoreModel):
     monotonic: float
 
 
+#: what a curve row is (``CurveRow.kind``)
+CurveKind = Literal["initial", "step", "final", "harness_final", "stop"]
+
+
 class CurveRow(StoreModel):
     """One row of ``artifacts/curve.csv``.  The CSV has no version column: its header is its
     contract (``CURVE_COLUMNS``, then ``obj_<metric>`` per objective of a multi-objective task),
     and a row read back is always the current version.  Version 2 adds ``objectives``; version 3
     makes ``llm_calls``/``tokens``/``usd`` the trainer's spend (the budget's quantity; before, they
-    included the harness's measurements) and adds the ``measure_*`` columns (empty in older files)."""
+    included the harness's measurements) and adds the ``measure_*`` columns (empty in older files);
+    version 4 adds ``kind`` and the last row at the job's total spend (older curves may stop at
+    their last reported step)."""
 
-    SCHEMA_VERSION: ClassVar[int] = 3
+    SCHEMA_VERSION: ClassVar[int] = 4
     FILE: ClassVar[str] = "curve.csv"
 
     step: int
@@ -319,10 +336,20 @@ class CurveRow(StoreModel):
     objectives: dict[str, float | None] = Field(
         default_factory=dict, description="per-objective means of the reported state on the selection split, as the "
         "guide returned them (the ``obj_<metric>`` columns; empty on a single-objective task)")
+    kind: CurveKind | None = Field(
+        default=None, description="what the row is: `initial` (the initial state), `step` (a state the trainer "
+        "reported), `final` (training ended normally: the state it ended on, credited like a step), "
+        "`harness_final` (training was stopped, by its budget or an error: the harness's measurement of the "
+        "parameters the trainer left, shown at the total spend and never counted in `best_score`), `stop` (the "
+        "job ended without measuring them: killed, or its task failed; spend only).  Every curve ends with a "
+        "`final`, `harness_final` or `stop` row at the job's total trainer-phase spend.  Empty in files "
+        "written before the column existed.")
 
 
+#: the kinds whose score counts towards ``best_score`` (the trainer's validated states)
+CREDITED_CURVE_KINDS = ("initial", "step", "final")
 CURVE_COLUMNS = ("step", "wall_s", "n_evals", "llm_calls", "tokens", "usd", "score", "best_score",
-                 "measure_llm_calls", "measure_tokens", "measure_usd")
+                 "measure_llm_calls", "measure_tokens", "measure_usd", "kind")
 #: prefix of the curve.csv column of one objective (``obj_<metric>``)
 OBJECTIVE_PREFIX = "obj_"
 

@@ -15,7 +15,8 @@ class ResolvedJob(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     trainer_kwargs: dict[str, Any] = Field(default_factory=dict)
-    optimizer: str | None = Field(default=None, description="OptoPrime when the config names none")
+    optimizer: str | None = Field(default=None, description="OptoPrime when the config names none; null for a "
+                                  "trainer that uses no opto optimizer")
     optimizer_kwargs: dict[str, Any] = Field(default_factory=dict)
     logger: str | None = None
 
@@ -31,6 +32,8 @@ class ManifestJob(BaseModel):
     job_id: str
     index: int = 0
     task: str
+    task_label: str = Field(default="", description="the task as tables name it (see results.json); empty in "
+                            "older manifests")
     suite: str = ""
     trainer: str
     params: dict[str, Any] = Field(default_factory=dict)

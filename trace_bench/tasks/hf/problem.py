@@ -162,4 +162,7 @@ def build_trace_problem(task_id: str = "hf:gsm8k", subtask: str | None = None,
         problem["validate_dataset"] = _dataset(chosen["validate"])
     if chosen["test"]:
         problem["test_dataset"] = _dataset(chosen["test"])
+    if kind != "code":  # the stub agent may know the answers, never a program (trace_bench.llm.stub_agent)
+        problem["stub_answers"] = {str(x["question"]): str(info["answer"]) for split in chosen.values()
+                                   for x, info in split if isinstance(x, dict) and x.get("question")}
     return problem

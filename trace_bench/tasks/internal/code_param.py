@@ -40,12 +40,13 @@ def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
                              "memory_size": 5},
         "metadata": {"benchmark": "internal", "optimizes": "python code", "scoring": "exact match rate"},
         "score_range": [0.0, 1.0],
-        # partly right programs (0, 1, 2 and 3 of 5 validation examples); the last two become fully
-        # right only after several changes of their threshold literal, so search and keeping the best matter
+        # partly right programs (0, 1, 2 and 3 of 5 validation examples); changing the modulus of the
+        # last two gets them to 4 of 5 in a few steps, so search and keeping the best matter, but no
+        # change of a literal fixes x = 0 (x % k is 0 there): the stub never reaches the optimum
         "stub_candidates": [
             "def transform(self, x):\n    return 2 * x\n",
             "def transform(self, x):\n    return x + 1\n",
-            "def transform(self, x):\n    return 2 * x + 1 if x < 2 else 2 * x\n",
-            "def transform(self, x):\n    return 2 * x + 1 if x < 4 else x\n",
+            "def transform(self, x):\n    return 2 * x + 1 if x % 5 else 2 * x\n",
+            "def transform(self, x):\n    return 2 * x + 1 if x % 10 else x\n",
         ],
     }

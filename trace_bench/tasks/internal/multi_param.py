@@ -33,6 +33,7 @@ def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
         "optimizer_kwargs": {"objective": f"Make a + b equal {target:g}.", "memory_size": 5},
         "metadata": {"benchmark": "internal", "optimizes": "two float parameters", "scoring": "-|a + b - target|"},
         "score_range": [None, 0.0],
-        # no combination of these (and the initial 1.0s) sums to the target
-        "stub_candidates": [{"a": 1.5}, {"b": 0.6}, {"a": 0.4}],
+        # no combination of these values and the initial 1.0s, each on either parameter (a library's prompt
+        # may not name the parameter), sums to the target
+        "stub_candidates": [{"a": 1.6}, {"b": 0.6}, {"a": 0.4}],
     }

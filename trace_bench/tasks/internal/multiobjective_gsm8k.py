@@ -143,4 +143,6 @@ def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
                      "scoring": "error (0/1), prompt and completion tokens; all minimized", "failure_score": -1.0},
         "stub_candidates": [{"system_prompt": "Solve step by step, briefly. Finish with '#### <number>'."},
                             {"system_prompt": "Give only the final line '#### <number>'."}],
+        # what the stub agent may know, as well as its system prompt lets it (trace_bench.llm.stub_agent)
+        "stub_answers": {r["question"]: final_number(r["answer"]) or "" for r in rows},
     }

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from opto import trace
 
-from trace_bench.tasks.guide import Guide
+from trace_bench.tasks.guide import Guide, OutputRejected
 
 TARGET = 3.0
 
 
 class DistanceGuide(Guide):
+    """Minus the distance of a numeric output to the target; an output that is not a finite number
+    is rejected (it scores the task's failure score)."""
+
     def get_feedback(self, query: Any, response: Any, reference: Any = None, **kwargs: Any) -> tuple[float, str]:
-        value = float(response)
+        try:
+            value = float(response)
+        except (TypeError, ValueError):
+            raise OutputRejected(f"the output {response!r} is not a number") from None
+        if not math.isfinite(value):
+            raise OutputRejected(f"the output {value} is not a finite number")
         score = -abs(value - float(reference))
         if score == 0:
             return score, "Correct: the output equals the target."

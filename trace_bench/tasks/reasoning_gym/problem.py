@@ -151,4 +151,6 @@ def build_trace_problem(task_id: str = "reasoning_gym:word_sorting", **eval_kwar
         problem["validate_dataset"] = _dataset(splits["validate"])
     if splits["test"]:
         problem["test_dataset"] = _dataset(splits["test"])
+    # what the stub agent may know, as well as its instruction lets it (trace_bench.llm.stub_agent)
+    problem["stub_answers"] = {str(e["question"]): str(e["answer"]) for part in splits.values() for e in part}
     return problem

@@ -6,11 +6,12 @@ the example's info ("Correct answer is: 3").  Score: minus the distance to that 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from opto import trace
 
-from trace_bench.tasks.guide import Guide
+from trace_bench.tasks.guide import Guide, OutputRejected
 
 
 def target_of(reference: Any) -> str:
@@ -21,12 +22,19 @@ def target_of(reference: Any) -> str:
 
 class HiddenNumberGuide(Guide):
     def get_feedback(self, query: Any, response: Any, reference: Any = None, **kwargs: Any) -> tuple[float, str]:
-        target = target_of(reference)
+        target = float(target_of(reference))  # the task's own info: a bad one is a task error
         try:
-            score = -abs(float(getattr(response, "data", response)) - float(target))
+            value = float(getattr(response, "data", response))
         except (TypeError, ValueError):
-            return -1.0, f"The output is not a number; target={target}"
-        return score, f"target={target}"
+            raise OutputRejected(f"the output {response!r} is not a number") from None
+        if not math.isfinite(value):
+            raise OutputRejected(f"the output {value} is not a finite number")
+        score = -abs(value - target)
+        shown = target_of(reference)
+        if score == 0:
+            return score, f"target={shown}"  # OpenTrace's own feedback
+        direction = "increase" if value < target else "decrease"
+        return score, f"target={shown}; the output {value:g} is off by {abs(value - target):g}; {direction} it."
 
 
 @trace.model
@@ -52,5 +60,6 @@ def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
         "optimizer_kwargs": {"objective": "Guess the scalar value hidden in the training info.", "memory_size": 5},
         "metadata": {"benchmark": "trace_examples", "entry": "OpenTraceSingleNodeAgent",
                      "optimizes": "an integer", "scoring": "-|value - target|"},
-        "stub_candidates": [{"value": 1}, {"value": 2}, {"value": int(float(target_of(info)))}],
+        # plausible first guesses, never the hidden number: the stub approaches it from the feedback
+        "stub_candidates": [{"value": 1}, {"value": 2}],
     }

@@ -119,8 +119,6 @@ def make_metric(ctx: TrainerContext, dataset_of_index: Callable[[int], tuple[Any
     """
     import dspy
 
-    from trace_bench.tasks.guide import call_guide
-
     def metric(gold: Any, pred: Any, trace: Any = None, pred_name: str | None = None, pred_trace: Any = None) -> Any:
         carried = getattr(pred, "_trace_bench_score", None)
         if carried is not None:
@@ -128,10 +126,13 @@ def make_metric(ctx: TrainerContext, dataset_of_index: Callable[[int], tuple[Any
         else:
             x, info = dataset_of_index(int(gold[INDEX_FIELD]))
             try:
-                raw_score, feedback = call_guide(ctx.problem.guide, x, (response_of or first_output)(pred), info)
-                score = float(raw_score)
-            except Exception as exc:  # a broken prediction is a low score with a reason, as in rollouts
+                response = (response_of or first_output)(pred)
+            except Exception as exc:  # a broken prediction is the candidate's: a low score with a reason
                 score, feedback = failure_score(ctx), f"{type(exc).__name__}: {exc}"
+            else:
+                # the rollouts' rule: a rejected output scores the failure score, a broken guide ends the job
+                rollout = ctx.evaluator.score_response(x, response, info)
+                score, feedback = rollout.score, rollout.feedback
             state = getattr(pred, "_trace_bench_state", None)
             if state is not None:
                 tracker.record(state, score)

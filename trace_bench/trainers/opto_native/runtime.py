@@ -18,7 +18,6 @@ import inspect
 import threading
 from typing import Any
 
-from trace_bench.tasks.guide import call_guide
 from trace_bench.trainers.opto_native.discovery import NativeSignature, NativeTrainer
 
 STEP_MARKER = "train score"  # opto's SearchTemplate logs "Algo/Average train score" per iteration
@@ -79,17 +78,16 @@ def opto_guide(guide: Any, ctx: Any) -> Any:
             ctx.evaluator.n_evals += 1
 
     class TaskGuide(Guide):
+        """Scores through the job's evaluator, so opto's trainers follow the harness's rule on
+        rejected outputs and broken guides (``trace_bench.trainers.evaluate``)."""
+
         def get_feedback(self, query: Any, response: Any, reference: Any = None, **kwargs: Any) -> Any:
             count()
-            if isinstance(guide, Guide):
-                return guide.get_feedback(query, response, reference, **kwargs)
-            return call_guide(guide, query, response, reference)
+            rollout = ctx.evaluator.score_response(query, response, reference)
+            return rollout.score, rollout.feedback
 
         def get_score_dict(self, query: Any, response: Any, reference: Any = None, **kwargs: Any) -> Any:
-            scorer = getattr(guide, "get_score_dict", None)
-            if callable(scorer):
-                return scorer(query, response, reference)
-            return {"score": float(call_guide(guide, query, response, reference)[0])}
+            return dict(ctx.evaluator.score_response(query, response, reference, want_score_dict=True).score_dict)
 
     return TaskGuide()
 

@@ -13,7 +13,16 @@ from trace_bench.ui.context import ALL, UIContext, choice_list, guarded
 from trace_bench.ui.discovery import run_info
 from trace_bench.ui.integrity import integrity_markdown
 from trace_bench.ui.plots import AXES, frontier_html, run_curve_frame
-from trace_bench.ui.readers import frame_of, markdown_text, masked, read_csv_rows, read_json, read_text
+from trace_bench.ui.readers import (
+    frame_of,
+    labelled_results,
+    leaderboard_display,
+    markdown_text,
+    masked,
+    read_csv_rows,
+    read_json,
+    read_text,
+)
 
 RESULT_COLUMNS = ["job_id", "task", "trainer", "params_label", "seed", "status", "score_initial", "score_best",
                   "pct_of_best_known", "score_trust", "score_final", "score_test", "n_steps", "llm_calls",
@@ -50,6 +59,7 @@ def summary_markdown(run_dir: Path) -> str:
 
 def filtered_rows(run_dir: Path, task: str, trainer: str, status: str) -> tuple[list[dict[str, str]], str | None]:
     rows, problem = read_csv_rows(RunStore(run_dir).results_csv_path)
+    rows = labelled_results(rows)
     wanted = {"task": task, "trainer": trainer, "status": status}
     keep = [r for r in rows if all(v in (None, "", ALL) or r.get(k) == v for k, v in wanted.items())]
     return keep, problem
@@ -105,7 +115,9 @@ def build(ctx: UIContext) -> dict[str, Any]:
         path = Path(run_dir)
         store = RunStore(path)
         rows, problem = read_csv_rows(store.results_csv_path)
+        rows = labelled_results(rows)
         board, board_problem = read_csv_rows(store.leaderboard_path)
+        board = leaderboard_display(board)
         text = summary_markdown(path)
         if problem:
             text += f"\n\nresults.csv: {markdown_text(problem)}"

@@ -9,7 +9,7 @@ from typing import Any
 from trace_bench.ui.context import UIContext, guarded, preselect
 from trace_bench.ui.readers import frame_of, markdown_text, masked
 
-COLUMNS = ["task", "trainer", "params_label", "seeds", "mean_a", "mean_b", "mean_a_minus_b", "ci_low", "ci_high",
+COLUMNS = ["task", "trainer", "params_label", "seeds", "dropped", "mean_a", "mean_b", "mean_a_minus_b", "ci_low", "ci_high",
            "p_value", "p_holm", "significant", "wins", "ties", "losses"]
 
 
