@@ -20,12 +20,12 @@ import pandas as pd
 
 from trace_bench.analysis.load import ARM
 from trace_bench.analysis.protocol import DEFAULT_METRIC, task_metrics
-from trace_bench.analysis.stats import arm_label, mean_ci
+from trace_bench.analysis.stats import arm_label, incomplete_note, mean_ci
 from trace_bench.store.frontier import COST_AXES, cost_axis, on_frontier
 
 #: results.csv's column of each cost axis
 COST_COLUMNS = {"usd": "cost_usd", "tokens": "total_tokens", "llm_calls": "llm_calls"}
-FRONTIER_COLUMNS = ["task", "trainer", "params_label", "metric", "cost_axis", "n", "cost_mean", "cost_low",
+FRONTIER_COLUMNS = ["task", "trainer", "params_label", "metric", "cost_axis", "n", "planned", "cost_mean", "cost_low",
                     "cost_high", "score_mean", "score_low", "score_high", "on_frontier"]
 
 
@@ -51,8 +51,10 @@ def frontier_table(jobs: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataF
             arm_scored = arm[arm["scored"]]
             cost = mean_ci(arm_scored[COST_COLUMNS[axis]])
             score = mean_ci(arm_scored[used.column])
+            planned = int(arm["planned"].max()) if "planned" in arm and arm["planned"].notna().any() else len(arm)
             rows.append({"task": task, "trainer": trainer, "params_label": label, "metric": used.name,
-                         "cost_axis": axis, "n": score.n, "cost_mean": cost.mean, "cost_low": cost.low,
+                         "cost_axis": axis, "n": score.n, "planned": max(planned, len(arm)),
+                         "cost_mean": cost.mean, "cost_low": cost.low,
                          "cost_high": cost.high, "score_mean": score.mean, "score_low": score.low,
                          "score_high": score.high})
     frame = pd.DataFrame(rows, columns=[c for c in FRONTIER_COLUMNS if c != "on_frontier"])
@@ -85,9 +87,15 @@ def frontier_lines(frame: pd.DataFrame) -> list[str]:
             continue
         axis = str(front["cost_axis"].iloc[0])
         points = [f"{arm_label(str(r['trainer']), str(r['params_label']))} ({format_cost(r['cost_mean'], axis)}, "
-                  f"{r['score_mean']:.4g})" for _, r in front.iterrows()]
+                  f"{r['score_mean']:.4g}{_incomplete(r)})" for _, r in front.iterrows()]
         lines.append(f"{task} [{COST_AXES[axis]} per job → {front['metric'].iloc[0]}]: " + " → ".join(points))
     return lines
+
+
+def _incomplete(row: Any) -> str:
+    """``; incomplete: k/N seeds`` for an arm whose point stands on fewer seeds than it planned."""
+    note = incomplete_note(int(row["n"]), int(row.get("planned", row["n"]) or row["n"]))
+    return f"; {note}" if note else ""
 
 
 FRONTIER_NOTE = ("Cost–quality frontier: per task, the arms no other arm beats on both mean trainer-phase cost per "
