@@ -207,3 +207,16 @@ def test_a_candidate_that_fails_like_a_broken_evaluator_is_still_only_a_failed_c
     failed = hostile.evaluate("raise ImportError('No module named numpy')\n")
     assert not failed.ok and failed.score == hostile.failure_score
     assert hostile.get_feedback("", "raise ImportError('No module named numpy')\n")[0] == hostile.failure_score
+
+
+def test_a_folder_too_large_for_the_sandbox_is_refused_before_any_job(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # validate --strict said OK and every job then ended task_error at its first evaluation.
+    from trace_bench.config.errors import ConfigError
+    from trace_bench.tasks.discovery.folder import MAX_FOLDER_BYTES, find_folders, load_folder
+
+    _folder(tmp_path, "big")
+    (tmp_path / "big" / "data.bin").write_bytes(b"\0" * (MAX_FOLDER_BYTES + 1))
+    with pytest.raises(ConfigError, match="more than 4 MB"):
+        load_folder(tmp_path / "big")
+    [listed] = find_folders(tmp_path)
+    assert "more than 4 MB" in listed.problem
