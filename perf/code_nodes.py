@@ -6,8 +6,9 @@ Prints, with the load average first (on a shared machine every wall figure moves
   whole ``trace-bench run`` and the job's own ``time_seconds``, median of ``--rounds`` runs;
 - the sandbox's overhead per call (a target that returns at once, 200 calls back to back, after
   the sandbox is warm): median and 99th percentile (targets < 30 ms, < 100 ms);
-- where the tree has sandboxed code nodes: one call of a trainable function through opto, median
-  of 100 (what each forward pass of ``internal:code_param`` pays).
+- where the tree has sandboxed code nodes: one call of the trainable function through opto, median
+  of 100, with the task's own code (in the job process) and with an optimizer's version (each call
+  on a new argument, so each is a sandboxed call and none is answered from the cache).
 
 ``--before-only`` skips what an older tree does not have.
 """
@@ -24,9 +25,15 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # a tree on PYTHONPATH wins (before/after runs)
 
-from _util import BIN, REPO, report  # noqa: E402
+from _util import BIN, report  # noqa: E402
+
+import trace_bench  # noqa: E402
+
+# The tree whose code runs (an older one, on PYTHONPATH, for a before/after): its job processes are
+# started from the run's working directory, which comes first on their import path.
+TREE = Path(trace_bench.__file__).resolve().parents[1]
 
 CONFIG = """\
 mode: stub
@@ -45,7 +52,7 @@ def stub_run(tmp: Path, index: int) -> tuple[float, float, str]:
     runs = tmp / f"runs{index}"
     args = [str(BIN / "trace-bench"), "run", "--config", str(config), "--runs-dir", str(runs), "--quiet"]
     start = time.perf_counter()
-    proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, check=False)
+    proc = subprocess.run(args, cwd=TREE, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"the stub run failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
@@ -68,20 +75,27 @@ def sandbox_overhead(calls: int = 200) -> tuple[float, float]:
     return statistics.median(times), times[int(0.99 * (len(times) - 1))]
 
 
-def code_node_call(calls: int = 100) -> float:
-    """Median seconds of one forward call of internal:code_param's trainable function (sandboxed)."""
+def code_node_calls(calls: int = 100) -> tuple[float, float]:
+    """Median seconds of one forward call of internal:code_param's trainable function: the task's own
+    code (in the job process), then an optimizer's version (each call a new argument: a sandboxed call)."""
     from trace_bench.runner.job import prepare_process
     from trace_bench.tasks.internal.code_param import build_trace_problem
+    from trace_bench.tasks.problem import Problem
 
     prepare_process()
-    agent = build_trace_problem()["param"]
-    assert agent(3).data == 3
-    times = []
-    for x in range(calls):
-        start = time.perf_counter()
-        assert agent(x).data == x
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    agent = Problem.from_mapping(build_trace_problem(), "internal:code_param").param
+    medians = []
+    for code in (None, "def transform(self, x):\n    return 2 * x + 1\n"):
+        if code is not None:
+            agent.transform.parameter._set(code)
+        agent(-1)  # the first call starts what it needs
+        times = []
+        for x in range(calls):
+            start = time.perf_counter()
+            agent(x)
+            times.append(time.perf_counter() - start)
+        medians.append(statistics.median(times))
+    return medians[0], medians[1]
 
 
 def main() -> None:
@@ -89,7 +103,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--before-only", action="store_true", help="skip the figures an older tree lacks")
     args = parser.parse_args()
-    print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; tree {TREE}")
     with tempfile.TemporaryDirectory() as tmp:
         runs = [stub_run(Path(tmp), i) for i in range(args.rounds)]
     report(f"code_param stub run: wall, median of {args.rounds}", statistics.median(r[0] for r in runs), "s")
@@ -99,7 +113,9 @@ def main() -> None:
     report("sandbox overhead per call, median of 200", median_s * 1000, "ms", "< 30 ms")
     report("sandbox overhead per call, p99 of 200", p99_s * 1000, "ms", "< 100 ms")
     if not args.before_only:
-        report("code node: one sandboxed forward call, median of 100", code_node_call() * 1000, "ms")
+        own, rewritten = code_node_calls()
+        report("code node: the task's own function, one call, median", own * 1000, "ms")
+        report("code node: an optimizer's version, one sandboxed call, median", rewritten * 1000, "ms")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ prints per job:
   the stub run's);
 - what a real call costs beyond the provider's latency (HTTP, the client, the fake server's own
   work), the median over every later call;
-- the run's wall time and the preflight's (real mode checks the key and endpoint first).
+- the run's wall time and the preflight's (real mode checks the key and endpoint first);
+- a wrong key: the exit code, how long until it, and how many jobs ran (target: exit 2 before any
+  job, < 15 s).
 
 Usage: ``python perf/real_mode.py [--latency 0.05] [--seeds 4] [--rounds 1]``.
 """
@@ -62,14 +64,18 @@ def start_fake(latency: float) -> tuple[subprocess.Popen[str], str]:
     return proc, url
 
 
-def run(mode: str, url: str, seeds: int, runs: Path) -> tuple[float, Path, str]:
+def run(mode: str, url: str, seeds: int, runs: Path, key: str = "perf-key",
+        expect: int = 0) -> tuple[float, Path | None, str]:
     config = runs.with_suffix(f".{mode}.yaml")
     config.write_text(CONFIG.format(mode=mode, url=url, seeds=list(range(1, seeds + 1))))
-    env = {**os.environ, "PERF_FAKE_KEY": "perf-key"}
+    env = {**os.environ, "PERF_FAKE_KEY": key}
     start = time.perf_counter()
     proc = subprocess.run([str(BIN / "trace-bench"), "run", "--config", str(config), "--runs-dir", str(runs)],
                           cwd=REPO, capture_output=True, text=True, check=False, env=env)
     wall = time.perf_counter() - start
+    if expect != 0:
+        runs_made = [d for d in runs.iterdir() if d.is_dir()] if runs.exists() else []
+        return wall, runs_made[0] if runs_made else None, f"{proc.returncode}"
     if proc.returncode != 0:
         sys.exit(f"{mode} run failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return wall, next(d for d in runs.iterdir() if d.is_dir()), proc.stdout
@@ -105,7 +111,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             for index in range(args.rounds):
                 stub_wall, stub_dir, _ = run("stub", url, args.seeds, Path(tmp) / f"stub{index}")
-                real_wall, real_dir, out = run("real", url, args.seeds, Path(tmp) / f"real{index}")
+                real_wall, real_dir, _ = run("real", url, args.seeds, Path(tmp) / f"real{index}")
+                assert stub_dir is not None and real_dir is not None
                 stub, real = per_job(stub_dir), per_job(real_dir)
                 firsts = [j["first"] for j in real]
                 stub_overhead = statistics.median(j["overhead"] for j in stub)
@@ -123,9 +130,9 @@ def main() -> None:
                 report("real - stub overhead, median", (real_overhead - stub_overhead) * 1000, "ms", "<= 50 ms")
                 report("stub run wall", stub_wall, "s")
                 report("real run wall", real_wall, "s")
-                preflight = [line for line in out.splitlines() if "preflight" in line.lower()]
-                if preflight:
-                    print("  " + preflight[0].strip())
+            wall, run_dir, code = run("real", url, args.seeds, Path(tmp) / "wrong", key="wrong-key", expect=2)
+            jobs = len(list(run_dir.glob("jobs/*/results.json"))) if run_dir else 0
+            print(f"-- wrong key: exit {code} after {wall:.2f} s, {jobs} job(s) ran (target: exit 2, no job, < 15 s)")
     finally:
         server.terminate()
         server.wait()

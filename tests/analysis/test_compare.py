@@ -97,3 +97,16 @@ def test_compare_uses_the_held_out_score_when_both_runs_have_it(tmp_path: Path) 
     (row,) = compare_runs(overfit, without_test).rows
     assert row["metric"] == "best" and row["mean_a_minus_b"] == pytest.approx(0.2), "no test score on one side"
     assert "optimistic" in format_compare(compare_runs(overfit, without_test))
+
+
+def test_only_seeds_scored_in_both_runs_are_paired_and_the_dropped_are_counted(tmp_path: Path) -> None:
+    """Run B lost seeds 7 and 8 of arm PS on s:t1: that arm pairs seeds 1-6 and says it dropped 2."""
+    rng = random.Random(3)
+    a = make_run(tmp_path, "a", _arm(0.5, rng), model="m-big")
+    lossy = [dict(j, status="task_error", score_best=None) if j["task"] == "s:t1" and j["seed"] > 6 else j
+             for j in _arm(0.0, rng)]
+    b = make_run(tmp_path, "b", lossy, model="m-small")
+    rows = {r["task"]: r for r in compare_runs(a, b).rows}
+    assert (rows["s:t1"]["seeds"], rows["s:t1"]["dropped"]) == (6, 2)
+    assert (rows["s:t2"]["seeds"], rows["s:t2"]["dropped"]) == (8, 0)
+    assert "dropped" in format_compare(compare_runs(a, b)).splitlines()[3]

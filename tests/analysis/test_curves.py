@@ -97,3 +97,17 @@ def test_auc_on_a_continuous_axis_credits_the_last_slice() -> None:
     assert area_under_curve(x, y, 0.02, unit=0.0002) == pytest.approx(0.01)
     frame = _improving_at_budget().assign(usd=lambda f: f["llm_calls"] * 0.001)
     assert (job_auc(frame, "usd").set_index("job_id").loc[["late1", "late2"], "auc"] > 0.1).all()
+
+
+def test_the_harness_measurement_after_a_stop_never_raises_the_curve() -> None:
+    """A ``harness_final`` (or ``stop``) row's score is not the trainer's: even without a best_score
+    cell it does not count; a row of an older curve (no kind) still does."""
+    import pandas as pd
+
+    from trace_bench.analysis.curves import best_so_far
+
+    curves = pd.DataFrame({"job_id": ["a"] * 3 + ["b"] * 2, "step": [0, 1, 1, 0, 1], "llm_calls": [0, 2, 4, 0, 2],
+                           "score": [0.0, 0.1, 0.9, 0.0, 0.5], "best_score": [0.0, None, None, 0.0, None],
+                           "kind": ["initial", "step", "harness_final", "", ""]})
+    best = best_so_far(curves).groupby("job_id")["best_so_far"].max()
+    assert best["a"] == 0.1 and best["b"] == 0.5

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.llm.servers import preflight_requests
 from trace_bench.llm.fake_server import FakeLLMServer
 from trace_bench.store.spend import cut_off_calls
 
@@ -214,11 +215,16 @@ def test_kill_mid_request_takes_the_tree_down_and_resume_carries_what_the_provid
         assert at_kill["requests"] == sent < BUDGET, "nothing called the provider after the kill"
         cut = len(cut_off_calls(_job_dir(tmp_path) / "llm_spend.jsonl"))
         assert cut >= 1
+        checks_first, _ = preflight_requests(tmp_path / "runs" / "orphans")  # the run's own, not the job's
+        sent -= checks_first
 
         resumed = subprocess.run(_cli(tmp_path, "run", "--resume", str(tmp_path / "runs" / "orphans")), cwd=REPO,
                                  env=_env(), capture_output=True, text=True, timeout=600)
         total = server.stats()
     assert resumed.returncode == 0, resumed.stderr
+    checks, completions = preflight_requests(tmp_path / "runs" / "orphans")
+    assert completions == 0, "the model is listed: the preflight made no completion"
+    total["requests"] -= checks
     job = _job_dir(tmp_path)
     ledger = json.loads((job / "attempts.json").read_text())
     assert ledger["attempts"] == 2

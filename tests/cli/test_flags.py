@@ -124,7 +124,7 @@ def test_interrupted_run_is_not_reported_complete(tmp_path: Path) -> None:
             process.kill()
     assert process.returncode == 1, stderr
     assert "Run complete" not in stdout
-    assert "Run interrupted: stop-me (continue it with: trace-bench run --resume stop-me)" in stdout
+    assert f"Run interrupted: stop-me (continue it with: trace-bench run --resume {runs / 'stop-me'})" in stdout
 
 
 def test_list_tasks_hides_unavailable_tasks_unless_all(monkeypatch: pytest.MonkeyPatch,

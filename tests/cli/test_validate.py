@@ -62,3 +62,15 @@ def test_logger_override_and_max_workers_flags(tmp_path: Path) -> None:
     assert "[Step 1] score:" in log
     bad = run_cli("run", "--config", str(config), "--runs-dir", str(runs2), "--logger", "Consolelogerr")
     assert bad.returncode == 2 and "unknown logger" in bad.stderr and "did you mean 'ConsoleLogger'?" in bad.stderr
+
+
+def test_validate_warns_when_api_key_env_names_an_unset_variable(tmp_path: Path) -> None:
+    """A loopback endpoint may need no key, so the config is valid; the unset name is worth a word."""
+    config = tmp_path / "c.yaml"
+    config.write_text("mode: real\ntasks: [internal:numeric_param]\ntrainers: [NoOpTrainer]\n"
+                      "llm: {base_url: 'http://127.0.0.1:9/v1', model: m, api_key_env: TB_UNSET_KEY_NAME}\n")
+    proc = run_cli("validate", "--config", str(config), env={"TB_UNSET_KEY_NAME": None})
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: llm.api_key_env names TB_UNSET_KEY_NAME, which is not set" in proc.stderr
+    quiet = run_cli("validate", "--config", str(config), env={"TB_UNSET_KEY_NAME": "set"})
+    assert quiet.returncode == 0 and "warning" not in quiet.stderr

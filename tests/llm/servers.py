@@ -10,6 +10,7 @@ process of a CLI run refuse and log traffic that leaves loopback.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -17,6 +18,18 @@ from typing import Any
 
 from tests.waiting import PATIENCE_S
 from trace_bench.llm.fake_server import FakeLLMServer
+
+
+def preflight_requests(run: Path) -> tuple[int, int]:
+    """(requests, chat completions) the run's preflight sent, from its ``preflight`` events: what a
+    server saw beyond the jobs' calls."""
+    requests = completions = 0
+    for line in (run / "events.jsonl").read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        if event.get("type") == "preflight":
+            requests += event["requests"]
+            completions += int(event["method"] == "completion")
+    return requests, completions
 
 
 class RecordingServer(FakeLLMServer):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -23,8 +24,9 @@ def _client(url: str) -> Any:
     return openai.OpenAI(base_url=url, api_key="unused", max_retries=0)
 
 
-def _get(url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(url) as response:  # noqa: S310 - loopback only
+def _get(url: str, key: str | None = None) -> dict[str, Any]:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"} if key else {})
+    with urllib.request.urlopen(request) as response:  # noqa: S310 - loopback only
         return json.loads(response.read())
 
 
@@ -68,7 +70,7 @@ def test_without_include_usage_no_chunk_carries_usage() -> None:
 
 def test_stats_count_every_request_consistently_with_by_status() -> None:
     with FakeLLMServer(api_key="k") as server:
-        assert _get(server.url + "/models")["data"][0]["id"] == "fake-model"
+        assert _get(server.url + "/models", key="k")["data"][0]["id"] == "fake-model"
         client = openai.OpenAI(base_url=server.url, api_key="k", max_retries=0)
         client.chat.completions.create(model="fake-model", messages=MESSAGES)
         with pytest.raises(openai.AuthenticationError):
@@ -80,6 +82,24 @@ def test_stats_count_every_request_consistently_with_by_status() -> None:
     assert stats["by_status"] == {"200": 3, "401": 1}
     assert stats["ok"] == 1 and stats["max_in_flight"] == 1
     assert after["requests"] == sum(after["by_status"].values()) == 4
+
+
+def test_a_key_protected_server_refuses_a_wrong_key_on_every_route_but_stats() -> None:
+    with FakeLLMServer(api_key="k") as server:
+        for key in (None, "wrong"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                _get(server.url + "/models", key=key)
+            assert refused.value.code == 401
+        assert _get(server.url + "/stats")["by_status"] == {"401": 2, "200": 1}
+
+
+def test_a_server_with_known_models_lists_them_and_answers_404_for_others() -> None:
+    with FakeLLMServer(models=["a", "b"]) as server:
+        assert [m["id"] for m in _get(server.url + "/models")["data"]] == ["a", "b"]
+        client = openai.OpenAI(base_url=server.url, api_key="unused", max_retries=0)
+        assert client.chat.completions.create(model="b", messages=MESSAGES).choices
+        with pytest.raises(openai.NotFoundError, match="model 'c' not found"):
+            client.chat.completions.create(model="c", messages=MESSAGES)
 
 
 def test_package_import_is_lazy_and_works() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import USER_TASKS, only_run_dir, run_cli
-from tests.llm.servers import RecordingServer, network_guard
+from tests.llm.servers import RecordingServer, network_guard, preflight_requests
 
 OPENROUTER_KEY = "sk-or-v1-" + "planted0123456789abcdef0123456789"
 OPENAI_KEY = "sk-" + "plantedOpenAI0123456789abcdefXYZ"
@@ -62,6 +62,9 @@ llm:
     agent: {{model: agent-model}}
 """, {})
         received = Counter(server.models)
+    preflight = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines() if '"preflight"' in line]
+    assert {e["model"] for e in preflight} == {"optimizer-model", "agent-model", "shared-model"}, "one check each"
+    received -= Counter(e["model"] for e in preflight if e["method"] == "completion")  # the run's, not a job's
     assert set(received) == {"optimizer-model", "agent-model"}, received
     by_role: Counter[str] = Counter()
     for record in _records(run):
@@ -82,7 +85,8 @@ def test_openai_api_base_routes_every_request_to_it(tmp_path: Path) -> None:
                    {"OPENAI_API_BASE": server.url, "OPENAI_API_KEY": OPENAI_KEY})
         stats, models = server.stats(), list(server.models)
     [record] = _records(run)
-    assert record["status"] == "ok" and record["llm_calls"] == stats["requests"] == stats["ok"] > 0
+    checks, completions = preflight_requests(run)  # the preflight's requests are the run's, not the job's
+    assert record["status"] == "ok" and record["llm_calls"] == stats["requests"] - checks == stats["ok"] - completions > 0
     assert set(models) == {"gpt-4o-mini"}
     _assert_no_secret(run, OPENAI_KEY)
 
@@ -104,7 +108,7 @@ llm:
 """, {"OPENROUTER_API_KEY": OPENROUTER_KEY})
         stats, models = server.stats(), list(server.models)
     [record] = _records(run)
-    assert record["status"] == "ok" and record["llm_calls"] == stats["ok"] > 0
+    assert record["status"] == "ok" and record["llm_calls"] == stats["ok"] - preflight_requests(run)[1] > 0
     assert stats["by_status"].get("401") is None, "the OpenRouter key was sent"
     assert set(models) == {"x-ai/grok-4.1-fast"}
     _assert_no_secret(run, OPENROUTER_KEY)
@@ -120,19 +124,21 @@ def test_openrouter_environment_of_the_original_routes_through_litellm(tmp_path:
                     "OPENAI_API_KEY": OPENROUTER_KEY, "TRACE_LITELLM_MODEL": "openrouter/x-ai/grok-4.1-fast"})
         stats, models = server.stats(), list(server.models)
     [record] = _records(run)
-    assert record["status"] == "ok" and record["llm_calls"] == stats["ok"] > 0, record["error"]
+    assert record["status"] == "ok" and record["llm_calls"] == stats["ok"] - preflight_requests(run)[1] > 0, \
+        record["error"]
     assert set(models) == {"x-ai/grok-4.1-fast"}
     assert record["llm_model"] == "openrouter/x-ai/grok-4.1-fast", "the model the job really used"
     _assert_no_secret(run, OPENROUTER_KEY)
 
 
 def test_the_network_guard_sees_traffic_outside_loopback(tmp_path: Path) -> None:
-    """The guard itself: a job pointed at an address off this machine is refused and logged."""
+    """The guard itself: a run pointed at an address off this machine is refused and logged (by the
+    preflight, before any job: exit 2 naming the endpoint)."""
     config = tmp_path / "c.yaml"
     config.write_text("mode: real\ntasks: [internal:numeric_param]\ntrainers: [PrioritySearch]\n"
                       "llm: {base_url: 'http://192.0.2.1:9/v1', model: m, max_retries: 0, timeout_s: 5}\n")
     guard_env, log = network_guard(tmp_path)
     guard_env["OPENAI_API_KEY"] = "sk-test-not-a-key"  # a real-mode run checks credentials before any job
     proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), "--quiet", env=guard_env)
-    assert proc.returncode == 1
+    assert proc.returncode == 2 and "cannot reach http://192.0.2.1:9/v1" in proc.stderr
     assert "192.0.2.1" in log.read_text()

@@ -71,6 +71,7 @@ def test_the_real_mode_default_timeout_reaches_python_api_users(tmp_path: Path,
         raise Killed
 
     monkeypatch.setattr(run_module, "drive", record_timeout)
+    monkeypatch.setattr(run_module, "_preflight", lambda config, options: [])  # no request to api.openai.com
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")  # real mode checks credentials first
     for mode, override, expected in (("real", None, REAL_MODE_JOB_TIMEOUT_S), ("real", 0.0, None),
                                      ("stub", None, None), ("real", 30.0, 30.0)):

@@ -44,6 +44,20 @@ def fake_llm4ad(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                 answer = callable_func([3.0, 9.0, 4.0])
                 return None if answer is None else float(answer)
         ''')
+    write(base / "llm4ad" / "task" / "optimization" / "pick_max" / "answers.txt", "9.0\n")
+    write(base / "llm4ad" / "task" / "optimization" / "run_it" / "__init__.py", "")
+    write(base / "llm4ad" / "task" / "optimization" / "run_it" / "evaluation.py", '''
+        template_program = """def pick(values):
+            return values[0]
+        """
+
+
+        class RunItEvaluation:
+            def evaluate_program(self, program_str, callable_func):
+                namespace = {}
+                exec(program_str, namespace)  # an evaluator that runs the candidate in its own process
+                return float(namespace["pick"]([1.0, 2.0]))
+        ''')
     monkeypatch.syspath_prepend(str(base))
     importlib.invalidate_caches()
     yield base
@@ -64,7 +78,7 @@ def test_package_tasks_listed_unavailable_without_llm4ad() -> None:
 
 def test_package_tasks_from_a_fake_llm4ad(fake_llm4ad: Path) -> None:
     specs = llm4ad_package.discover_package()
-    assert [s.id for s in specs] == ["llm4ad:pkg/optimization/pick_max"]
+    assert [s.id for s in specs] == ["llm4ad:pkg/optimization/pick_max", "llm4ad:pkg/optimization/run_it"]
     assert specs[0].unavailable_reason() is None
     assert "llm4ad" not in sys.modules  # discovery never imports the package
 
@@ -77,6 +91,25 @@ def test_package_tasks_from_a_fake_llm4ad(fake_llm4ad: Path) -> None:
     assert guide.get_feedback("", "def pick(values):\n    return max(values)\n", info)[0] == 9.0
     value, feedback = guide.get_feedback("", "def pick(values):\n    return None\n", info)
     assert value == FAILURE_SCORE and feedback.startswith("TRACE_FEEDBACK_JSON=")
+
+
+def test_a_package_candidate_sees_neither_the_evaluator_nor_its_data(fake_llm4ad: Path) -> None:
+    """The package's evaluator (and its data) and the candidate run in two sandboxed processes."""
+    problem = llm4ad_package.build_trace_problem(task="optimization/pick_max", timeout_seconds=20)
+    guide, info = problem["guide"], problem["train_dataset"]["infos"][0]
+    answers = fake_llm4ad / "llm4ad" / "task" / "optimization" / "pick_max" / "answers.txt"
+    for attack in (f"def pick(values):\n    return float(open({str(answers)!r}).read())\n",
+                   "def pick(values):\n    from llm4ad.task.optimization.pick_max import evaluation\n    return 9.0\n",
+                   "def pick(values):\n    import gc\n    return max(len(gc.get_objects()), 9.0)\n"):
+        value, feedback = guide.get_feedback("", attack, info)
+        assert value in (FAILURE_SCORE, 0.0) or value > 9.0, (attack, value, feedback)
+        assert value != 9.0  # never the answer without computing it
+    honest = guide.get_feedback("", "def pick(values):\n    return max(values)\n", info)
+    assert honest[0] == 9.0, honest
+    run_it = llm4ad_package.build_trace_problem(task="optimization/run_it", timeout_seconds=20)
+    value, feedback = run_it["guide"].get_feedback("", "def pick(values):\n    return max(values)\n",
+                                                   run_it["train_dataset"]["infos"][0])
+    assert value == FAILURE_SCORE and "candidate's code in its own process" in feedback
 
 
 @pytest.fixture

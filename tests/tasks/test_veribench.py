@@ -28,6 +28,9 @@ FAKE_LEAN = r'''#!{python}
 import sys, time
 path = sys.argv[-1]
 text = open(path).read()
+for line in text.splitlines():  # what Lean's #eval can do: run arbitrary IO while compiling
+    if line.startswith("-- FAKE_EVAL "):
+        exec(line[len("-- FAKE_EVAL "):])
 if "FAKE_TIMEOUT" in text:
     time.sleep(3600)  # hangs: only the guide's timeout ends it
 if "FAKE_GARBAGE" in text:
@@ -55,11 +58,15 @@ ROWS = [
 
 @pytest.fixture
 def fake_lean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    """A toolchain installed as they are (readable and runnable by everyone): the compiler runs in the
+    sandbox, as another user when the job runs as root."""
+    toolchain = tmp_path / "toolchain"
+    bin_dir = toolchain / "bin"
+    bin_dir.mkdir(parents=True)
+    toolchain.chmod(0o755)
     lean = bin_dir / "lean"
     lean.write_text(FAKE_LEAN.format(python=sys.executable))
-    lean.chmod(lean.stat().st_mode | stat.S_IEXEC)
+    lean.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return lean
 
@@ -100,6 +107,24 @@ def test_scores_and_feedback_from_lean(fake_lean: Path, dataset: Path) -> None:
     score, feedback = guide.get_feedback("q", "def x : Nat := 0 -- FAKE_GARBAGE\n", {})
     assert score == 0.0 and "exited with code 139" in feedback and "segmentation" in feedback
     assert guide.get_feedback("q", "-- nothing here\n", {})[0] == 0.0
+
+
+def test_lean_code_compiles_in_the_sandbox(fake_lean: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lean's #eval runs arbitrary IO at compile time: the compiler runs sandboxed, so candidate code
+    reads no key, writes no host path and reaches no network."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-veribench-canary")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    probe = ("import os, socket; print('KEY', os.environ.get('OPENAI_API_KEY')); "
+             f"open({str(outside / 'planted')!r}, 'w').write('x') if os.path.isdir({str(outside)!r}) else None")
+    score, feedback = LeanGuide(timeout_s=PATIENCE_S, memory_mb=None).get_feedback(
+        "q", f"def x : Nat := 0\n-- FAKE_EVAL {probe}\n", {})
+    assert "sk-veribench-canary" not in feedback
+    assert not (outside / "planted").exists()
+    net = "import socket; socket.create_connection(('127.0.0.1', 9), timeout=2)"
+    score, feedback = LeanGuide(timeout_s=PATIENCE_S, memory_mb=None).get_feedback(
+        "q", f"def x : Nat := 0\n-- FAKE_EVAL {net}\n", {})
+    assert score == 0.0 and ("PermissionError" in feedback or "Operation not permitted" in feedback), feedback
 
 
 def test_discovery_expansion_and_a_stub_job(fake_lean: Path, dataset: Path, tmp_path: Path,

@@ -22,10 +22,9 @@ import pandas as pd
 from scipy import stats
 
 from trace_bench.analysis.load import ARM, JOB_KEYS, SCORED_STATUSES
+from trace_bench.store.models import CREDITED_CURVE_KINDS
 
 AXES = {"llm_calls": "LLM calls", "tokens": "tokens", "usd": "USD", "wall_s": "wall time (s)"}
-#: curve rows whose score is the harness's, not the trainer's (``CurveRow.kind``)
-UNCREDITED_KINDS = ("harness_final", "stop")
 
 
 def _job_columns(frame: pd.DataFrame) -> list[str]:
@@ -46,8 +45,9 @@ def best_so_far(curves: pd.DataFrame) -> pd.DataFrame:
     value = ordered["best_score"]
     if "score" in ordered:
         score = ordered["score"]
-        if "kind" in ordered:
-            score = score.where(~ordered["kind"].isin(UNCREDITED_KINDS))
+        if "kind" in ordered:  # rows of older curves have no kind: all credited
+            kind = ordered["kind"].fillna("").astype(str)
+            score = score.where(kind.isin(CREDITED_CURVE_KINDS) | kind.isin(("", "nan")))
         value = value.fillna(score)
     by_job = [ordered[c] for c in _job_columns(ordered)]
     ordered["best_so_far"] = value.groupby(by_job).cummax().groupby(by_job).ffill()

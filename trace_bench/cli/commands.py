@@ -93,11 +93,13 @@ def _config_error(exc: ConfigError, path: str | None) -> int:
 
 def cmd_validate(args: Namespace) -> int:
     from trace_bench.cli.validate import validate
-    from trace_bench.llm.credentials import check_credentials
+    from trace_bench.llm.credentials import check_credentials, unset_key_variables
 
     try:
         config = _load(args.config)
         check_credentials(config)
+        for warning in unset_key_variables(config):
+            print(f"trace-bench: warning: {warning}", file=sys.stderr)
         return validate(config, args)
     except ConfigError as exc:
         return _config_error(exc, args.config)
@@ -127,7 +129,7 @@ def _run(args: Namespace, interrupts: Any) -> int:
         # for a real run, the provider libraries, once for every job)
         start_job_template(real=not args.replay and peek_real(config_path))
     from trace_bench.runner.run import RunOptions, execute_run, locate_run
-    from trace_bench.store.run_store import RunStore
+    from trace_bench.store.run_store import RunStore, RunVanished
 
     resume_mode, resume_run = None, None
     if args.resume:
@@ -149,7 +151,11 @@ def _run(args: Namespace, interrupts: Any) -> int:
             config = _load(args.config)
         elif resume_run:
             run_dir = locate_run(resume_run, args.runs_dir or "runs")
-            config = _load(str(RunStore(run_dir).snapshot_path))
+            snapshot = RunStore(run_dir).snapshot_path
+            if not snapshot.exists():
+                return _fail(f"--resume: run {run_dir} has no config snapshot ({snapshot} is missing): pass the "
+                             f"config it was started with: trace-bench run --resume {resume_run} --config FILE")
+            config = _load(str(snapshot))
             args.runs_dir = args.runs_dir or str(run_dir.parent)
         else:
             return _fail("run needs --config FILE (or --resume RUN to continue a run)")
@@ -158,10 +164,16 @@ def _run(args: Namespace, interrupts: Any) -> int:
         options = RunOptions(runs_dir=args.runs_dir, root=args.root, max_workers=args.max_workers,
                              resume=resume_mode, resume_run=resume_run, force=args.force,
                              job_timeout=args.job_timeout, logger=args.logger, quiet=args.quiet,
-                             config_path=args.config, executor=args.executor, ray_address=args.ray_address)
+                             config_path=args.config, executor=args.executor, ray_address=args.ray_address,
+                             no_preflight=getattr(args, "no_preflight", False))
         outcome = execute_run(config, options, interrupts)
     except ConfigError as exc:
         return _config_error(exc, args.config)
+    except RunVanished as exc:
+        again = f"trace-bench run --config {args.config}" if args.config else "trace-bench run --config FILE"
+        print(f"trace-bench: error: {exc}; the run stopped and its jobs were killed. What it held went with it: "
+              f"start it again with {again}", file=sys.stderr)
+        return 1
     except OSError as exc:  # e.g. the disk is full: every file written so far is intact (atomic writes)
         print(f"trace-bench: error: {exc}", file=sys.stderr)
         return 1
@@ -176,8 +188,9 @@ def _print_outcome(outcome: Any) -> None:
     counts: dict[str, int] = {}
     for record in outcome.records:
         counts[record.status] = counts.get(record.status, 0) + 1
+    resume = resume_command(paths.root)
     if outcome.interrupted:
-        print(f"Run interrupted: {outcome.run_id} (continue it with: trace-bench run --resume {outcome.run_id})")
+        print(f"Run interrupted: {outcome.run_id} (continue it with: {resume})")
     elif outcome.not_run:
         print(f"Run stopped early: {outcome.run_id}")
     else:
@@ -189,7 +202,7 @@ def _print_outcome(outcome: Any) -> None:
     print(f"  leaderboard: {paths.leaderboard_path}")
     print(f"  jobs:        {', '.join(f'{k}={v}' for k, v in sorted(counts.items())) or 'none'}")
     if outcome.not_run:
-        print(f"  not run:     {len(outcome.not_run)} (resume with --resume {outcome.run_id})")
+        print(f"  not run:     {len(outcome.not_run)} (resume with: {resume})")
     _print_failures(outcome.records)
     _print_leaderboard(paths)
 
@@ -201,6 +214,20 @@ def _print_failures(records: list[Any]) -> None:
     if lines:
         print("Failures (per task, the first failed job's error; its stdout.log has the traceback):")
         print("\n".join(lines))
+
+
+def resume_command(run_dir: Any) -> str:
+    """The command that continues the run at ``run_dir``, as it works when pasted here: the run's
+    path (relative to the working directory when it lies below it), so no --runs-dir is needed."""
+    import shlex
+    from pathlib import Path
+
+    path = Path(run_dir).resolve()
+    try:
+        shown = str(path.relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(path)
+    return f"trace-bench run --resume {shlex.quote(shown)}"
 
 
 def _short(value: Any) -> str:

@@ -129,8 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "run", "run an experiment",
                  "Runs every job of the config's matrix, each in a fresh process, into <runs-dir>/<run_id>.\n"
+                 "A real run first sends one cheap request per endpoint, model and key (the preflight).\n"
                  "Exit 0 when every job ended ok, 1 when some did not or the run was interrupted, 2 on a config\n"
-                 "or usage error (nothing is run).",
+                 "or usage error or a failed preflight (nothing is run).",
                  ["trace-bench run --config configs/smoke.yaml --runs-dir /tmp/runs",
                   "trace-bench run --config exp.yaml --max-workers 4 --job-timeout 300",
                   "trace-bench run --resume 20261123-003753-b82f598c --runs-dir /tmp/runs",
@@ -153,6 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--executor", choices=("local", "ray"), help="where jobs run (default: config, else local)")
     p.add_argument("--ray-address", dest="ray_address", help="Ray cluster address (default: start a local one)")
     p.add_argument("--allow-weak-sandbox", action="store_true", help=WEAK_SANDBOX_HELP)
+    p.add_argument("--no-preflight", dest="no_preflight", action="store_true",
+                   help="real mode: skip checking each endpoint, model and key with one cheap request first")
 
     p = _command(sub, "report", "write a self-contained report.html for one or more runs",
                  "Leaderboard, per-task tables with 95% intervals, anytime curves, win/tie/loss matrix and\n"

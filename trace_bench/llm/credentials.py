@@ -38,7 +38,7 @@ def is_loopback_url(url: str | None) -> bool:
         return False
 
 
-def _key_variable(api_key_env: str | None, provider: str | None) -> str:
+def key_variable(api_key_env: str | None, provider: str | None) -> str:
     """The variable :func:`~trace_bench.llm.providers.resolve_key` reads first, for the message."""
     if api_key_env:
         return api_key_env
@@ -82,10 +82,23 @@ def missing_credentials(llm: dict[str, Any]) -> list[str]:
                 problems.setdefault(variable, f"{variable} is not set (model {model}, role {role})")
             continue
         if not resolve_key(key_env, provider):
-            variable = _key_variable(key_env, provider)
+            variable = key_variable(key_env, provider)
             where = f"endpoint {base_url}" if base_url else f"model {model}"
             problems.setdefault(variable, f"{variable} is not set ({where}, role {role})")
     return list(problems.values())
+
+
+def unset_key_variables(config: Any) -> list[str]:
+    """Warnings for a real run whose ``api_key_env`` (of ``llm`` or a role) names a variable that
+    is not set, where :func:`check_credentials` lets it pass (an endpoint on this machine may need
+    no key): a typo in the name, or a shell that never exported it."""
+    if config.mode != "real" or config.llm.cache == "replay":
+        return []
+    llm = config.llm.model_dump(mode="json")
+    named = {llm.get("api_key_env")} | {(cfg or {}).get("api_key_env") for cfg in (llm.get("roles") or {}).values()}
+    return [f"llm.api_key_env names {name}, which is not set: requests go out without a key (export it, or "
+            "remove api_key_env for a server that needs none)"
+            for name in sorted(n for n in named if n) if not os.environ.get(name)]
 
 
 def check_credentials(config: Any) -> None:

@@ -13,7 +13,9 @@ test can check what reached the provider.
 ``/stats`` counts every request in ``requests`` on arrival (any method and route, ``/stats``
 included) and every answer in ``by_status`` just before it is sent, so a client holding an answer
 sees it counted, and once nothing is in flight ``requests == sum(by_status.values())``.
-``max_in_flight`` counts chat completions only.  ``max_tokens`` counts the chat completions by the
+``max_in_flight`` counts chat completions only.  With ``api_key`` every route but ``/stats``
+answers 401 to another bearer token, as a provider does; with ``models`` the server knows only
+those models: ``/v1/models`` lists them and a chat completion for another answers 404.  ``max_tokens`` counts the chat completions by the
 completion limit they asked for (``max_tokens``, else ``max_completion_tokens``; ``"none"`` when
 absent), so a test reads what a client really sent.
 """
@@ -57,12 +59,13 @@ class FakeLLMServer:
     def __init__(self, *, port: int = 0, host: str = "127.0.0.1", latency: float = 0.0, error_rate: float = 0.0,
                  malformed_rate: float = 0.0, rate_limit_every: int = 0, timeout_rate: float = 0.0,
                  hang_s: float = 30.0, script: Sequence[str] | None = None, seed: int = 0,
-                 model: str = "fake-model", api_key: str | None = None, attacks: Sequence[Attack] = (),
-                 record: bool = False) -> None:
+                 model: str = "fake-model", api_key: str | None = None, models: Sequence[str] | None = None,
+                 attacks: Sequence[Attack] = (), record: bool = False) -> None:
         self.latency, self.error_rate, self.malformed_rate = latency, error_rate, malformed_rate
         self.rate_limit_every, self.timeout_rate, self.hang_s = rate_limit_every, timeout_rate, hang_s
         self.script = itertools.cycle(list(script)) if script else None
         self.model, self.api_key = model, api_key
+        self.known_models = list(models) if models else None  # None: every model name is answered
         self.rng = random.Random(seed)
         self.policy = AttackPolicy(seed=seed, attacks=list(attacks)) if attacks else StubPolicy(seed=seed)
         self.record = record
@@ -245,11 +248,21 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             self._settle()
             self.wfile.write(b"0\r\n\r\n")
 
+        def _refused(self) -> bool:
+            """401 to a request without the server's key (when it has one)."""
+            if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
+                self._send(401, {"error": {"message": "invalid api key", "type": "authentication_error"}})
+                return True
+            return False
+
         def do_GET(self) -> None:  # noqa: N802
             server._arrived()
             path = self.path.split("?", 1)[0].rstrip("/")
             if path.endswith("/models"):
-                self._send(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
+                if self._refused():
+                    return
+                names = server.known_models or [server.model]
+                self._send(200, {"object": "list", "data": [{"id": name, "object": "model"} for name in names]})
             elif path.endswith("/stats"):
                 server._count(200)  # the snapshot includes this answer
                 self._send(200, server.stats(), counted=True)
@@ -266,8 +279,7 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             if not self.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
                 self._send(404, {"error": {"message": "not found"}})
                 return
-            if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
-                self._send(401, {"error": {"message": "invalid api key", "type": "authentication_error"}})
+            if self._refused():
                 return
             server._in_flight(+1)
             self.in_flight = True
@@ -284,6 +296,10 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 return
             if isinstance(body, dict):
                 server._asked(body)
+                if server.known_models and body.get("model") not in server.known_models:
+                    self._send(404, {"error": {"message": f"model '{body.get('model')}' not found",
+                                               "type": "not_found_error"}})
+                    return
             if server.latency:
                 time.sleep(server.latency)
             outcome = server._decide()
@@ -325,10 +341,10 @@ def fake_llm_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout-rate", type=float, default=0.0, help="fraction of requests that hang")
     parser.add_argument("--script", help="JSON file with a list of reply texts, used in turn")
     parser.add_argument("--seed", type=int, default=0, help="seed of the error/latency draws and generated replies")
-    parser.add_argument("--api-key", help="require this bearer token")
-    parser.add_argument("--attack", help="a hostile provider: inject the attack(s) in FILE into every code "
-                                         "proposal (Python statements, or a JSON list of attacks; see "
-                                         "trace_bench/llm/attack.py)", metavar="FILE")
+    parser.add_argument("--api-key", help="require this bearer token (401 otherwise)")
+    parser.add_argument("--attack", help="hostile provider: every code proposal carries the attack(s) in FILE "
+                                         "(Python, or a JSON list)", metavar="FILE")
+    parser.add_argument("--models", help="comma-separated models the server knows (404 for others; default: any)")
     return parser
 
 
@@ -338,7 +354,8 @@ def fake_llm_main(argv: Sequence[str] | None = None) -> int:
     server = FakeLLMServer(port=args.port, host=args.host, latency=args.latency, error_rate=args.error_rate,
                            malformed_rate=args.malformed_rate, rate_limit_every=args.rate_limit_every,
                            timeout_rate=args.timeout_rate, script=script, seed=args.seed, api_key=args.api_key,
-                           attacks=load_attacks(args.attack) if args.attack else ())
+                           attacks=load_attacks(args.attack) if args.attack else (),
+                           models=[m.strip() for m in args.models.split(",") if m.strip()] if args.models else None)
     print(server.url, flush=True)
     server.serve_forever()
     return 0

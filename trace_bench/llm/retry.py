@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email.utils
 import random
+import re
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -48,13 +49,61 @@ def _retry_after(exc: BaseException) -> float | None:
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
+# "litellm.AuthenticationError: AuthenticationError: OpenAIException - " and the like: class names a
+# library puts before the provider's own words
+_CLASS_PREFIX = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception)\s*(?::|-)\s*)+")
+_LIMIT = 2000
+
+
+def _body_message(body: Any) -> str | None:
+    """The provider's message in an OpenAI-style error body (``{"error": {"message": ...}}``)."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str) and inner["message"].strip():
+            return inner["message"].strip()
+        if isinstance(inner, str) and inner.strip():
+            return inner.strip()
+    return None
+
+
+def _bounded(text: str) -> str:
+    """One line, whole up to a few KB (an HTML error page is not): longer ones keep both ends."""
+    flat = " ".join(text.split())
+    if len(flat) <= _LIMIT:
+        return flat
+    return f"{flat[:_LIMIT * 2 // 3]} … {flat[-_LIMIT // 3:]}"
+
+
+def provider_message(exc: BaseException, status: int | None = None) -> str:
+    """What went wrong, once: the HTTP status and the provider's own message, without the class
+    names libraries stack in front of it ("AuthenticationError: AuthenticationError: Error code:
+    401 - {...}" reads "HTTP 401: invalid api key"); for a failed connection, its cause."""
+    message = _body_message(getattr(exc, "body", None))
+    if message is None:
+        message = _CLASS_PREFIX.sub("", str(exc)).strip()
+        if status is not None:
+            message = re.sub(rf"^Error code:\s*{status}\s*-\s*", "", message)
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None and status is None and str(cause) and str(cause) not in message:
+        message = f"{message.rstrip('.')}: {_CLASS_PREFIX.sub('', str(cause)).strip()}"
+    if not message:
+        message = type(exc).__name__
+    return _bounded(f"HTTP {status}: {message}" if status is not None else message)
+
+
 def classify(exc: BaseException) -> LLMError:
-    """The typed error for a provider exception (secrets masked in the message)."""
+    """The typed error for a provider exception (secrets masked in the message, which names the
+    HTTP status and the provider's words once, see :func:`provider_message`)."""
     if isinstance(exc, LLMError):
         return exc
     name = type(exc).__name__.lower()
     status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
-    message = mask_secrets(f"{type(exc).__name__}: {exc}")[:500]
+    if not isinstance(status, int):
+        status = None
+    if status == 500 and "connection error" in str(exc).lower():
+        status = None  # LiteLLM reports a failed connection as a 500 nobody answered
+        return LLMConnectionError(mask_secrets(provider_message(exc, status)))
+    message = mask_secrets(provider_message(exc, status))
     retry_after = _retry_after(exc)
     if status == 429 or "ratelimit" in name:
         return RateLimitError(message, status=429, retry_after=retry_after)

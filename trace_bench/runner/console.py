@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from trace_bench.config.errors import shorten
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.masking import mask_secrets
 from trace_bench.store.models import JobResult
@@ -99,7 +100,7 @@ class ConsoleReporter:
         self.failed += record.status in FAILED
         self.tokens += record.total_tokens
         self.usd += record.cost_usd
-        extra = f" error={record.error[:120]}" if record.error else ""
+        extra = f" error={shorten(record.error, 400)}" if record.error else ""  # both ends: the cause is often last
         self.line(
             f"[{self.done}/{self.total}] {record.status:<16} {record.task} x {record.trainer}"
             f" ({record.params_label}) seed={record.seed} initial={_fmt(record.score_initial)}"

@@ -32,12 +32,13 @@ from trace_bench.store.models import (
     JobRetry,
     JobSubmitted,
     ManifestJob,
+    Preflight,
     RunFinished,
     RunStarted,
     SandboxSetting,
     StoreError,
 )
-from trace_bench.store.run_store import RunStore
+from trace_bench.store.run_store import RunStore, RunVanished
 from trace_bench.store.status import SUCCESSFUL, PlanState, Status
 from trace_bench.store.tables import ResultTables
 
@@ -45,6 +46,7 @@ from trace_bench.store.tables import ResultTables
 def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: RunStore, opened: OpenedRun,
           resume: ResumeMode, job_timeout: float | None, interrupts: InterruptHandler) -> RunOutcome:
     run_id = store.run_id
+    identity = store.identity()  # the directory this driver writes: one deleted or replaced stops the run
     listed = _listed_jobs(store)
     carried = carried_entries(store, jobs, listed)
     meta = {"run_id": run_id, "config_hash": opened.digest, "mode": config.mode, "tags": config.tags,
@@ -84,11 +86,14 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     events = store.open_events()
     events.write(RunStarted(run_id=run_id, config_hash=opened.digest, total_jobs=len(jobs), to_run=len(to_run),
                             resume=resume, max_workers=config.max_workers))
+    for check in opened.preflight:  # its requests are the run's, apart from every job's spend
+        events.write(Preflight(**check))
     console.line(f"run {run_id}: {len(jobs)} jobs, {len(to_run)} to run, {config.max_workers} worker(s) -> {store.root}")
     for task, reason in sorted({(j.task, j.skip_reason) for j in jobs if j.skip_reason}):
         console.line(f"warning: {task}: {reason}; its jobs are recorded as skipped")
     try:
-        loop = _Loop(config, store, tables, console, events, interrupts, job_timeout, fresh=resume == "none")
+        loop = _Loop(config, store, tables, console, events, interrupts, job_timeout, fresh=resume == "none",
+                     identity=identity)
         executor = make_executor(config, options.executor, options.ray_address)
         try:
             interrupted = loop.run(executor, to_run)
@@ -126,9 +131,11 @@ class _Loop:
     """Submits planned jobs while slots are free and records each job that ends."""
 
     def __init__(self, config: RunConfig, store: RunStore, tables: ResultTables, console: ConsoleReporter,
-                 events: EventLog, interrupts: InterruptHandler, job_timeout: float | None, fresh: bool) -> None:
+                 events: EventLog, interrupts: InterruptHandler, job_timeout: float | None, fresh: bool,
+                 identity: tuple[int, int]) -> None:
         self.config, self.store, self.run_id, self.tables, self.console = config, store, store.run_id, tables, console
         self.events, self.interrupts, self.job_timeout, self.fresh = events, interrupts, job_timeout, fresh
+        self.identity = identity
         self.tries: dict[str, int] = {}
         self.failed_seen = False
 
@@ -137,6 +144,7 @@ class _Loop:
         pending = list(to_run)
         by_id = {item.spec.job_id: item for item in to_run}
         while pending or executor.running:
+            self._check_run_dir(executor)
             stop = self.interrupts.stop_scheduling or (self.config.fail_fast and self.failed_seen)
             while pending and executor.free_slots > 0 and not stop:
                 self._submit(executor, pending.pop(0))
@@ -144,13 +152,28 @@ class _Loop:
                 executor.kill_all("interrupted")
             if stop and not executor.running:
                 break
-            for finished in executor.poll(0.5):
+            finished_jobs = executor.poll(0.5)
+            if finished_jobs:
+                self._check_run_dir(executor)  # before anything is written for them
+            for finished in finished_jobs:
                 item = by_id[finished.job_id]
                 if self._retry(item, finished):
                     pending.insert(0, item)
                 else:
                     self._record(item, finished)
         return self.interrupts.stop_scheduling and bool(pending)
+
+    def _check_run_dir(self, executor: Any) -> None:
+        """:class:`RunVanished` (after stopping every job) when the run directory was deleted or
+        replaced: writing on would recreate part of it and end with a "complete" run that is not."""
+        try:
+            self.store.check_identity(self.identity)
+        except RunVanished:
+            if executor.running:
+                executor.kill_all("run_vanished")
+                while executor.running:
+                    executor.poll(0.5)
+            raise
 
     def _submit(self, executor: Any, item: PlannedJob) -> None:
         spec = item.spec

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from trace_bench.runner.plan import ResumeMode
 from trace_bench.store.models import JobResult
@@ -25,6 +26,7 @@ class RunOptions:
     config_path: str | None = None
     executor: str | None = None
     ray_address: str | None = None
+    no_preflight: bool = False
 
 
 @dataclass
@@ -53,3 +55,4 @@ class OpenedRun:
     config_hashes: list[str] = field(default_factory=list)
     extended: bool = False  # this config added cells to the run (trace_bench.runner.extend)
     runs_dir_created: bool = False  # the runs directory itself was made for this run
+    preflight: list[dict[str, Any]] = field(default_factory=list)  # checks made before the run opened

@@ -11,13 +11,16 @@ then does anything slow happen (expanding a large matrix, starting the job templ
 from __future__ import annotations
 
 import contextlib
+import shlex
 import shutil
+import sys
 from pathlib import Path
+from typing import Any
 
 from trace_bench.config.defaults import effective_job_timeout
 from trace_bench.config.errors import ConfigError
 from trace_bench.config.models import RunConfig
-from trace_bench.llm.credentials import check_credentials
+from trace_bench.llm.credentials import check_credentials, unset_key_variables
 from trace_bench.matrix.expand import JobSpec, expand_matrix
 from trace_bench.matrix.identity import config_hash, new_run_id
 from trace_bench.registry.tasks import TaskCatalog
@@ -115,8 +118,12 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
         if stored and Path(stored).is_dir():
             options.root = stored
     check_credentials(config)  # before any file or job: a missing key is a config error, not N failed jobs
+    for warning in unset_key_variables(config):
+        print(f"trace-bench: warning: {warning}", file=sys.stderr, flush=True)
+    checks = _preflight(config, options)  # a refused key or a server that is down: exit 2, no job, no run
     connect_executor(config, options.executor, options.ray_address)
     opened = open_run(config, options)
+    opened.preflight = checks
     store = opened.store
     try:
         if (options.executor or config.executor) == "local":
@@ -129,9 +136,26 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
         return drive(config, options, jobs, store, opened, resume, job_timeout, interrupts)
     except OSError as exc:
         raise RunWriteError(f"cannot write run {store.run_id} in {store.root}: {exc}. Free space, then continue "
-                            f"it with: trace-bench run --resume {store.root}") from exc
+                            f"it with: trace-bench run --resume {shlex.quote(str(store.root))}") from exc
     finally:
         opened.lock.release()
+
+
+def _preflight(config: RunConfig, options: RunOptions) -> list[dict[str, Any]]:
+    """One cheap request per distinct (endpoint, model, key variable) of a real run
+    (:mod:`trace_bench.llm.preflight`); :class:`~trace_bench.llm.preflight.PreflightError` when
+    one fails.  The checks, for the run's events."""
+    from trace_bench.llm.preflight import run_preflight, skip_reason
+
+    if options.no_preflight or skip_reason(config):
+        return []
+    checks = run_preflight(config.llm.model_dump(mode="json"))
+    if not options.quiet:
+        for check in checks:
+            how = "model listed" if check.method == "models" else "one-token completion"
+            print(f"preflight: {check.endpoint} model {check.model} ({check.key_variable}): ok, {how} in "
+                  f"{check.latency_s:.2f} s", file=sys.stderr, flush=True)
+    return [check.to_dict() for check in checks]
 
 
 def _expand(config: RunConfig, options: RunOptions, opened: OpenedRun) -> list[JobSpec]:

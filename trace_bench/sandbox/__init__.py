@@ -17,6 +17,14 @@ private tmpfs per call, an empty environment, rlimits, a seccomp filter, and a P
 per call so that a timeout kills every process the call started.  Where bubblewrap cannot run,
 candidate code is refused unless the weak mode was allowed (:mod:`.mode`).
 
+Every call runs in processes made from a state that never held a request (:mod:`.zygote`), and
+sees of trace-bench only the sandbox package and its target's imports (:mod:`.view`).  What comes
+back is bounded before it is decoded (:mod:`.verdict`).  ``SandboxResult.denial`` names the
+boundary a call ran into, typed for records and audits: ``timeout``, ``memory``,
+``result_too_large``, ``forged_result`` (read by the job and the trusted supervisor), or, for an
+uncaught refusal, ``file``, ``network``, ``process`` or ``syscall`` (read from the exception the
+child reported: what the code tried).  :mod:`.denials` turns them into job events.
+
 Names are resolved lazily, so that listing tasks does not import the process machinery.
 """
 

@@ -67,7 +67,7 @@ def require(*modules: str) -> str:
 
     ``modules``: the target modules the job will call, so that the sandbox started now shows them
     (one that shows less is replaced on the first call that needs more)."""
-    handle = handle_for(frozenset(modules))
+    handle = handle_for(policy.view_names(modules))
     server.release(handle)
     return handle.mode
 
@@ -85,7 +85,7 @@ def prepare(*modules: str) -> None:
 
     def start() -> None:
         try:
-            server.release(handle_for(frozenset(modules)))
+            server.release(handle_for(policy.view_names(modules)))
         except (SandboxUnavailable, server.ZygoteUnavailable):
             pass  # remembered by the server: the first call reports it
 

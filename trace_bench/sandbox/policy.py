@@ -137,6 +137,33 @@ def package_locations(name: str) -> list[str]:
 # PATH_PREFIX + a host path (read-only), DEVICE_PREFIX + a device node (usable, e.g. a GPU).
 PATH_PREFIX = "path:"
 DEVICE_PREFIX = "dev:"
+HIDE_PREFIX = "hide:"  # HIDE_PREFIX + a top-level package: covered, though its site-packages are visible
+
+
+def view_names(names: Iterable[str]) -> frozenset[str]:
+    """What a sandbox must show, with packages resolved to where they are now: a package named
+    ``x`` becomes ``path:<its directory>`` and ``hide:x`` becomes ``hide:<its directory>``, so a
+    sandbox started when ``x`` lived elsewhere (another checkout, another test's directory) is never
+    taken for one that shows it here.  trace_bench modules, paths and devices stay as they are."""
+    resolved: set[str] = set()
+    for name in names:
+        if name.startswith((PATH_PREFIX, DEVICE_PREFIX)) or name.split(".")[0] == view.PACKAGE:
+            resolved.add(name)
+            continue
+        hide = name.startswith(HIDE_PREFIX)
+        package = name[len(HIDE_PREFIX):] if hide else name
+        if package.startswith(os.sep):
+            resolved.add(name)
+            continue
+        locations = package_locations(package)
+        prefix = HIDE_PREFIX if hide else PATH_PREFIX
+        resolved.update(prefix + location for location in locations) if locations else resolved.add(name)
+    return frozenset(resolved)
+
+
+def hidden_names(packages: Iterable[str]) -> frozenset[str]:
+    """The ``hide:`` entries of a view: sandboxes that differ in them can never stand in for each other."""
+    return frozenset(name for name in packages if name.startswith(HIDE_PREFIX))
 
 
 def visible_paths(packages: Iterable[str]) -> list[str]:
@@ -149,7 +176,7 @@ def visible_paths(packages: Iterable[str]) -> list[str]:
     for name in packages:
         if name.startswith(PATH_PREFIX):
             wanted.append(name[len(PATH_PREFIX):])
-        elif not name.startswith(DEVICE_PREFIX) and name.split(".")[0] != view.PACKAGE:
+        elif not name.startswith((DEVICE_PREFIX, HIDE_PREFIX)) and name.split(".")[0] != view.PACKAGE:
             wanted += package_locations(name)
     chosen: list[str] = []
     for path in sorted({os.path.abspath(p) for p in wanted if p and os.path.exists(p)}, key=len):
@@ -204,7 +231,10 @@ def sandbox_view(packages: Iterable[str]) -> View:
     names = sorted(packages)
     mounts = binds(visible_paths(names))
     seen = [bind.dest for bind in mounts]
-    covers = [path for path in hidden_paths() if _under(path, seen)]
+    hidden = [path for name in names if name.startswith(HIDE_PREFIX)
+              for path in ([name[len(HIDE_PREFIX):]] if name[len(HIDE_PREFIX):].startswith(os.sep)
+                           else package_locations(name[len(HIDE_PREFIX):])) if os.path.isdir(path)]
+    covers = [path for path in [*hidden_paths(), *hidden] if _under(path, seen)]
     own_root = str(view.package_root())
     if _under(own_root, seen) or any(_under(own_root, [os.path.realpath(dest)]) for dest in seen):
         covers.append(own_root)

@@ -106,14 +106,19 @@ class CandidateProxy:
 
 def run_with_candidate(checker: str, checker_payload: dict[str, Any], candidate: str,
                        candidate_payload: dict[str, Any], limits: SandboxLimits, *,
-                       packages: tuple[str, ...] = ()) -> tuple[SandboxResult, SandboxResult]:
-    """Job side: run both calls joined by pipes; returns (checker's result, candidate's result)."""
+                       packages: tuple[str, ...] = (),
+                       candidate_packages: tuple[str, ...] | None = None) -> tuple[SandboxResult, SandboxResult]:
+    """Job side: run both calls joined by pipes; returns (checker's result, candidate's result).
+
+    ``candidate_packages`` (default ``packages``) is what the candidate's sandbox shows; it may hide
+    what the checker needs (``hide:<package>``, e.g. a benchmark package with the hidden data)."""
     from trace_bench.sandbox.runner import Call, start_call
 
     to_candidate_r, to_candidate_w = os.pipe()
     to_checker_r, to_checker_w = os.pipe()
     try:
-        served = start_call(candidate, candidate_payload, limits, packages=packages,
+        served = start_call(candidate, candidate_payload, limits,
+                            packages=packages if candidate_packages is None else candidate_packages,
                             channels=(to_candidate_r, to_checker_w))
         checking = start_call(checker, checker_payload, limits, packages=packages,
                               channels=(to_candidate_w, to_checker_r))

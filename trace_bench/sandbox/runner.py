@@ -88,9 +88,9 @@ def start_call(target: str, payload: Any, limits: SandboxLimits, *, packages: tu
     except codec.CodecError as exc:
         raise TypeError(f"sandbox payload is not plain data: {exc}") from exc
     # trace_bench is shown module by module (view.py): the target's own imports, not the whole package
-    needed = frozenset({target.partition(":")[0] if top == view.PACKAGE else top, *packages,
-                        *(policy.PATH_PREFIX + os.path.abspath(p) for p in paths),
-                        *(policy.DEVICE_PREFIX + d for d in devices)})
+    needed = policy.view_names({target.partition(":")[0] if top == view.PACKAGE else top, *packages,
+                                *(policy.PATH_PREFIX + os.path.abspath(p) for p in paths),
+                                *(policy.DEVICE_PREFIX + d for d in devices)})
     started = time.monotonic()
     limits_frame = codec.encode({"wall_s": float(limits.wall_s)})
     failures: list[str] = []

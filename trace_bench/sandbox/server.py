@@ -243,7 +243,8 @@ def get_zygote(mode: str, packages: frozenset[str]) -> ZygoteHandle:
 
     A sandbox's view is fixed when it starts, so a call that needs more starts one that shows
     everything the process's sandboxes showed so far; the ones it supersedes take no new call and
-    stop when their last call ends, so a job keeps one sandbox per mode.
+    stop when their last call ends, so a job keeps one sandbox per mode and per set of hidden
+    packages (a candidate's sandbox may hide what its checker's shows, :data:`.policy.HIDE_PREFIX`).
     """
     superseded: list[ZygoteHandle] = []
     with _LOCK:
@@ -252,13 +253,14 @@ def get_zygote(mode: str, packages: frozenset[str]) -> ZygoteHandle:
                 _HANDLES.remove(handle)
                 if handle.owner_pid == os.getpid():
                     handle.close(wait_s=0.5)
-            elif handle.mode == mode and packages <= handle.packages:
+            elif handle.mode == mode and packages <= handle.packages and \
+                    policy.hidden_names(handle.packages) == policy.hidden_names(packages):
                 handle.active += 1
                 return handle
         failed = _FAILED.get(mode)
         if failed is not None and time.monotonic() - failed[0] < RETRY_AFTER_S:
             raise ZygoteUnavailable(failed[1])
-        known = [h for h in _HANDLES if h.mode == mode]
+        known = [h for h in _HANDLES if h.mode == mode and policy.hidden_names(h.packages) == policy.hidden_names(packages)]
         try:
             handle = ZygoteHandle(mode, packages.union(*(h.packages for h in known)))
         except ZygoteUnavailable as exc:

@@ -50,6 +50,11 @@ class RunLocked(StoreError):
     """Another process is executing the run."""
 
 
+class RunVanished(StoreError):
+    """The run directory was deleted or replaced under a running driver: nothing more is written
+    (the driver would recreate part of it), its jobs are stopped, the run ends with an error."""
+
+
 class RunLock:
     """An exclusive ``flock`` on ``<run>/.lock``, held until :meth:`release` or the process dies
     (the kernel releases it then, so a killed driver's run can be resumed at once)."""
@@ -169,6 +174,24 @@ class RunStore:
 
     def exists(self) -> bool:
         return self.root.is_dir()
+
+    def identity(self) -> tuple[int, int]:
+        """(device, inode) of the run directory, to tell it from a replacement at the same path."""
+        info = os.stat(self.root)
+        return info.st_dev, info.st_ino
+
+    def check_identity(self, identity: tuple[int, int]) -> None:
+        """:class:`RunVanished` when the directory at this path is gone, or is not the one that
+        had ``identity`` (deleted and made again, moved away and replaced)."""
+        gone = f"the run directory {self.root} was deleted or replaced while the run was going"
+        try:
+            now = self.identity()
+        except FileNotFoundError:
+            raise RunVanished(gone) from None
+        except OSError as exc:
+            raise RunVanished(f"{gone} ({exc})") from None
+        if now != identity:  # a job process that was still writing may have made the path again
+            raise RunVanished(gone)
 
     def lock(self) -> RunLock:
         """Hold the run for this process (:class:`RunLocked` when another process holds it)."""

@@ -60,6 +60,12 @@ class GuideFailures:
         with self._lock:
             self.scored += 1
 
+    def __getstate__(self) -> dict[str, Any]:  # a copied or pickled problem gets a lock of its own
+        return {"first": self.first, "scored": self.scored}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.first, self.scored, self._lock = state["first"], state["scored"], threading.Lock()
+
 
 class Guide:
     """Base class of every task's scoring rule."""

@@ -16,6 +16,7 @@ from trace_bench.store.models.events import (
     JobSubmitted,
     LLMCall,
     OtherEvent,
+    Preflight,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -64,5 +65,5 @@ __all__ = [
     "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "LLMCall", "LeakFinding", "Manifest", "ManifestJob", "NewerSchemaError",
     "OtherEvent", "ResolvedJob", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxDenial", "SandboxSetting", "SpendEntry", "StateFile",
     "StateHistoryLine", "StateParameter", "StateSnapshot", "Step", "StoreError", "StoreModel", "Summary",
-    "TokenTotals", "TrackerWarning", "UpgradeError",
+    "TokenTotals", "TrackerWarning", "Preflight", "UpgradeError",
 ]

@@ -167,6 +167,26 @@ class TrackerWarning(Event):
     traceback: str = ""
 
 
+class Preflight(Event):
+    """A real run's check of one (endpoint, model, key variable) before its first job: what it
+    found and spent, apart from every job's spend (the key itself is never written)."""
+
+    type: Literal["preflight"] = "preflight"
+    endpoint: str = ""
+    model: str = ""
+    key_variable: str = ""
+    method: str = Field(default="models", description="models (the endpoint's model list) or completion "
+                        "(a one-token chat completion)")
+    status: int | None = None
+    ok: bool = True
+    latency_s: float = 0.0
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    note: str = ""
+
+
 class OtherEvent(Event):
     """A line of a type this version does not model; its fields are kept as they are."""
 
@@ -175,7 +195,7 @@ class OtherEvent(Event):
 
 JobEvent = Annotated[JobStarted | LLMCall | Step | BudgetExhausted | SandboxDenial | JobFinished,
                      Field(discriminator="type")]
-RunEvent = Annotated[RunStarted | JobSubmitted | JobRetry | JobEnded | RunFinished | TrackerWarning,
+RunEvent = Annotated[RunStarted | JobSubmitted | JobRetry | JobEnded | RunFinished | TrackerWarning | Preflight,
                      Field(discriminator="type")]
 
 JOB_EVENTS: dict[str, type[Event]] = {cls.model_fields["type"].default: cls
@@ -183,4 +203,4 @@ JOB_EVENTS: dict[str, type[Event]] = {cls.model_fields["type"].default: cls
                                                   JobFinished)}
 RUN_EVENTS: dict[str, type[Event]] = {cls.model_fields["type"].default: cls
                                       for cls in (RunStarted, JobSubmitted, JobRetry, JobEnded, RunFinished,
-                                                  TrackerWarning)}
+                                                  TrackerWarning, Preflight)}

@@ -10,14 +10,13 @@ decides what it means (:mod:`.execution`).
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import importlib
-import inspect
 import linecache
 import random
 import sys
 import traceback
+import types
 from typing import Any
 
 from trace_bench.sandbox import codec
@@ -66,7 +65,7 @@ def _failure(kind: str, exc: BaseException) -> dict[str, Any]:
 def _names(code: Any) -> set[str]:
     names = set(code.co_names)
     for constant in code.co_consts:
-        if inspect.iscode(constant):
+        if isinstance(constant, types.CodeType):
             names |= _names(constant)
     return names
 
@@ -117,7 +116,9 @@ def call(payload: dict[str, Any]) -> dict[str, Any]:
         args.insert(0, SandboxedSelf())
     try:
         value = function(*args, **dict(payload.get("kwargs") or {}))
-        if inspect.iscoroutine(value):
+        if isinstance(value, types.CoroutineType):  # an async def: run it here (asyncio only then)
+            import asyncio
+
             value = asyncio.run(value)
     except BaseException as exc:  # noqa: B036 - SystemExit and KeyboardInterrupt are the code's errors too
         return _failure("error", exc)

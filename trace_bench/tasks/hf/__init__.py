@@ -47,7 +47,8 @@ def _spec(entry: HFDataset, subtask: str | None = None) -> TaskSpec:
         id=task_id, suite=SUITE, description=description, module=_MODULE,
         parameter_kinds=("text",), scoring=_SCORING[entry.task_type], needs=("datasets",),
         availability=_availability(entry),
-        tags=("prompt", "code" if entry.task_type == "code" else "qa", entry.task_type),
+        tags=("prompt", "code" if entry.task_type == "code" else "qa", entry.task_type,
+              *(("sandbox",) if entry.task_type == "code" else ())),  # the agent's code runs in the sandbox
     )
 
 

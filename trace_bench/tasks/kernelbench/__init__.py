@@ -40,7 +40,7 @@ def _spec(problem_id: str, summary: str) -> TaskSpec:
     return TaskSpec(id=f"{SUITE}:{problem_id}", suite=SUITE, description=summary, module=_MODULE,
                     parameter_kinds=("code",), scoring="0 if wrong, else speedup over PyTorch",
                     needs=("cuda or eval server",), availability=availability,
-                    default_eval_kwargs={"problem": problem_id}, tags=("kernel", "cuda", "code"))
+                    default_eval_kwargs={"problem": problem_id}, tags=("kernel", "cuda", "code", "sandbox"))
 
 
 def discover() -> list[TaskSpec]:

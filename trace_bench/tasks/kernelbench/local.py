@@ -63,6 +63,17 @@ class LocalEvaluator:
         self.device = device
         self.packages = packages
 
+    def _view(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(packages, devices) its calls need the sandbox to show."""
+        return ("torch", *self.packages), gpu_devices() if self.device.startswith("cuda") else ()
+
+    def prepare(self) -> None:
+        """Fail now where no sandbox may run here, and start it in the background (torch loaded there)."""
+        from trace_bench.sandbox import policy, prepare
+
+        packages, devices = self._view()
+        prepare(TARGET.partition(":")[0], *packages, *(policy.DEVICE_PREFIX + d for d in devices))
+
     def _limits(self) -> SandboxLimits:
         gpu = self.device.startswith("cuda")
         return SandboxLimits(wall_s=self.timeout_s, memory_mb=NO_ADDRESS_LIMIT_MB if gpu else 4096,
@@ -77,9 +88,9 @@ class LocalEvaluator:
         payload = {"role": role, "ref_arch_src": ref_src, "custom_src": custom_src, "seed": seed,
                    "device": self.device}
         try:
-            call = start_call(TARGET, payload, self._limits(), packages=("torch", *self.packages),
-                              channels=(to_call_r, from_call_w),
-                              devices=gpu_devices() if self.device.startswith("cuda") else ())
+            packages, devices = self._view()
+            call = start_call(TARGET, payload, self._limits(), packages=packages, channels=(to_call_r, from_call_w),
+                              devices=devices)
         finally:
             os.close(to_call_r)
             os.close(from_call_w)

@@ -7,7 +7,7 @@ it does not compile or gives a wrong result, else the speedup ``ref_runtime_ms /
 (1.0 = as fast as PyTorch).  Evaluation (see :mod:`.evaluation`): the server at
 ``eval_kwargs.eval_server_url`` / env ``TRACE_BENCH_KERNELBENCH_URL`` when given (bearer token
 from the env variable named by ``eval_server_token_env``, default
-``TRACE_BENCH_KERNELBENCH_TOKEN``), else the local GPU.  Results are cached per candidate within
+``TRACE_BENCH_KERNELBENCH_TOKEN``), else the local GPU, in the sandbox (:mod:`.local`).  Results are cached per candidate within
 a job, so re-scoring a state does not re-run the GPU.
 """
 
@@ -66,7 +66,9 @@ def make_evaluator(eval_server_url: str | None, token_env: str, timeout_s: float
     if url:
         return RemoteEvaluator(url, token=os.environ.get(token_env), timeout_s=timeout_s)
     if cuda_available():
-        return LocalEvaluator(timeout_s=timeout_s)
+        evaluator = LocalEvaluator(timeout_s=timeout_s)
+        evaluator.prepare()  # candidates run in the sandbox: a job that cannot have one fails now, saying why
+        return evaluator
     raise RuntimeError(f"no CUDA and no eval_server_url: set eval_kwargs.eval_server_url or {URL_ENV}")
 
 

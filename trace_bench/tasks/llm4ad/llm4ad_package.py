@@ -8,10 +8,15 @@ the install hint.  A problem wraps the package's ``Evaluation`` class: its templ
 trainable code, and ``evaluate_program`` runs inside our sandbox (never the package's own
 ``SecureEvaluator``, which changes the process-wide multiprocessing start method).
 
-Trust: the package's evaluator calls the candidate and computes the score in one process, so
-the score of these tasks is only as good as that evaluator's own checks.  The sandbox still
-contains the candidate (no secrets, no network, no writes, no lasting processes), and the job
-accepts nothing but one finite number from it.
+Trust: the package's evaluator and the candidate run in two sandboxed processes
+(:func:`run_package_checker`, :func:`serve_package_candidate`), joined by
+:mod:`trace_bench.sandbox.rpc`: the evaluator, with the package and its data, calls the candidate's
+function through a proxy and computes the score from the plain data it answers; the candidate's
+process has no evaluator and cannot see the ``llm4ad`` package (its instance and target data are
+covered).  The evaluator may not run the candidate's source in its own process (an audit hook in
+that process, where no candidate code ever runs, refuses to compile it).  The job accepts one
+finite number from the evaluator.  An evaluator that hands the heuristic something other than
+plain data (an environment object, a callback) cannot be evaluated this way and fails saying so.
 """
 
 from __future__ import annotations
@@ -97,14 +102,56 @@ def _entry_and_signature(template: str) -> tuple[str, str]:
     raise ValueError("the llm4ad template defines no function")
 
 
-def run_package_evaluator(payload: dict[str, Any]) -> float:
-    """Sandbox target: run the package's ``evaluate_program`` on the candidate program."""
-    from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, load_candidate
+def serve_package_candidate(payload: dict[str, Any]) -> None:
+    """Sandbox target (no evaluator, no llm4ad package here): serve the candidate's function."""
+    from trace_bench.sandbox.rpc import serve
+    from trace_bench.tasks.llm4ad.evalkit import CANDIDATE_FILENAME, load_candidate
 
+    try:
+        function = load_candidate(payload["program"], payload["entry"])
+    except Exception as exc:  # noqa: BLE001 - the checker reports it with its type
+        serve(payload, None, {"kind": type(exc).__name__, "message": str(exc)[:2000]})
+        return
+    serve(payload, function, filename=CANDIDATE_FILENAME)
+
+
+def _refuse_compiling(program: str) -> None:
+    """Refuse, in this process, to compile the candidate's source: it runs only in its own sandbox."""
+    import sys
+
+    text = program.strip()
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event != "compile" or len(args) < 2 or not isinstance(args[0], (str, bytes)):
+            return
+        if str(args[1]).endswith(".py"):  # a module being imported (its file may quote the template)
+            return
+        source = (args[0].decode("utf-8", "replace") if isinstance(args[0], bytes) else args[0]).strip()
+        if text and source and (text in source or (source in text and len(source) > 40)):
+                raise RuntimeError("the llm4ad evaluator tried to run the candidate's code in its own process; "
+                                   "trace-bench runs candidate code only in the candidate's sandbox")
+
+    sys.addaudithook(hook)
+
+
+def run_package_checker(payload: dict[str, Any]) -> float:
+    """Sandbox target (the package and its data, never candidate code): the package's ``evaluate_program``,
+    calling the candidate's function through a proxy; returns the score it computes."""
+    from trace_bench.sandbox.rpc import CandidateGone, CandidateProxy
+    from trace_bench.tasks.llm4ad.evalkit import CandidateLoadError, InvalidSolution, MissingEntryError
+
+    try:
+        proxy = CandidateProxy(payload)
+    except CandidateGone as exc:
+        raise CandidateLoadError(str(exc)) from None
+    if not proxy.ready:
+        kind, message = str(proxy.failure.get("kind") or ""), str(proxy.failure.get("message") or "")
+        errors: dict[str, type[Exception]] = {"SyntaxError": SyntaxError, "MissingEntryError": MissingEntryError}
+        raise errors.get(kind, CandidateLoadError)(message or "the candidate could not be loaded")
     module = importlib.import_module(payload["module"])
     evaluation = find_evaluation_class(module)()
-    func = load_candidate(payload["program"], payload["entry"])
-    result = evaluation.evaluate_program(payload["program"], func)
+    _refuse_compiling(str(payload["program"]))
+    result = evaluation.evaluate_program(payload["program"], proxy)
     if isinstance(result, (tuple, list)) and result:
         result = result[0]
     if isinstance(result, dict):
@@ -124,7 +171,9 @@ def evaluate(payload: dict[str, Any], run: Any) -> dict[str, Any]:
     """Trusted: accept one finite number from the sandboxed package evaluator."""
     from trace_bench.tasks.llm4ad.evalkit import InvalidSolution
 
-    score = run(f"{MODULE}:run_package_evaluator", payload)
+    score = run(f"{MODULE}:run_package_checker", payload,
+                candidate=(f"{MODULE}:serve_package_candidate", {"program": payload["program"],
+                                                                 "entry": payload["entry"]}))
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
         raise InvalidSolution(f"the llm4ad evaluator's answer is not a finite number: {str(score)[:80]}")
     return {"score": float(score), "summary": f"llm4ad evaluator score {float(score):.6g} (higher is better)."}
@@ -149,6 +198,7 @@ def build_trace_problem(task: str = "", **eval_kwargs: Any) -> dict[str, Any]:
     spec = CodeTask(name=f"pkg/{task}", entry=entry, signature=signature, description=description,
                     constraints="Keep the function's name and arguments.", template=template, stub_candidates=(),
                     evaluator=f"{MODULE}:evaluate", scoring="the llm4ad evaluator's score", packages=("llm4ad",),
+                    candidate_hides=("llm4ad",),
                     defaults={"n_instances": 1, "module": module_name, "entry": entry, "timeout_seconds": 60.0})
     problem = build_problem(spec, eval_kwargs)
     problem["metadata"]["source"] = "llm4ad package"

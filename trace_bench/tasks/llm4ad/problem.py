@@ -45,7 +45,7 @@ _ADVICE = {
 }
 
 
-Run = Callable[[str, dict[str, Any]], Any]  # run(target, payload) -> the sandbox's plain-data answer
+Run = Callable[..., Any]  # run(target, payload[, candidate=(target, payload)]) -> the sandbox's plain-data answer
 
 
 class SandboxFailure(Exception):
@@ -83,6 +83,7 @@ class CodeTask:
     minimize: tuple[str, ...] = ()
     packages: tuple[str, ...] = ()
     sandbox_modules: tuple[str, ...] = ()
+    candidate_hides: tuple[str, ...] = ()  # packages a candidate's process must not see (its checker's data)
 
     @property
     def target_modules(self) -> tuple[str, ...]:
@@ -201,8 +202,21 @@ class HeuristicGuide(Guide):
     def _evaluate(self, payload: dict[str, Any]) -> Evaluation:
         limits = SandboxLimits(wall_s=float(self.settings["timeout_seconds"]), memory_mb=int(self.settings["memory_mb"]))
 
-        def run(target: str, call_payload: dict[str, Any]) -> Any:
-            result = run_sandboxed(target, call_payload, limits, packages=self.task.packages)
+        def run(target: str, call_payload: dict[str, Any], candidate: tuple[str, dict[str, Any]] | None = None) -> Any:
+            """One sandboxed call; with ``candidate``, a checker call that reaches the candidate's function,
+            which is served from a second sandboxed call (:mod:`trace_bench.sandbox.rpc`)."""
+            if candidate is None:
+                result = run_sandboxed(target, call_payload, limits, packages=self.task.packages)
+            else:
+                from trace_bench.sandbox.policy import HIDE_PREFIX
+                from trace_bench.sandbox.rpc import run_with_candidate
+
+                hides = tuple(HIDE_PREFIX + name for name in self.task.candidate_hides)
+                result, served = run_with_candidate(target, call_payload, candidate[0], candidate[1], limits,
+                                                    packages=self.task.packages,
+                                                    candidate_packages=(*self.task.packages, *hides))
+                if served.status in ("timeout", "oom", "denied") and not result.ok:
+                    result = served  # the candidate's own limit or refusal is the better explanation
             if not result.ok:
                 raise SandboxFailure(result)
             return result.value

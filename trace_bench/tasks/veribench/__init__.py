@@ -35,7 +35,7 @@ def lean_available() -> Unavailable | None:
 def _spec(name: str, description: str) -> TaskSpec:
     return TaskSpec(id=f"{SUITE}:{name}", suite=SUITE, description=description, module=_MODULE,
                     parameter_kinds=("code",), scoring=_SCORING, needs=("lean",), availability=lean_available,
-                    default_eval_kwargs={"task": name}, tags=("lean", "verification"))
+                    default_eval_kwargs={"task": name}, tags=("lean", "verification", "sandbox"))
 
 
 def discover() -> list[TaskSpec]:

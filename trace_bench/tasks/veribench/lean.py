@@ -1,11 +1,13 @@
-"""Run the Lean 4 toolchain on a candidate and read its diagnostics.
+"""Run the Lean 4 toolchain on a candidate, in the sandbox, and read its diagnostics.
 
 ``lake env lean FILE`` inside a Lake project (``eval_kwargs.lean_project`` or env
 ``TRACE_BENCH_LEAN_PROJECT``, for Mathlib and other dependencies), else ``lean FILE``.  The
-candidate is untrusted: Lean's ``#eval`` runs arbitrary IO, so the compiler runs in its own
-session (process group killed on timeout) in a temporary directory, with CPU-time, address-space
-and file-size limits.  This is not a full sandbox (no network isolation); run real VeriBench jobs
-on a machine you are willing to let Lean code touch.
+candidate is untrusted and Lean's ``#eval`` runs arbitrary IO, so the compiler runs in a
+sandboxed call (:func:`compile_in_sandbox`): the candidate file in the call's private ``/tmp``,
+the toolchain (found on the host with ``lean --print-prefix``) and the project visible read-only,
+no network, no key, no other host path, processes and threads allowed (Lean's workers), CPU time,
+memory and files limited.  The project must be built beforehand (``lake build``): nothing of it
+is writable from the sandbox.
 
 Diagnostics have the form ``FILE:LINE:COL: error: message`` (``warning``/``info`` likewise; a
 message may continue on the following lines).
@@ -13,13 +15,13 @@ message may continue on the following lines).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
 from trace_bench.processes import communicate_or_kill
 
@@ -83,44 +85,87 @@ def parse_diagnostics(output: str) -> list[Diagnostic]:
     return found
 
 
-def lean_command(file: Path, project: str | None) -> tuple[list[str], str | None]:
-    """(argv, cwd): ``lake env lean`` inside a project, else plain ``lean``."""
+def lean_command(project: str | None) -> tuple[list[str], str | None]:
+    """(argv without the file, cwd): ``lake env lean`` inside a project, else plain ``lean`` (the
+    toolchain's own binaries)."""
+    prefix = toolchain_prefix()
     if project:
-        lake = shutil.which("lake") or "lake"
-        return [lake, "env", "lean", str(file)], project
-    return [shutil.which("lean") or "lean", str(file)], None
+        lake = os.path.join(prefix, "bin", "lake") if prefix else shutil.which("lake") or "lake"
+        return [lake, "env", "lean"], project
+    return [os.path.join(prefix, "bin", "lean") if prefix else shutil.which("lean") or "lean"], None
 
 
-def _limits(cpu_s: int, memory_mb: int | None) -> object:
-    def apply() -> None:
-        import resource
+@functools.cache
+def toolchain_prefix() -> str:
+    """The Lean toolchain's directory (``lean --print-prefix``, run here: the toolchain is trusted), so
+    that the sandbox runs its binaries directly (an ``elan`` proxy would look for ``~/.elan``); "" when
+    it cannot tell."""
+    lean = shutil.which("lean")
+    if lean is None:
+        return ""
+    try:
+        out = subprocess.run([lean, "--print-prefix"], capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    prefix = out.stdout.strip().splitlines()[-1] if out.returncode == 0 and out.stdout.strip() else ""
+    return prefix if prefix and os.path.isfile(os.path.join(prefix, "bin", "lean")) else ""
 
-        os.setsid()
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
-        if memory_mb:
-            resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
 
-    return apply
+def visible_paths(argv: list[str], project: str | None) -> tuple[str, ...]:
+    """Host directories the sandboxed compiler reads: each binary's installation and the project."""
+    paths: list[str] = []
+    for executable in argv[:1]:
+        for path in {executable, os.path.realpath(executable)}:
+            paths.append(os.path.dirname(os.path.dirname(os.path.abspath(path))))  # <install>/bin/<exe>
+    prefix = toolchain_prefix()
+    if prefix:
+        paths.append(prefix)
+    if project:
+        paths.append(os.path.abspath(project))
+    return tuple(dict.fromkeys(p for p in paths if os.path.isdir(p)))
+
+
+def compile_in_sandbox(payload: dict[str, Any]) -> dict[str, Any]:
+    """Sandbox target: write the source to the call's /tmp and run the compiler on it."""
+    file = "/tmp/Candidate.lean"
+    with open(file, "w", encoding="utf-8") as handle:
+        handle.write(str(payload["source"]))
+    argv = [str(a) for a in payload["argv"]] + [file]
+    try:
+        proc = subprocess.Popen(argv, cwd=payload.get("cwd") or "/tmp", stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, env={**os.environ, "LEAN_PATH": ""})
+    except OSError as exc:
+        return {"returncode": 127, "output": f"cannot start {argv[0]}: {exc}", "timed_out": False}
+    output, _, timed_out = communicate_or_kill(proc, float(payload["timeout_s"]))
+    return {"returncode": None if timed_out else proc.returncode, "output": (output or "")[-200_000:],
+            "timed_out": timed_out}
+
+
+LEAN_PROCESSES = 64  # the compiler, lake, and their worker threads (each counts against the limit)
 
 
 def run_lean(source: str, *, timeout_s: float = 120.0, project: str | None = None,
              memory_mb: int | None = 8192) -> LeanResult:
-    """Compile ``source`` as one file; never raises for compiler failures (they are in the result)."""
-    project = project or os.environ.get(PROJECT_ENV) or None
-    with tempfile.TemporaryDirectory(prefix="trace-bench-lean-") as tmp:
-        file = Path(tmp) / "Candidate.lean"
-        file.write_text(source, encoding="utf-8")
-        argv, cwd = lean_command(file, project)
-        try:
-            proc = subprocess.Popen(argv, cwd=cwd or tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    preexec_fn=_limits(int(timeout_s) + 5, memory_mb))  # noqa: PLW1509
-        except OSError as exc:
-            return LeanResult(returncode=127, output=f"cannot start {argv[0]}: {exc}", command=argv)
-        output, _, timed_out = communicate_or_kill(proc, timeout_s)
-        if timed_out:
-            return LeanResult(returncode=None, timed_out=True, output=output, command=argv)
-        output = output.replace(str(file), "Candidate.lean")
-        return LeanResult(returncode=proc.returncode, diagnostics=parse_diagnostics(output), output=output,
-                          command=argv)
+    """Compile ``source`` as one file, sandboxed; never raises for compiler failures (they are in the result)."""
+    from trace_bench.sandbox import SandboxLimits, run_sandboxed
 
+    project = project or os.environ.get(PROJECT_ENV) or None
+    argv, cwd = lean_command(project)
+    limits = SandboxLimits(wall_s=timeout_s + 30, cpu_s=(timeout_s + 5) * 4, memory_mb=memory_mb or 8192,
+                           file_size_mb=64, max_processes=LEAN_PROCESSES)
+    result = run_sandboxed(f"{__name__}:compile_in_sandbox",
+                           {"source": source, "argv": argv, "cwd": cwd, "timeout_s": timeout_s}, limits,
+                           paths=visible_paths(argv, project))
+    command = [*argv, "Candidate.lean"]
+    if result.status == "timeout":
+        return LeanResult(returncode=None, timed_out=True, output=result.stdout, command=command)
+    value = result.value if result.ok and isinstance(result.value, dict) else None
+    if value is None:
+        return LeanResult(returncode=-1, output=f"the sandboxed compiler call failed: {result.describe()}",
+                          command=command)
+    output = str(value.get("output") or "").replace("/tmp/Candidate.lean", "Candidate.lean")
+    if value.get("timed_out"):
+        return LeanResult(returncode=None, timed_out=True, output=output, command=command)
+    code = value.get("returncode")
+    return LeanResult(returncode=code if isinstance(code, int) else -1, diagnostics=parse_diagnostics(output),
+                      output=output, command=command)

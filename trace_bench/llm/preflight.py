@@ -1,0 +1,260 @@
+"""Preflight: one cheap request per distinct (endpoint, model, key variable) before a real run.
+
+Without it a wrong key, a mistyped model or a server that is down failed every job one by one
+(16 s a job) and the run still said "Run complete".  Before the first job of a real run, each
+distinct target the roles resolve to (exactly as :mod:`trace_bench.llm.providers` will: config,
+then the original's environment variables) gets one request:
+
+- an OpenAI-compatible endpoint (a ``base_url``, OpenAI's own API): ``GET /models`` with the key;
+  when the listing does not name the model, or the endpoint has no listing, a one-token chat
+  completion for it;
+- OpenRouter (whose model list is public, so it proves nothing about the key) and every other
+  provider LiteLLM routes itself (``anthropic/...``): a one-token completion.
+
+A 401/403, a 404 for the model or an endpoint that cannot be reached raises
+:class:`PreflightError` (exit 2, one line naming the variable or the endpoint and what to do; a
+key is never printed).  A 5xx, a 429 or a 400 passes (the endpoint is there and took the key:
+jobs retry or report it).  Plain ``urllib`` for the OpenAI-compatible requests, so the driver
+imports no provider library for them.  What the requests spent is returned, for the run's events:
+it is never part of a job's spend.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from trace_bench.config.errors import ConfigError
+from trace_bench.config.model_names import ROLES
+
+OPENAI_API = "https://api.openai.com/v1"
+OPENROUTER_API = "https://openrouter.ai/api/v1"
+_PING = [{"role": "user", "content": "ping"}]
+
+
+class PreflightError(ConfigError):
+    """A real run's provider refused the key, does not know the model or cannot be reached; the
+    message is about the endpoint and the variable, never about the config file."""
+
+    def __init__(self, reason: str, hint: str | None = None) -> None:
+        super().__init__(reason, key_path="preflight", hint=hint)
+
+    def with_file(self, file: str | None) -> ConfigError:
+        return self
+
+
+@dataclass(frozen=True)
+class Target:
+    """One distinct thing to check.  ``key`` is never shown; ``key_variable`` names it."""
+
+    endpoint: str
+    model: str
+    litellm_model: str
+    key_variable: str
+    key: str | None = field(repr=False, compare=False, hash=False)
+    openai_compatible: bool = True
+    list_models: bool = True
+
+
+@dataclass
+class Check:
+    """What one preflight request found and spent (a run-level ``preflight`` event)."""
+
+    endpoint: str
+    model: str
+    key_variable: str
+    method: str = "models"
+    status: int | None = None
+    ok: bool = True
+    latency_s: float = 0.0
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def targets(llm: dict[str, Any]) -> list[Target]:
+    """The distinct (endpoint, model, key variable) of the roles, in role order."""
+    from trace_bench.llm.credentials import key_variable
+    from trace_bench.llm.providers import resolve_base_url, resolve_key, resolve_model, resolve_provider
+
+    found: dict[tuple[str, str, str], Target] = {}
+    for role in ROLES:
+        role_cfg = (llm.get("roles") or {}).get(role) or {}
+        provider = resolve_provider(llm, role)
+        base_url = resolve_base_url(role_cfg.get("base_url") or llm.get("base_url"), provider)
+        model = resolve_model(role_cfg.get("model") or llm.get("model"), provider, base_url)
+        key_env = role_cfg.get("api_key_env") or llm.get("api_key_env")
+        variable = key_variable(key_env, provider)
+        key = resolve_key(key_env, provider)
+        prefix = model.split("/", 1)[0] if "/" in model else "openai"
+        if provider == "openrouter" or prefix == "openrouter":
+            target = Target(base_url or OPENROUTER_API, model.removeprefix("openrouter/"), model, variable, key,
+                            list_models=False)
+        elif base_url:
+            target = Target(base_url.rstrip("/"), model.removeprefix("openai/"), model, variable, key)
+        elif prefix == "openai":
+            target = Target(OPENAI_API, model.removeprefix("openai/"), model, variable, key)
+        else:  # a provider LiteLLM resolves itself
+            target = Target(f"{prefix} (LiteLLM)", model, model, variable, key, openai_compatible=False)
+        found.setdefault((target.endpoint, target.model, target.key_variable), target)
+    return list(found.values())
+
+
+def run_preflight(llm: dict[str, Any], *, timeout_s: float = 10.0) -> list[Check]:
+    """Check every target; :class:`PreflightError` for the first that fails."""
+    timeout_s = min(timeout_s, float(llm.get("timeout_s") or timeout_s))
+    return [check_target(target, timeout_s, llm.get("prices") or {}) for target in targets(llm)]
+
+
+def check_target(target: Target, timeout_s: float, prices: dict[str, Any] | None = None) -> Check:
+    check = Check(target.endpoint, target.model, target.key_variable)
+    started = time.perf_counter()
+    try:
+        if not target.openai_compatible:
+            _litellm_ping(target, check, timeout_s, prices)
+        else:
+            listed = _list_models(target, check, timeout_s) if target.list_models else None
+            if listed is None or target.model not in listed:
+                _ping(target, check, timeout_s, prices)
+    finally:
+        check.latency_s = round(time.perf_counter() - started, 6)
+    return check
+
+
+def _headers(target: Target) -> dict[str, str]:
+    # as the jobs' client sends it: a server that needs no key gets a placeholder
+    return {"Content-Type": "application/json", "User-Agent": "trace-bench-preflight",
+            "Authorization": f"Bearer {target.key or 'no-key'}"}
+
+
+def _http(target: Target, check: Check, method: str, path: str, body: dict[str, Any] | None,
+          timeout_s: float) -> tuple[int, Any]:
+    """(status, parsed JSON or None); an unreachable endpoint raises :class:`PreflightError`."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(target.endpoint + path, data=data, method=method, headers=_headers(target))
+    check.requests += 1
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 - the configured endpoint
+            status, raw = response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        status, raw = exc.code, exc.read()
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise PreflightError(f"cannot reach {target.endpoint} ({reason})",
+                             hint="start the server or fix llm.base_url; --no-preflight skips this check") from None
+    try:
+        parsed = json.loads(raw) if raw else None
+    except ValueError:
+        parsed = None
+    check.status = status
+    return status, parsed
+
+
+def _refused(target: Target, status: int, parsed: Any) -> None:
+    if status in (401, 403):
+        detail = _error_text(parsed) or ("unauthorized" if status == 401 else "forbidden")
+        where = f"{target.endpoint} (model {target.model})"
+        if target.key is None:
+            raise PreflightError(f"{where} answered {status} ({detail}) and {target.key_variable} is not set",
+                                 hint=f"export {target.key_variable} with a valid key, or name another variable "
+                                      "with llm.api_key_env")
+        raise PreflightError(f"{where} refused the key in {target.key_variable}: {status} {detail}",
+                             hint=f"set {target.key_variable} to a valid key for this endpoint (or name another "
+                                  "variable with llm.api_key_env)")
+    if status == 404:
+        raise PreflightError(f"{target.endpoint} does not know model {target.model!r} (404"
+                             f"{': ' + _error_text(parsed) if _error_text(parsed) else ''})",
+                             hint="fix llm.model (or the role's model); --no-preflight skips this check")
+
+
+def _error_text(parsed: Any) -> str:
+    if isinstance(parsed, dict):
+        inner = parsed.get("error", parsed)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return " ".join(inner["message"].split())[:300]
+        if isinstance(inner, str):
+            return " ".join(inner.split())[:300]
+    return ""
+
+
+def _list_models(target: Target, check: Check, timeout_s: float) -> set[str] | None:
+    """The model ids the endpoint lists; None when it has no listing (then a completion decides)."""
+    check.method = "models"
+    status, parsed = _http(target, check, "GET", "/models", None, timeout_s)
+    if status in (401, 403):
+        _refused(target, status, parsed)
+    if status != 200 or not isinstance(parsed, dict) or not isinstance(parsed.get("data"), list):
+        return None
+    return {str(item.get("id")) for item in parsed["data"] if isinstance(item, dict)}
+
+
+def _ping(target: Target, check: Check, timeout_s: float, prices: dict[str, Any] | None) -> None:
+    """A one-token completion: the key, the endpoint and the model in one request."""
+    check.method = "completion"
+    status, parsed = _http(target, check, "POST", "/chat/completions",
+                           {"model": target.model, "messages": _PING, "max_tokens": 1}, timeout_s)
+    _refused(target, status, parsed)
+    if status == 200 and isinstance(parsed, dict):
+        usage = parsed.get("usage") or {}
+        _charge(check, target.litellm_model, int(usage.get("prompt_tokens") or 0),
+                int(usage.get("completion_tokens") or 0), prices)
+    elif status != 200:
+        check.note = f"{status} {_error_text(parsed)}".strip()  # the endpoint answered and took the key
+
+
+def _litellm_ping(target: Target, check: Check, timeout_s: float, prices: dict[str, Any] | None) -> None:
+    """A one-token completion through LiteLLM, for a provider it resolves itself."""
+    import litellm
+
+    from trace_bench.llm.errors import AuthenticationError, BadRequestError, LLMConnectionError
+    from trace_bench.llm.retry import classify
+
+    check.method = "completion"
+    check.requests += 1
+    options: dict[str, Any] = {"api_key": target.key} if target.key else {}
+    try:
+        response = litellm.completion(model=target.model, messages=_PING, max_tokens=1, timeout=timeout_s,
+                                      num_retries=0, **options)
+    except Exception as exc:  # noqa: BLE001 - classified below
+        error = classify(exc)
+        check.status = error.status
+        if isinstance(error, AuthenticationError):
+            _refused(target, error.status or 401, {"error": str(error)})
+        if isinstance(error, BadRequestError) and error.status == 404:
+            _refused(target, 404, {"error": str(error)})
+        if isinstance(error, LLMConnectionError):
+            raise PreflightError(f"cannot reach {target.endpoint} for model {target.model} ({error})",
+                                 hint="check the network and the provider; --no-preflight skips this check") from None
+        check.note = str(error)
+        return
+    check.status = 200
+    usage = getattr(response, "usage", None)
+    _charge(check, target.model, int(getattr(usage, "prompt_tokens", 0) or 0),
+            int(getattr(usage, "completion_tokens", 0) or 0), prices)
+
+
+def _charge(check: Check, model: str, prompt: int, completion: int, prices: dict[str, Any] | None) -> None:
+    from trace_bench.llm.pricing import cost_of
+
+    check.prompt_tokens += prompt
+    check.completion_tokens += completion
+    if prompt or completion:
+        check.cost_usd += cost_of(model, prompt, completion, prices) or 0.0
+
+
+def skip_reason(config: Any) -> str | None:
+    """Why a run has no preflight (None: it has one)."""
+    if config.mode != "real":
+        return "stub mode"
+    if config.llm.cache == "replay":
+        return "replay from the cache"
+    return None
