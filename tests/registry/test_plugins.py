@@ -135,7 +135,8 @@ def test_plugin_task_and_trainer_run_through_the_pipeline(plugin_env: dict[str, 
     for row in stepped:  # 0 -> 3 in three steps of +1: the distance to 7 falls from 7 to 4
         assert (float(row["score_initial"]), float(row["score_best"]), row["n_steps"]) == (-7.0, -4.0, "3")
         curve = (run / "jobs" / row["job_id"] / "artifacts" / "curve.csv").read_text().splitlines()
-        assert len(curve) == 1 + 4, curve  # header, the initial state, three steps
+        # header, the initial state, three steps, and the record's closing row at the job's total spend
+        assert len(curve) == 1 + 4 + 1 and curve[-1].endswith(",final"), curve
     assert all(float(r["score_best"]) == -7.0 for r in baseline)
 
 
