@@ -141,3 +141,17 @@ def test_an_unflagged_run_says_so(tmp_path: Path) -> None:
     run = make_run(tmp_path, "r", [job("s:t", "A", 1, 0.5), job("s:t", "B", 1, 0.4)])
     assert integrity_markdown(run) == NO_FLAG
     assert "† integrity" not in run_cli("table", str(run), check=True).stdout
+
+
+def test_a_test_score_above_the_selection_score_is_never_a_gap_flag(tmp_path: Path) -> None:
+    """Seen on a stub run of internal:code_param: both arms score 0.667 on test; PrioritySearch's
+    selection score is 0.6 on every seed (gap -0.067, sd 0, so a half-width of 0) and
+    BasicSearchAlgorithm's gap averages -0.133: PrioritySearch was flagged (†) for a gap 'above' its
+    peer's, though a test score above the selection score is no trace of an evaluator being gamed."""
+    jobs = []
+    for seed, basic_best in enumerate([0.6, 0.4, 0.6], 1):
+        jobs += [job("s:t", "Steady", seed, 0.6, score_test_best=2 / 3),
+                 job("s:t", "Basic", seed, basic_best, score_test_best=2 / 3)]
+    table = integrity_table(load_runs(make_run(tmp_path, "r", jobs)).jobs).set_index(["task", "trainer"])
+    assert table.loc[("s:t", "Steady"), "gap_mean"] == pytest.approx(0.6 - 2 / 3)
+    assert table.loc[("s:t", "Steady"), "flags"] == "" and table.loc[("s:t", "Basic"), "flags"] == ""

@@ -78,3 +78,13 @@ def test_aliases_of_the_original_are_accepted(tmp_path: Path) -> None:
     assert config.tasks[1].id == "internal:code_param" and config.tasks[1].eval_kwargs == {"a": 1}
     assert config.trainers[0].variants() == [{"ps_batches": 1}]
     assert config.llm.base_url == "http://localhost:1/v1"
+
+
+def test_hyphenated_top_level_knobs_of_the_original_are_accepted() -> None:
+    # The original normalised '-' to '_' in the top-level LLM4AD knobs (ps-steps, gepa-iters, ...):
+    # its configs with `ps-steps: 2` were refused here as an unknown key.
+    from trace_bench.config import parse_config
+
+    config = parse_config({"tasks": ["internal:numeric_param"], "ps-steps": 2, "gepa-train-bs": 4,
+                           "num-threads": 1, "trainer_kwargs": {"ps_batches": 1}})
+    assert config.trainer_kwargs == {"ps_batches": 1, "ps_steps": 2, "gepa_train_bs": 4, "num_threads": 1}

@@ -168,3 +168,55 @@ def test_percent_of_best_known_is_left_out_where_a_ratio_means_nothing() -> None
     assert BestKnown(2.0, "max", "value").percent({"value": 1.0}) == pytest.approx(50.0)
     assert BestKnown(2.0, "max", "value").percent({"value": 0.0}) == 0.0
     assert BestKnown(2.0, "min", "value").percent({"value": 4.0}) == pytest.approx(50.0)
+
+
+def test_an_evaluation_result_object_gives_its_metrics_and_artifacts_as_feedback() -> None:
+    guide = guide_of("discovery:result_object")
+    evaluation = guide.evaluate("def values():\n    return [0.2, 0.4]\n")
+    assert evaluation.ok, evaluation.feedback
+    assert evaluation.score == pytest.approx(0.3)
+    assert evaluation.metrics == pytest.approx({"combined_score": 0.3, "count": 2.0})  # lists, dicts dropped
+    assert "evaluated 2 values" in evaluation.feedback and "label: mean of values" in evaluation.feedback
+    assert "bytes" in evaluation.feedback and len(evaluation.feedback) <= 3000
+
+
+@pytest.mark.parametrize(("task", "cause"), [("discovery:import_fails", "a_dependency_this_machine_lacks"),
+                                             ("discovery:score_fails", "total_that_was_never_defined")])
+def test_a_broken_evaluator_ends_the_job_as_a_task_error(task: str, cause: str, tmp_path,  # type: ignore[no-untyped-def]
+                                                         monkeypatch) -> None:
+    # The guide turned every evaluator failure into the failure score: a folder whose evaluator
+    # cannot import, or whose trusted score() has a bug, gave jobs `ok` with best -1e9 and the
+    # error nowhere in the run.
+    from tests.trainers.external_jobs import run_jobs
+
+    config = {"mode": "stub", "seeds": [1], "tasks": [task],
+              "trainers": [{"id": "PrioritySearch", "params_variants": [{"ps_steps": 1, "ps_batches": 1}]},
+                           {"id": "OpenEvolveTrainer", "params_variants": [{"iterations": 1}]}]}
+    for result, _ in run_jobs(config, tmp_path, monkeypatch, root=FIXTURES / "discovery_broken"):
+        assert result.status == "task_error", (result.trainer, result.status, result.error)
+        assert cause in result.error + (result.traceback or ""), (result.error, result.traceback)
+
+
+def test_a_candidate_that_fails_like_a_broken_evaluator_is_still_only_a_failed_candidate() -> None:
+    # Only the task's own program and the evaluator's loading speak for the task: an LLM-written
+    # candidate that raises ImportError (or anything else) scores the failure score.
+    guide = guide_of("discovery:subprocess_runner")
+    evaluation = guide.evaluate("import a_dependency_this_machine_lacks\ndef make_numbers():\n    return [1.0]\n")
+    assert evaluation.score == 0.0  # the evaluator caught it (its own rule)
+    hostile = guide_of("discovery:no_combined_score")
+    failed = hostile.evaluate("raise ImportError('No module named numpy')\n")
+    assert not failed.ok and failed.score == hostile.failure_score
+    assert hostile.get_feedback("", "raise ImportError('No module named numpy')\n")[0] == hostile.failure_score
+
+
+def test_a_folder_too_large_for_the_sandbox_is_refused_before_any_job(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # validate --strict said OK and every job then ended task_error at its first evaluation.
+    from trace_bench.config.errors import ConfigError
+    from trace_bench.tasks.discovery.folder import MAX_FOLDER_BYTES, find_folders, load_folder
+
+    _folder(tmp_path, "big")
+    (tmp_path / "big" / "data.bin").write_bytes(b"\0" * (MAX_FOLDER_BYTES + 1))
+    with pytest.raises(ConfigError, match="more than 4 MB"):
+        load_folder(tmp_path / "big")
+    [listed] = find_folders(tmp_path)
+    assert "more than 4 MB" in listed.problem

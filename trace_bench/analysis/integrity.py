@@ -9,10 +9,11 @@ Three signals, each computed after the job from what it produced (see docs/analy
   network, processes, forged results, timeouts, memory), per kind (``sandbox_denials``,
   ``sandbox_denial_kinds``; one ``sandbox_denial`` event each in the job's ``events.jsonl``);
 * **selection-vs-test gap**: per job, the best score on the selection split minus the test score
-  of that state; an arm is flagged when its mean gap exceeds the mean of the task's other arms'
-  mean gaps by more than its own 95 % confidence half-width, beyond float noise (the ties'
-  tolerance: a zero spread makes the half-width 0) (an arm that fits its selection split much
-  better than its peers without generalising, the trace of an evaluator being gamed).
+  of that state; an arm is flagged when its mean gap is positive and exceeds the mean of the task's
+  other arms' mean gaps by more than its own 95 % confidence half-width, beyond float noise (the ties'
+  tolerance: a zero spread makes the half-width 0) (an arm that fits its selection split much better
+  than its peers without generalising, the trace of an evaluator being gamed; a test score above the
+  selection score is not).
 
 :func:`integrity_table` gives one row per arm with its ``flags``; the table, report.html and the UI
 mark the flagged arms.
@@ -76,8 +77,9 @@ def integrity_table(jobs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
             others = arm_gaps.drop((trainer, label), errors="ignore")
             gap = mean_ci(arm["_gap"], confidence)
             others_mean = float(others.mean()) if len(others) else math.nan
+            # only a positive gap (selection above test) can be the trace of a gamed evaluator
             gap_flag = bool(gap.n >= 2 and len(others) and not math.isnan(gap.half_width)
-                            and gap.mean - others_mean > gap.half_width + TIE_TOLERANCE)
+                            and gap.mean > TIE_TOLERANCE and gap.mean - others_mean > gap.half_width + TIE_TOLERANCE)
             leaked = arm["leaked_test_items"] if "leaked_test_items" in arm else pd.Series(dtype=float)
             validation = arm["leaked_validation_items"] if "leaked_validation_items" in arm else pd.Series(dtype=float)
             denied = arm["sandbox_denials"] if "sandbox_denials" in arm else pd.Series(dtype=float)

@@ -182,7 +182,9 @@ class RunConfig(_Strict):
                 raise ValueError("give either 'seed' or 'seeds', not both")
             seed = data.pop("seed")
             data["seeds"] = seed if isinstance(seed, list) else [seed]
-        knobs = {k: data.pop(k) for k in list(data) if k in TOP_LEVEL_KNOBS}
+        # the original normalised '-' to '_' in these knobs (ps-steps, gepa-iters, ...)
+        knobs = {str(k).replace("-", "_"): data.pop(k) for k in list(data)
+                 if str(k).replace("-", "_") in TOP_LEVEL_KNOBS}
         if knobs:
             merged = dict(data.get("trainer_kwargs") or {})
             for key, value in knobs.items():

@@ -34,7 +34,8 @@ def folder_spec(folder: Any) -> TaskSpec:
     from trace_bench.availability import Unavailable, UnavailableKind
 
     if folder.problem:
-        broken = Unavailable(UnavailableKind.INVALID_TASK, f"task folder {folder.path}: {folder.problem}")
+        reason = folder.problem if str(folder.path) in folder.problem else f"task folder {folder.path}: {folder.problem}"
+        broken = Unavailable(UnavailableKind.INVALID_TASK, reason)
         return TaskSpec(id=folder.task_id, suite=folder.settings.suite, description=f"task folder {folder.path} "
                         "(cannot be read)", module=folder.name, parameter_kinds=("code",), scoring="combined_score",
                         module_path=str(folder.path), tags=(*TAGS, "root"), availability=lambda: broken)

@@ -108,18 +108,39 @@ class TaskFolder:
         caches, hidden entries and ``config.yaml``; :class:`ConfigError` past the size limit."""
         found: dict[str, bytes] = {}
         total = 0
-        for item in sorted(self.path.rglob("*")):
-            relative = item.relative_to(self.path)
-            if not item.is_file() or item.name == CONFIG or any(
-                    part.startswith(".") or part == "__pycache__" for part in relative.parts):
-                continue
+        for relative, item in _sent_files(self.path):
             data = item.read_bytes()
             total += len(data)
             if total > MAX_FOLDER_BYTES:
-                raise ConfigError(f"task folder {self.path} holds more than {MAX_FOLDER_BYTES >> 20} MB; the "
-                                  "sandbox receives the whole folder with each evaluation", key_path="--root")
-            found[relative.as_posix()] = data
+                raise _too_big(self.path)
+            found[relative] = data
         return found
+
+
+def _sent_files(path: Path) -> list[tuple[str, Path]]:
+    """The files of a folder the sandbox receives: no caches, hidden entries or ``config.yaml``."""
+    sent = []
+    for item in sorted(path.rglob("*")):
+        relative = item.relative_to(path)
+        if item.is_file() and item.name != CONFIG and not any(
+                part.startswith(".") or part == "__pycache__" for part in relative.parts):
+            sent.append((relative.as_posix(), item))
+    return sent
+
+
+def _too_big(path: Path) -> ConfigError:
+    return ConfigError(f"task folder {path} holds more than {MAX_FOLDER_BYTES >> 20} MB; the sandbox receives "
+                       "the whole folder with each evaluation (keep large data out of it)", key_path="--root")
+
+
+def check_size(path: Path) -> None:
+    """:class:`ConfigError` when the files the sandbox would receive exceed the limit (sizes only,
+    read from the directory: listing stays cheap)."""
+    total = 0
+    for _, item in _sent_files(path):
+        total += item.stat().st_size
+        if total > MAX_FOLDER_BYTES:
+            raise _too_big(path)
 
 
 def evaluator_form(source: str, where: str) -> Form:
@@ -214,7 +235,9 @@ def load_folder(path: Path) -> TaskFolder:
     path = Path(path).resolve()
     source = path / EVALUATOR
     form = evaluator_form(source.read_text(encoding="utf-8", errors="replace"), str(source))
-    return TaskFolder(path, form, read_settings(path))
+    settings = read_settings(path)
+    check_size(path)
+    return TaskFolder(path, form, settings)
 
 
 def find_folders(root: Path) -> list[TaskFolder]:

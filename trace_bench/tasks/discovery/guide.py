@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from trace_bench.tasks.discovery.sandboxed import plain_result
+from trace_bench.tasks.discovery.sandboxed import LOAD_ONLY, plain_result
 from trace_bench.tasks.discovery.task import DiscoveryTask
 from trace_bench.tasks.guide import Guide
 
@@ -37,6 +37,18 @@ class Evaluation:
     feedback: str
     metrics: dict[str, float] = field(default_factory=dict)
     status: str = "ok"
+    task_fault: str = ""  # set when the task's evaluator, not the candidate, failed: the job ends task_error
+
+
+class EvaluatorBroken(RuntimeError):
+    """The task's evaluator failed, whatever the candidate: its module does not load (in the sandbox
+    or in the job), or its trusted ``score()`` has a code error (a name or an import it lacks).  Raised
+    by :meth:`DiscoveryGuide.get_feedback`, so the job ends ``task_error`` with this message instead
+    of scoring every candidate as failed."""
+
+
+# Exceptions of the trusted score() that no data can cause: the evaluator's own code is wrong.
+_CODE_ERRORS = (NameError, ImportError, SyntaxError)
 
 
 def _plain(result: Any) -> dict[str, Any]:
@@ -90,6 +102,7 @@ class DiscoveryGuide(Guide):
     def _init_cache(self) -> None:
         self._cache: OrderedDict[str, Evaluation] = OrderedDict()
         self._lock = threading.Lock()
+        self._loads: str | None = None  # why the evaluator does not load ("": it does; None: not probed)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"task": self.task, "failure_score": self.failure_score, "max_processes": self.max_processes}
@@ -126,12 +139,24 @@ class DiscoveryGuide(Guide):
             detail = result.traceback.strip().splitlines()[-12:] if result.traceback else []
             message = f"{result.error_type}: {result.message}" if result.error_type else result.message
             output = f"\nprogram output (tail):\n{result.stdout[-800:]}" if result.stdout.strip() else ""
-            return self._fail(result.status, message + ("\n" + "\n".join(detail) if detail else "") + output)
+            failed = self._fail(result.status, message + ("\n" + "\n".join(detail) if detail else "") + output)
+            if result.status not in ("timeout", "oom", "crash"):
+                failed.task_fault = self._load_fault(limits)
+            return failed
         if self.task.form == "split":
             try:
-                value = self.task.trusted_score(result.value)
+                module = self.task.trusted_module()
+            except Exception as exc:  # the task's own code, before any candidate data
+                failed = self._fail("error", f"the evaluator does not load in the job: {type(exc).__name__}: {exc}")
+                failed.task_fault = f"the task's evaluator does not load in the job: {_described(exc)}"
+                return failed
+            try:
+                value = module.score(result.value, **self.task.settings)
             except Exception as exc:  # the data came from the candidate: anything malformed is its failure
-                return self._fail("invalid", f"{type(exc).__name__}: {exc}")
+                failed = self._fail("invalid", f"{type(exc).__name__}: {exc}")
+                if isinstance(exc, _CODE_ERRORS):  # ...but no data makes a name undefined
+                    failed.task_fault = f"the task's score() has a code error: {_described(exc)}"
+                return failed
         else:
             value = result.value
         try:
@@ -148,6 +173,27 @@ class DiscoveryGuide(Guide):
         if score is None:
             return self._fail("invalid", "the evaluator's result has no finite combined_score", notes)
         return Evaluation(True, score, self._feedback(score, metrics, notes), metrics)
+
+    def _load_fault(self, limits: Any) -> str:
+        """Why the task's evaluator does not load in the sandbox ("" when it does, or when the probe
+        could not tell): probed once per guide, with no candidate, so no candidate can fake it."""
+        with self._lock:
+            known = self._loads
+        if known is not None:
+            return known
+        from trace_bench.sandbox import run_sandboxed
+
+        probe = run_sandboxed(TARGET, {**self.task.payload(""), "function": LOAD_ONLY}, limits)
+        if probe.ok:
+            fault = ""
+        elif probe.status in ("timeout", "oom", "crash"):
+            return ""  # the machine, maybe: ask again at the next failure
+        else:
+            trace = "\n".join(probe.traceback.strip().splitlines()[-12:]) if probe.traceback else ""
+            fault = f"the task's evaluator does not load: {probe.error_type}: {probe.message}\n{trace}".strip()
+        with self._lock:
+            self._loads = fault
+        return fault
 
     def _feedback(self, score: float, metrics: Mapping[str, float], notes: list[str]) -> str:
         lines = [f"combined_score = {score:.9g} (higher is better)."]
@@ -171,6 +217,8 @@ class DiscoveryGuide(Guide):
     # -- the Guide protocol ---------------------------------------------------------------
     def get_feedback(self, query: Any, response: Any, reference: Any = None, **kwargs: Any) -> tuple[float, str]:
         evaluation = self.evaluate(response)
+        if evaluation.task_fault:
+            raise EvaluatorBroken(f"{self.task.task_id}: {evaluation.task_fault}")
         return evaluation.score, evaluation.feedback
 
     def metrics_for(self, block: Any) -> dict[str, float]:
@@ -185,3 +233,11 @@ class DiscoveryGuide(Guide):
         return {"metrics_best": dict(evaluation.metrics), "score_trust": self.task.trust,
                 "best_known": best.as_dict() if best is not None else None,
                 "pct_of_best_known": None if percent is None else round(percent, 6)}
+
+
+def _described(exc: BaseException) -> str:
+    """An exception of the task's trusted code with the tail of its traceback (where in the evaluator)."""
+    import traceback
+
+    lines = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).strip().splitlines()
+    return f"{type(exc).__name__}: {exc}\n" + "\n".join(lines[-12:])

@@ -102,9 +102,15 @@ def _text(value: Any) -> str:
     return str(value)[:_ARTIFACT_CHARS]
 
 
+LOAD_ONLY = "__load__"
+
+
 def run_program(payload: dict[str, Any]) -> Any:
-    """Sandbox target: the evaluator's ``function`` on the candidate program (see the module doc)."""
+    """Sandbox target: the evaluator's ``function`` on the candidate program (see the module doc);
+    ``function`` :data:`LOAD_ONLY` only imports the evaluator (no candidate: a probe of the task)."""
     evaluator = load_evaluator(payload)
+    if payload["function"] == LOAD_ONLY:
+        return "loaded"
     path = write_program(str(payload["program"]), str(payload.get("suffix") or ".py"))
     random.seed(0)
     numpy.random.seed(0)

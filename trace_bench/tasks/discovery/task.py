@@ -93,14 +93,16 @@ class DiscoveryTask:
             payload["suffix"] = self.folder.program_suffix
         return payload
 
+    def trusted_module(self) -> Any:
+        """The split evaluator's module, imported in this (the job's) process."""
+        if self.evaluator_module:
+            return importlib.import_module(self.evaluator_module)
+        assert self.folder is not None
+        return _trusted_evaluator(self.folder.path / EVALUATOR)
+
     def trusted_score(self, data: Any) -> Any:
         """The split evaluator's ``score(data)``, in this (the job's) process."""
-        if self.evaluator_module:
-            module = importlib.import_module(self.evaluator_module)
-        else:
-            assert self.folder is not None
-            module = _trusted_evaluator(self.folder.path / EVALUATOR)
-        return module.score(data, **self.settings)
+        return self.trusted_module().score(data, **self.settings)
 
 
 _MODULES: dict[Path, Any] = {}
