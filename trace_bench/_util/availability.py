@@ -71,7 +71,7 @@ def missing_packages(*modules: str) -> list[str]:
 def checkout_root() -> Path | None:
     """The source checkout this trace-bench runs from with its own ``.venv`` (a Makefile and a
     ``uv.lock`` beside the package, and this interpreter in ``.venv``), else None."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # trace_bench/_util/availability.py -> the checkout
     if not ((root / "Makefile").is_file() and (root / "uv.lock").is_file()):
         return None
     return root if Path(sys.prefix).resolve() == (root / ".venv").resolve() else None
