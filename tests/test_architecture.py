@@ -238,3 +238,33 @@ def _code_of(path: Path) -> str:
                 and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
             body[0].value.value = ""
     return ast.unparse(tree)
+
+
+RUN_FILE_NAMES = frozenset({"meta", "jobs", "tb", "artifacts", "config.snapshot.yaml", "manifest.json", "job_meta.json",
+                            "results.json", "events.jsonl", "curve.csv", "results.csv", "summary.json",
+                            "leaderboard.csv", "env.json", "stdout.log"})
+#: places outside store/ that build such a path for a reason of their own
+NOT_RUN_FILES = {
+    "trace_bench/sandbox/view.py": "the package's own directory, not a run's",
+    "trace_bench/tasks/terminal_bench/problem.py": "a task's folder under the artifacts directory the job hands it "
+                                                   "(tasks import no store)",
+}
+
+
+def test_nothing_outside_the_store_builds_a_run_path() -> None:
+    """DESIGN §2: nothing outside ``store`` opens a file of a run directory; the store's classes
+    name every file (``RunStore``/``JobStore`` paths and readers).  Caught here: a path built from a
+    run file's name (``root / "meta"``) or a walk up from a job's directory (``.parent.parent``)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = str(path.relative_to(REPO))
+        if relative.startswith("trace_bench/store/") or relative in NOT_RUN_FILES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant) \
+                    and node.right.value in RUN_FILE_NAMES:
+                found.append(f"{relative}:{node.lineno} builds .../{node.right.value}")
+            if isinstance(node, ast.Attribute) and node.attr == "parent" and isinstance(node.value, ast.Attribute) \
+                    and node.value.attr == "parent":
+                found.append(f"{relative}:{node.lineno} walks up with .parent.parent")
+    assert not found, "\n".join(found)
