@@ -59,3 +59,14 @@ def test_an_unknown_name_is_an_attribute_error_and_submodules_still_import() -> 
     from trace_bench.runner import options  # a submodule, not a moved name
 
     assert options.RunOptions is not None
+
+
+def test_the_documented_availability_path_for_task_authors() -> None:
+    """docs/adding-task.md: a task's ``availability`` returns an ``Unavailable`` from
+    ``trace_bench.availability`` (the helpers live in ``_util``; the path stays)."""
+    from trace_bench._util import availability as helpers
+    from trace_bench.availability import Unavailable, UnavailableKind, requires
+
+    assert Unavailable is helpers.Unavailable
+    reason = requires("no_such_package_here", extra="hf")()
+    assert isinstance(reason, Unavailable) and reason.kind == UnavailableKind.MISSING_PACKAGE
