@@ -40,6 +40,7 @@ def probe(package: str, name: str, target_module: str, target_name: str) -> dict
     ("trace_bench.cli", "cmd_run", "trace_bench.legacy.cli", "cmd_run"),
     ("trace_bench.matrix", "expand_matrix", "trace_bench.legacy.matrix", "expand_matrix"),
     ("trace_bench.runner", "_select_best_state", "trace_bench.legacy.results", "select_best_state"),
+    ("trace_bench.runner.job", "run_job", "trace_bench.runner.job.body", "run_job"),  # docs/adding-trainer.md's old path
 ])
 def test_a_moved_name_resolves_and_warns_once(package: str, name: str, target_module: str, target_name: str) -> None:
     outcome = probe(package, name, target_module, target_name)

@@ -53,8 +53,8 @@ def relocated_getattr(package: str) -> Callable[[str], Any]:
             _WARNED.add(key)
         if first:
             module_name, _, attribute = target.partition(":")
-            warnings.warn(f"{key} is the original Trace-Bench's name; it now lives at "
-                          f"{module_name}.{attribute or name} (see docs/coming-from-original.md)",
+            warnings.warn(f"{key} has moved: import {module_name}.{attribute or name} instead "
+                          "(docs/coming-from-original.md lists the original Trace-Bench's names)",
                           DeprecationWarning, stacklevel=2)
         return value
 

@@ -38,6 +38,10 @@ RELOCATED: dict[str, dict[str, str]] = {
     },
     "trace_bench.cli": {name: "trace_bench.legacy.cli" for name in (
         "cmd_list_tasks", "cmd_list_trainers", "cmd_validate", "cmd_run", "cmd_ui")},
+    # trace-bench's own names that moved when the in-job code got its package (docs/adding-trainer.md
+    # imported ``run_job`` from the module ``trace_bench.runner.job``)
+    "trace_bench.runner.job": {name: "trace_bench.runner.job.body" for name in (
+        "run_job", "job_body", "prepare_process", "seed_everything")},
     "trace_bench.matrix": {
         "expand_matrix": "trace_bench.legacy.matrix",
         "compute_job_id": "trace_bench.legacy.matrix",

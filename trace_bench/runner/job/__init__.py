@@ -7,3 +7,9 @@ the recorder of its curve, events and states (:mod:`.recorder`), the measurement
 The driver (the modules of ``trace_bench.runner`` beside this package) never imports it: it names
 the body for the executor (``JOB_BODY``) and the template for the local pool by module path.  This
 package imports the trainers, the tasks and ``opto``; the driver imports none of them."""
+
+from __future__ import annotations
+
+from trace_bench._util.relocated import relocated_getattr
+
+__getattr__ = relocated_getattr(__name__)
