@@ -62,3 +62,19 @@ def test_a_rewrite_changes_only_the_block() -> None:
 def test_unreadable_markers_are_refused(source: str) -> None:
     with pytest.raises(ProgramFormatError):
         parse_program(source)
+
+
+def test_the_folders_config_yaml_sets_the_objective_the_timeout_and_the_iterations() -> None:
+    """config.yaml's ``prompt.system_message`` is what every trainer is asked to do, its
+    ``evaluator.timeout`` the sandbox's wall limit per evaluation, ``max_iterations`` the external
+    trainers' default iterations (validate --strict lists only the keys not used)."""
+    from trace_bench.registry.tasks import TaskCatalog
+
+    raw = TaskCatalog.create(ROOT).build("discovery:split_numbers", {})
+    message = "Make five numbers in [0, 1] with the largest possible sum."
+    assert raw["optimizer_kwargs"]["objective"].startswith(message + "\n")
+    assert raw["train_dataset"]["inputs"] == [message]
+    assert raw["metadata"]["timeout_s"] == 20.0 and raw["metadata"]["suggested_iterations"] == 3
+    assert _problem("discovery:split_numbers").guide.task.timeout_s == 20.0
+    unset = TaskCatalog.create(ROOT).build("fixture_arena:plain_secret", {})
+    assert unset["metadata"]["timeout_s"] != 20.0
