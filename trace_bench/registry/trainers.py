@@ -17,8 +17,8 @@ from functools import lru_cache
 from importlib.metadata import entry_points
 from typing import Any
 
-from trace_bench.availability import missing_packages
-from trace_bench.config.errors import ConfigError, did_you_mean
+from trace_bench._util.availability import missing_packages
+from trace_bench._util.errors import ConfigError, did_you_mean
 from trace_bench.registry.trainer_catalog import BUILTIN_TRAINERS, ENTRY_POINT_GROUP
 
 # id -> "module:Class", from the static table that ``list-trainers`` reads.  Order is the listing
