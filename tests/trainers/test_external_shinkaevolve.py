@@ -76,6 +76,10 @@ def test_without_shinka_it_is_listed_unavailable_with_the_reason(no_shinka: None
     captured = capsys.readouterr()
     assert "trainer 'ShinkaEvolve' is unavailable: ShinkaEvolve (import name 'shinka') is not installed" in (
         captured.out + captured.err)
+    assert main(["run", "--config", str(config), "--runs-dir", str(tmp_path / "runs")]) == 2
+    captured = capsys.readouterr()
+    assert "trainer 'ShinkaEvolve' is unavailable: ShinkaEvolve (import name 'shinka')" in captured.out + captured.err
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # refused before any run
 
 
 def test_a_shinka_without_the_backends_api_is_unavailable_naming_what_is_missing(
@@ -169,3 +173,14 @@ def test_the_evaluator_process_hands_the_program_over_as_text(tmp_path: Path) ->
     assert out.stdout.strip() == '{"combined_score": 0.25, "public": {"n": 1}}'
     assert received == [program.read_text()] and not marker.exists()
     assert wrong.returncode != 0 and "401" in wrong.stderr  # no token, no evaluation
+
+
+def test_real_mode_meters_exactly_what_the_provider_returned(fake_shinka: object, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real mode against the loopback fake provider: ShinkaEvolve's calls reach the provider only
+    through the gateway, and the job's calls and tokens are the provider's own counts."""
+    from tests.trainers.external_jobs import run_real_against_fake_server
+
+    result, _, stats = run_real_against_fake_server(
+        CIRCLES, {"id": "ShinkaEvolve", "params_variants": [{"iterations": 2}]}, tmp_path, monkeypatch)
+    assert result.n_steps == 2 + 1 and stats["requests"] == len(fake_shinka.SENT)  # type: ignore[attr-defined]
