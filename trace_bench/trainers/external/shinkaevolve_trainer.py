@@ -146,7 +146,8 @@ class _Run:
         self.initial = view.render(texts_of(view.parameters, base))
         self._lock = threading.Lock()
         self._evaluated = 0
-        self._pending: list[tuple[State | None, str]] = []  # (state, error) per program, for the job thread
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._finished = threading.Event()
         self._best: tuple[float, State] | None = None
         self.stop: BaseException | None = None
 
@@ -206,13 +207,12 @@ class _Run:
         config = self.sky_config(iterations, evaluator_path)
         task = asyncio.ensure_future(shinkaevolve_backend.run(program_path, evaluator_path, config, iterations,
                                                               os.path.join(self.workdir, "output")))
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         # cancelled as soon as a call is refused for the budget, before the library sees the refusal
         self.link.gateway.on_budget_stop = lambda: loop.call_soon_threadsafe(task.cancel)
         try:
             while not task.done():
-                await asyncio.wait({task}, timeout=0.05)
-                self.report_pending()
+                await asyncio.wait({task}, timeout=0.2)
                 if self.stop is None:
                     try:
                         self.link.check()
@@ -228,9 +228,9 @@ class _Run:
                     raise
         finally:
             self.link.gateway.on_budget_stop = None
+            self._finished.set()
             if not task.done():
                 task.cancel()
-            self.report_pending()
         if self.stop is not None:
             raise self.stop
 
@@ -259,18 +259,25 @@ class _Run:
                 "text_feedback": " | ".join(f for f in result.feedbacks if f)[:4000]}
 
     def _queue(self, state: State | None, error: str, initial: bool) -> None:
-        if not initial:
-            with self._lock:
-                self._pending.append((state, error))
+        """Report the program's step in the job thread (the event loop's) and wait for it, so the step
+        is recorded at the spend of its own proposal, before the library can ask for the next one."""
+        loop = self._loop
+        if initial or loop is None or self._finished.is_set():
+            return
+        done = threading.Event()
 
-    def report_pending(self) -> None:
-        with self._lock:
-            pending, self._pending = self._pending, []
-        for state, error in pending:
-            if state is not None:
-                self.ctx.report_step(state, None)
-            else:
-                self.ctx.report_step(self.best_state(), None, accepted=False, rejected=error[:200])
+        def report() -> None:
+            try:
+                if state is not None:
+                    self.ctx.report_step(state, None)
+                else:
+                    self.ctx.report_step(self.best_state(), None, accepted=False, rejected=error[:200])
+            finally:
+                done.set()
+
+        loop.call_soon_threadsafe(report)
+        while not done.wait(0.5) and not self._finished.is_set():
+            pass
 
     def best_state(self) -> State:
         with self._lock:
