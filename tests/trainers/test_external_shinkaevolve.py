@@ -184,3 +184,25 @@ def test_real_mode_meters_exactly_what_the_provider_returned(fake_shinka: object
     result, _, stats = run_real_against_fake_server(
         CIRCLES, {"id": "ShinkaEvolve", "params_variants": [{"iterations": 2}]}, tmp_path, monkeypatch)
     assert result.n_steps == 2 + 1 and stats["requests"] == len(fake_shinka.SENT)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("reply_format", ["diff", "full"])
+def test_stub_answers_shinka_prompts_with_an_applicable_change(reply_format: str) -> None:
+    import random
+    import re
+
+    from trace_bench.llm.stub_shinka import answer, is_shinka
+
+    program = "import numpy as np\n# EVOLVE-BLOCK-START\ndef f():\n    return 0.5\n# EVOLVE-BLOCK-END\n"
+    ask = ("<DIFF> with exact SEARCH/REPLACE blocks" if reply_format == "diff"
+           else "<CODE> with the whole program in a fenced block")
+    prompt = f"Reply with <NAME>, <DESCRIPTION> and {ask}.\n# Current program\n\n```python\n{program}```\n\ncombined_score: 0.5"
+    assert is_shinka(prompt)
+    reply = answer(prompt, random.Random(0), lambda current, name, rng: current.replace("0.5", "0.75"))
+    assert "<NAME>" in reply and "<DESCRIPTION>" in reply
+    if reply_format == "diff":
+        [(search, replace)] = re.findall(r"<<<<<<< SEARCH\n(.*?)\n=======\n(.*?)\n>>>>>>> REPLACE", reply, re.S)
+        changed = program.replace(search, replace, 1)
+    else:
+        changed = re.search(r"<CODE>\n```python\n(.*?)\n```\n</CODE>", reply, re.S).group(1) + "\n"  # type: ignore[union-attr]
+    assert changed == program.replace("0.5", "0.75")
