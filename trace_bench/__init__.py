@@ -12,11 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
+# the original Trace-Bench's names on our packages (``trace_bench.runner.BenchRunner``, ...),
+# answered from one table with a DeprecationWarning; a light module, no layer imported
+from trace_bench.legacy import names as _relocated_names  # noqa: F401
+
 _EXPORTS = {
     "load_config": "trace_bench.config.loader",
     "parse_config": "trace_bench.config.loader",
     "RunConfig": "trace_bench.config.models",
-    "ConfigError": "trace_bench.config.errors",
+    "ConfigError": "trace_bench._util.errors",
     "execute_run": "trace_bench.runner.run",
     "RunOptions": "trace_bench.runner.options",
     "RunOutcome": "trace_bench.runner.options",

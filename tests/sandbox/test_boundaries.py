@@ -192,7 +192,7 @@ def test_trace_benchs_own_modules_are_hidden_but_what_the_target_imports() -> No
         outcomes = {}
         for name in ("trace_bench.tasks.llm4ad.oscillator1", "trace_bench.tasks.llm4ad.bactgrow",
                      "trace_bench.tasks.humaneval.data", "trace_bench.tasks.internal.code_param",
-                     "trace_bench.runner.job", "trace_bench.llm.credentials", "trace_bench.sandbox.child"):
+                     "trace_bench.runner.job.body", "trace_bench.llm.credentials", "trace_bench.sandbox.child"):
             try:
                 importlib.import_module(name)
                 outcomes[name] = "imported"

@@ -100,7 +100,7 @@ def test_a_program_in_another_language_is_the_folder_initial_program() -> None:
 
 
 def test_a_folder_with_several_initial_programs_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from trace_bench.config.errors import ConfigError
+    from trace_bench._util.errors import ConfigError
     from trace_bench.tasks.discovery.folder import load_folder
 
     (tmp_path / "evaluator.py").write_text("def evaluate(p):\n    return {'combined_score': 1.0}\n")
@@ -147,7 +147,7 @@ def test_one_broken_folder_does_not_hide_the_others(tmp_path) -> None:  # type: 
 
 def test_a_timeout_that_is_not_positive_is_refused_when_the_folder_is_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # evaluator.timeout: 0 was accepted, and every evaluation then failed in the sandbox's limits.
-    from trace_bench.config.errors import ConfigError
+    from trace_bench._util.errors import ConfigError
     from trace_bench.tasks.discovery.folder import load_folder
 
     for value in ("0", "-5"):
@@ -211,7 +211,7 @@ def test_a_candidate_that_fails_like_a_broken_evaluator_is_still_only_a_failed_c
 
 def test_a_folder_too_large_for_the_sandbox_is_refused_before_any_job(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # validate --strict said OK and every job then ended task_error at its first evaluation.
-    from trace_bench.config.errors import ConfigError
+    from trace_bench._util.errors import ConfigError
     from trace_bench.tasks.discovery.folder import MAX_FOLDER_BYTES, find_folders, load_folder
 
     _folder(tmp_path, "big")

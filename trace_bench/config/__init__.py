@@ -1,6 +1,6 @@
 """Config: pydantic models, loading with clear errors.
 
-Names are resolved lazily so that ``trace_bench.config.errors`` (used by the fast list
+Names are resolved lazily so that ``trace_bench._util.errors`` (used by the fast list
 commands) does not pull in pydantic.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 _EXPORTS = {
-    "ConfigError": "trace_bench.config.errors", "did_you_mean": "trace_bench.config.errors",
+    "ConfigError": "trace_bench._util.errors", "did_you_mean": "trace_bench._util.errors",
     "load_config": "trace_bench.config.loader", "parse_config": "trace_bench.config.loader",
     "BudgetConfig": "trace_bench.config.models", "LLMConfig": "trace_bench.config.models",
     "RunConfig": "trace_bench.config.models", "TaskEntry": "trace_bench.config.models",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
-from trace_bench.processes import die_with_parent, kill_process_group
+from trace_bench._util.processes import die_with_parent, kill_process_group
 
 if TYPE_CHECKING:  # imported where used: starting the template early must stay cheap for the driver
     from trace_bench.execution.job_process import Finished, JobBody, JobLaunch

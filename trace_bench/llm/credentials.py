@@ -14,8 +14,8 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
-from trace_bench.config.errors import ConfigError
-from trace_bench.config.model_names import ROLES
+from trace_bench._util.errors import ConfigError
+from trace_bench.config.model_names import ROLES, custom_backend
 
 _LITELLM_OWN = ("openai", "openrouter")
 
@@ -42,7 +42,7 @@ def key_variable(api_key_env: str | None, provider: str | None) -> str:
     """The variable :func:`~trace_bench.llm.providers.resolve_key` reads first, for the message."""
     if api_key_env:
         return api_key_env
-    if os.environ.get("TRACE_DEFAULT_LLM_BACKEND", "").lower() == "customllm":
+    if custom_backend():
         return "TRACE_CUSTOMLLM_API_KEY (or OPENAI_API_KEY)"
     if provider == "openrouter":
         return "OPENROUTER_API_KEY (or OPENAI_API_KEY)"

@@ -36,10 +36,10 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from trace_bench._util.masking import mask_secrets, register_secret
 from trace_bench.config.model_names import ROLES
 from trace_bench.llm.errors import BudgetExhausted, LLMError
 from trace_bench.llm.session import LLMSession
-from trace_bench.store.masking import mask_secrets, register_secret
 
 _ROLE_SUFFIX = re.compile(r"(?:^|[-:/@])(optimizer|agent|judge)$")
 _FORWARDED = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "n", "stop", "seed",

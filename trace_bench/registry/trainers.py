@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib.metadata import entry_points
 from typing import Any
 
-from trace_bench.config.errors import ConfigError, did_you_mean
+from trace_bench._util.errors import ConfigError, did_you_mean
 from trace_bench.registry.trainer_catalog import BUILTIN_TRAINERS, ENTRY_POINT_GROUP, unavailable_reason
 
 # id -> "module:Class", from the static table that ``list-trainers`` reads.  Order is the listing

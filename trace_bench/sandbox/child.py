@@ -27,7 +27,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from trace_bench.processes import die_with_parent
+from trace_bench._util.processes import die_with_parent
 from trace_bench.sandbox import codec, linux, policy
 from trace_bench.sandbox.frames import recv_frame
 from trace_bench.sandbox.limits import STDOUT_TAIL_CHARS, tail

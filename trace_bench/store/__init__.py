@@ -1,7 +1,7 @@
 """The run directory: typed records of every file, one read/write API, atomic writers, masking.
 
 Start at :class:`RunStore` (a run) and :class:`JobStore` (one job of it); the storage contract
-is written on ``RunStore``.  Names are loaded on first use, so that ``import trace_bench.store.masking``
+is written on ``RunStore``.  Names are loaded on first use, so that ``import trace_bench._util.masking``
 (done by the LLM layer and the sandbox) stays cheap.
 """
 
@@ -23,7 +23,7 @@ _EXPORTS = {
     "FAILED": "trace_bench.store.status",
     "StoreError": "trace_bench.store.models",
     "utc_now": "trace_bench.store.events",
-    "mask_secrets": "trace_bench.store.masking",
+    "mask_secrets": "trace_bench._util.masking",
 }
 
 

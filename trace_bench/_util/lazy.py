@@ -5,8 +5,6 @@
 placeholder module into ``sys.modules`` that imports the real one on first attribute access.
 The placeholder already carries ``__file__``/``__spec__`` because ``inspect`` (used by
 ``trace.bundle``) probes every loaded module; ``importlib.util.LazyLoader`` alone fails there.
-:func:`lazy_getattr` does the same for a package's public names (the original Trace-Bench's
-old paths).
 """
 
 from __future__ import annotations
@@ -16,8 +14,6 @@ import importlib.util
 import sys
 import threading
 import types
-from collections.abc import Callable
-from typing import Any
 
 _LOCK = threading.RLock()
 
@@ -105,22 +101,3 @@ def is_loaded(name: str) -> bool:
     """True when ``name`` is imported for real (not a placeholder)."""
     module = sys.modules.get(name)
     return module is not None and not isinstance(module, _DeferredModule)
-
-
-def lazy_getattr(package: str, table: dict[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for ``package`` answering ``name`` from ``table[name]``
-    (``"module"`` or ``"module:attribute"``), imported on first use.
-
-    The original Trace-Bench exposed functions on paths that are packages here
-    (``trace_bench.registry``, ``trace_bench.matrix``, ...); their ``__init__`` stays free of
-    imports (the list commands import them) and names the implementing modules as strings.
-    """
-
-    def __getattr__(name: str) -> Any:  # noqa: N807 - installed as a module's __getattr__
-        target = table.get(name)
-        if target is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        module_name, _, attribute = target.partition(":")
-        return getattr(importlib.import_module(module_name), attribute or name)
-
-    return __getattr__
