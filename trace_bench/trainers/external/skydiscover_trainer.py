@@ -72,6 +72,10 @@ DATABASE_KNOBS: dict[str, tuple[str, ...]] = {
                     "beam_depth_penalty"),
     "best_of_n": ("best_of_n",),
 }
+#: SkyDiscover's external backends, each run by a trainer of its own.
+EXTERNAL_BACKENDS = {"shinkaevolve": "'ShinkaEvolve' (SkyDiscover's shinkaevolve backend)",
+                     "openevolve": "'OpenEvolveTrainer' (the openevolve library itself)",
+                     "gepa": "'GEPATrainer' (the gepa library itself)"}
 _HARNESS_OWNED = ("db_path", "log_prompts", "random_seed", "database_file_path", "evaluation_file", "config_path")
 
 
@@ -85,6 +89,15 @@ class SkyDiscoverParams(TrainerParams):
     max_tokens: int = Field(default=4096, ge=1)
     timeout_s: int = Field(default=120, ge=1, description="per LLM call")
     database: dict[str, Any] = Field(default_factory=dict, description="settings of the search's database config")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _external_backends(cls, data: Any) -> Any:
+        search = data.get("search") if isinstance(data, dict) else None
+        if search in EXTERNAL_BACKENDS:
+            raise ValueError(f"search '{search}' is SkyDiscover's wrapper around another library: "
+                             f"use the trainer {EXTERNAL_BACKENDS[search]}")
+        return data
 
     @model_validator(mode="after")
     def _known_database_knobs(self) -> SkyDiscoverParams:
