@@ -98,3 +98,58 @@ def test_a_read_only_error_of_the_evaluators_own_machinery_is_not_a_denial() -> 
     assert (result.status, result.denial) == ("error", None), result
     assert result.error_type == "OSError" and "/dev/shm" in result.message and "max_processes" in result.message
     assert denials.counts() == before
+
+
+# A forked child returns from the target as its parent does; each would write a result.
+BOTH_RETURN = '''
+    import os
+    pid = os.fork()
+    if pid == 0:
+        result = "child"
+    else:
+        os.waitpid(pid, 0)
+        result = "parent"
+'''
+
+
+def test_a_forked_child_that_returns_from_the_target_does_not_report() -> None:
+    """QA F5: both processes wrote a result, and the call failed with CorruptResult."""
+    result = run(BOTH_RETURN, max_processes=4, wall_s=60)
+    assert (result.status, result.value) == ("ok", "parent"), result
+    loop = run('''
+        import os
+        for _ in range(10_000):
+            try:
+                os.fork()
+            except OSError:
+                break
+        result = os.getpid() == 1
+    ''', max_processes=4, wall_s=60)
+    assert (loop.status, loop.value) == ("ok", True), loop
+
+
+def test_a_child_cannot_put_its_result_in_place_of_its_parents() -> None:
+    """QA F5: a child that writes a crafted result, then kills its parent (or the parent ends without
+    reporting), must not leave its data as the call's result."""
+    killed = run('''
+        import os, signal
+        pid = os.fork()
+        if pid == 0:
+            os.kill(os.getppid(), signal.SIGKILL)
+            result = "forged"
+        else:
+            os.waitpid(pid, 0)
+            result = "honest"
+    ''', max_processes=4, wall_s=60)
+    assert killed.value != "forged" and killed.status in ("ok", "crash"), killed
+    assert killed.value == "honest" or killed.status == "crash"
+    silent_parent = run('''
+        import os
+        pid = os.fork()
+        if pid == 0:
+            result = "forged"
+        else:
+            os.waitpid(pid, 0)
+            os._exit(0)
+    ''', max_processes=4, wall_s=60)
+    assert (silent_parent.status, silent_parent.value) == ("crash", None), silent_parent

@@ -1,5 +1,9 @@
 """The child of a call: lock itself down, run the target, write one result, exit.
 
+Only the call's first process (this one) writes the result: a process the target forks and that
+returns from it exits without a word, so a candidate's fork can neither break the result (two
+messages) nor choose it.
+
 The target (``package.module:function``) is our evaluator code; it usually ``exec``s the
 candidate, so everything in this process, the result included, is untrusted.  The result is one
 :mod:`.codec` message written to the result pipe, ``{"ok": true, "value": ...}`` or ``{"ok":
@@ -259,6 +263,7 @@ def run_child(request: dict[str, Any], result_fd: int, channels: list[int], work
     """Run one request in this (already isolated) process and write its result; never returns."""
     denied: list[str] = []
     mapped = _address_space()  # the warm interpreter's own mappings come on top of the memory limit
+    reporter = os.getpid()  # only this process reports: a forked child that returns from the target does not
     try:
         if request.get("sys_path"):
             sys.path[:] = [p for p in request["sys_path"] if isinstance(p, str)]
@@ -276,6 +281,8 @@ def run_child(request: dict[str, Any], result_fd: int, channels: list[int], work
         message = _failure("denied" if denial else "error", exc)
         if denial:
             message["denial"] = denial
+    if os.getpid() != reporter:  # a process the target forked, come back here: the call's first process reports
+        os._exit(0)
     message["denied_actions"] = denied[:20]
     message["stdout"] = writer.getvalue()
     try:
