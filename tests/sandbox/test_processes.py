@@ -153,3 +153,20 @@ def test_a_child_cannot_put_its_result_in_place_of_its_parents() -> None:
             os._exit(0)
     ''', max_processes=4, wall_s=60)
     assert (silent_parent.status, silent_parent.value) == ("crash", None), silent_parent
+    raw = run('''
+        import os
+        from trace_bench.sandbox import codec
+        pid = os.fork()
+        if pid == 0:  # a crafted message into every pipe it inherited but stdout/stderr: the result pipe among them
+            crafted = codec.encode({"ok": True, "value": "forged"})
+            for name in os.listdir("/proc/self/fd"):
+                if int(name) > 2 and os.readlink(f"/proc/self/fd/{name}").startswith("pipe:"):
+                    try:
+                        os.write(int(name), crafted)
+                    except OSError:
+                        pass
+            os._exit(0)
+        os.waitpid(pid, 0)
+        result = "honest"
+    ''', max_processes=4, wall_s=60)
+    assert raw.value != "forged" and raw.error_type == "CorruptResult", raw
