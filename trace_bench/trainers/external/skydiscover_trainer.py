@@ -13,7 +13,9 @@ prompts, LLM pool, parsing of diffs and rewrites, its iteration loop).  What cha
 - the harness drives the loop's edges: it adds the initial program as SkyDiscover's controller
   does, reports one curve step per iteration (a hook around the manager's iteration), asks the
   manager to shut down at the budget, and keeps everything the library writes in a temporary
-  directory.  ``skydiscover.MainController`` is not used: it installs signal handlers and
+  directory;
+- beam search's sets of program ids iterate in insertion order (:mod:`.skydiscover_order`), so a
+  seed gives one run whatever the string hashes and the random ids.  ``skydiscover.MainController`` is not used: it installs signal handlers and
   writes logs and checkpoints next to the program.
 
 Knobs beyond the common ones go in ``database`` (the search's database settings, checked against
@@ -218,7 +220,9 @@ class _Loop:
         from skydiscover.search.default_discovery_manager import DiscoveryManagerInput
         from skydiscover.search.route import get_database_class, get_discovery_manager
 
-        database = get_database_class(config.search.type, config.search.database)
+        from trace_bench.trainers.external.skydiscover_order import insertion_ordered
+
+        database = insertion_ordered(get_database_class(config.search.type, config.search.database))
         database.language = self.view.language
         manager_input = DiscoveryManagerInput(config=config, evaluation_file=_bridge_evaluator(self.workdir,
                                                                                              self.ctx.problem),
