@@ -30,6 +30,16 @@ def test_an_evaluator_that_runs_the_program_in_a_child_process_scores_it() -> No
     assert better.score == pytest.approx(3.5), better.feedback
 
 
+def test_an_evaluator_that_scores_in_a_process_pool_scores_it() -> None:
+    # QA F4: multiprocessing.Pool needs /dev/shm for its semaphores; read-only there, every candidate
+    # of such an evaluator scored 0 (or, uncaught, was counted as a sandbox denial).
+    guide = guide_of("discovery:process_pool")
+    initial = guide.evaluate("def value_at(x):\n    return 0.5 * x\n")
+    assert initial.ok and "error" not in initial.feedback, initial.feedback
+    assert initial.score == pytest.approx(3.0) and initial.metrics["inputs"] == 4.0
+    assert guide.evaluate("def value_at(x):\n    return x * x\n").score == pytest.approx(14.0)
+
+
 def test_the_processes_an_evaluator_may_start_stay_in_the_sandbox(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # With processes allowed, a candidate can start them too: a shell it starts must see no key,
     # write nothing outside, and reach no network, like the candidate itself.
