@@ -10,7 +10,7 @@ The public Python API, resolved lazily so that ``import trace_bench`` stays chea
 
 from __future__ import annotations
 
-from typing import Any
+from trace_bench._util.lazy import exports
 
 # the original Trace-Bench's names on our packages (``trace_bench.runner.BenchRunner``, ...),
 # answered from one table with a DeprecationWarning; a light module, no layer imported
@@ -29,10 +29,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(name)
+__getattr__ = exports(__name__, _EXPORTS)

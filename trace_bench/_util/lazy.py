@@ -5,6 +5,7 @@
 placeholder module into ``sys.modules`` that imports the real one on first attribute access.
 The placeholder already carries ``__file__``/``__spec__`` because ``inspect`` (used by
 ``trace.bundle``) probes every loaded module; ``importlib.util.LazyLoader`` alone fails there.
+:func:`exports` does the same for a package's own public names.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import importlib.util
 import sys
 import threading
 import types
+from collections.abc import Callable, Mapping
+from typing import Any
 
 _LOCK = threading.RLock()
 
@@ -101,3 +104,18 @@ def is_loaded(name: str) -> bool:
     """True when ``name`` is imported for real (not a placeholder)."""
     module = sys.modules.get(name)
     return module is not None and not isinstance(module, _DeferredModule)
+
+
+def exports(package: str, table: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package`` that answers its public ``name`` from
+    ``table[name]`` (``"module"`` or ``"module:attribute"``), imported on first use: a package
+    whose ``__init__`` stays cheap to import (the CLI's list commands, the sandbox's view)."""
+
+    def __getattr__(name: str) -> Any:  # noqa: N807 - installed as a module's __getattr__
+        target = table.get(name)
+        if target is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module_name, _, attribute = target.partition(":")
+        return getattr(importlib.import_module(module_name), attribute or name)
+
+    return __getattr__

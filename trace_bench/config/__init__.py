@@ -6,7 +6,7 @@ commands) does not pull in pydantic.
 
 from __future__ import annotations
 
-from typing import Any
+from trace_bench._util.lazy import exports
 
 _EXPORTS = {
     "ConfigError": "trace_bench._util.errors", "did_you_mean": "trace_bench._util.errors",
@@ -20,11 +20,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib
-
-        module, _, attribute = _EXPORTS[name].partition(":")
-        return getattr(importlib.import_module(module), attribute or name)
-    raise AttributeError(name)
+__getattr__ = exports(__name__, _EXPORTS)

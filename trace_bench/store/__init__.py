@@ -7,8 +7,7 @@ is written on ``RunStore``.  Names are loaded on first use, so that ``import tra
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from trace_bench._util.lazy import exports
 
 _EXPORTS = {
     "RunStore": "trace_bench.store.run_store",
@@ -26,12 +25,5 @@ _EXPORTS = {
     "mask_secrets": "trace_bench._util.masking",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'trace_bench.store' has no attribute {name!r}")
-    return getattr(import_module(module), name)
-
-
+__getattr__ = exports(__name__, _EXPORTS)
 __all__ = sorted(_EXPORTS)
