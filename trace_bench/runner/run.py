@@ -20,7 +20,7 @@ from typing import Any
 from trace_bench.config.defaults import effective_job_timeout
 from trace_bench.config.errors import ConfigError
 from trace_bench.config.models import RunConfig
-from trace_bench.llm.credentials import check_credentials, unset_key_variables
+from trace_bench.llm.credentials import check_credentials, register_keys, unset_key_variables
 from trace_bench.matrix.expand import JobSpec, expand_matrix
 from trace_bench.matrix.identity import config_hash, new_run_id
 from trace_bench.registry.tasks import TaskCatalog
@@ -117,6 +117,7 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
         stored = _stored_task_root(options.resume_run, options.runs_dir or config.runs_dir)
         if stored and Path(stored).is_dir():
             options.root = stored
+    register_keys(config.llm.model_dump(mode="json"))  # masked in the driver's files and console from here
     check_credentials(config)  # before any file or job: a missing key is a config error, not N failed jobs
     for warning in unset_key_variables(config):
         print(f"trace-bench: warning: {warning}", file=sys.stderr, flush=True)
