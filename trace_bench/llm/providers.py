@@ -253,8 +253,5 @@ def build_backend(llm: dict[str, Any], role: str, seed: int) -> LiteLLMBackend:
 
 def build_real_session(*, llm: dict[str, Any], budget: Budget, seed: int, events: EventSink | None,
                        job_id: str = "") -> LLMSession:
-    from trace_bench.llm.credentials import register_keys
-
-    register_keys(llm)  # before any call: an answer that echoes the key is masked in every file of the job
     backends = {role: build_backend(llm, role, seed) for role in ROLES}
     return LLMSession(backends, budget=budget, events=events)  # type: ignore[arg-type]
