@@ -85,6 +85,9 @@ def open_run(config: RunConfig, options: RunOptions) -> OpenedRun:
         lock = store.lock()
     except RunLocked as exc:
         raise ConfigError(str(exc), key_path="--resume") from None
+    except OSError as exc:  # a read-only or missing location: nothing ran, a usage error (exit 2)
+        raise ConfigError(f"cannot create the run directory {store.root}: {exc.strerror or exc}",
+                          key_path="--runs-dir", hint="choose a writable directory with --runs-dir") from None
     try:
         created_at = (manifest.created_at if manifest is not None else "") or utc_now()
         store.write_snapshot(snapshot_text(config))
