@@ -125,9 +125,10 @@ def test_leaderboard_csv_marks_the_frontier_of_a_stub_run(tmp_path: Path) -> Non
 
 
 def test_an_incomplete_arm_on_the_frontier_says_so(tmp_path: Path) -> None:
-    """Survivor scored one seed of three (the others failed): its mean over the survivor puts it on
-    the frontier over the complete arm, and the frontier line under the table did not say that its
-    point stands on 1 of 3 seeds, as every other table says (issue 26's no-survivorship rule)."""
+    """Survivor scored one seed of three (the others failed): its mean over the survivor would put it
+    on the frontier over the complete arm; the frontier line under the table leaves it out and says
+    that its point stands on 1 of 3 seeds (issue 26's no-survivorship rule).  Its cost per job
+    counts its failed seeds too (0.334 USD, not its survivor's 0.001)."""
     jobs = [job("s:t", "Survivor", 1, 0.9, score_test_best=0.9, score_test_last=0.9, cost_usd=0.001),
             job("s:t", "Survivor", 2, None, status="failed", error="boom", cost_usd=0.5),
             job("s:t", "Survivor", 3, None, status="failed", error="boom", cost_usd=0.5)]
@@ -136,6 +137,7 @@ def test_an_incomplete_arm_on_the_frontier_says_so(tmp_path: Path) -> None:
     run = make_run(tmp_path, "r", jobs)
     markdown = run_cli("table", str(run), "--frontier", check=True).stdout
     line = next(ln for ln in markdown.splitlines() if ln.startswith("- s:t"))
-    assert "Survivor (0.001 USD, 0.9; incomplete: 1/3 seeds)" in line, line
+    assert "Honest (0.01 USD, 0.5); left out, incomplete: Survivor (1/3 seeds)" in line, line
     html = write_report(run).read_text()
-    assert "incomplete: 1/3 seeds" in html[html.index('<section id="frontier">'):]
+    section = html[html.index('<section id="frontier">'):]
+    assert "left out, incomplete: Survivor (1/3 seeds)" in section and "0.3337" in section
