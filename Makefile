@@ -44,6 +44,7 @@ system-deps:
 
 test: install-all system-deps
 	.venv/bin/ruff check .
+	.venv/bin/mypy
 	.venv/bin/python -m pytest
 
 # Regenerate the outputs shown in README.md and docs/ from the code (checked by tests/docs).

@@ -78,7 +78,7 @@ def sandbox_overhead(calls: int = 200) -> tuple[float, float]:
 def code_node_calls(calls: int = 100) -> tuple[float, float]:
     """Median seconds of one forward call of internal:code_param's trainable function: the task's own
     code (in the job process), then an optimizer's version (each call a new argument: a sandboxed call)."""
-    from trace_bench.runner.job import prepare_process
+    from trace_bench.runner.job.body import prepare_process
     from trace_bench.tasks.internal.code_param import build_trace_problem
     from trace_bench.tasks.problem import Problem
 

@@ -27,10 +27,9 @@ from _util import REPO, python, report
 from trace_bench.config.loader import load_config
 from trace_bench.matrix.expand import expand_matrix
 from trace_bench.registry.tasks import TaskCatalog
-from trace_bench.runner.job import job_meta
 from trace_bench.runner.options import RunOptions
 from trace_bench.runner.run import open_run
-from trace_bench.store.models import JobResult
+from trace_bench.store.models import JobMeta, JobResult
 
 CONFIG = """mode: stub
 run_id: scale
@@ -63,7 +62,7 @@ def write_finished_run(config_path: Path, runs: Path) -> tuple[Path, int]:
         for spec in specs:
             job = opened.store.job(spec.job_id)
             job.root.mkdir(parents=True, exist_ok=True)
-            job.write_meta(job_meta(spec, opened.store.run_id))
+            job.write_meta(JobMeta.planned(spec, opened.store.run_id))
             opened.store.record_result(job, JobResult(run_id=opened.store.run_id, spec=spec, status="ok",
                                                       score_initial=-3.0, score_best=-1.0, score_final=-1.0,
                                                       time_seconds=0.1))

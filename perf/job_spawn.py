@@ -12,7 +12,7 @@ from typing import Any
 
 from _util import report
 
-PRELOAD = ["job_spawn", "trace_bench.runner.template"]  # the template real runs preload (opto, numpy, trainers)
+PRELOAD = ["job_spawn", "trace_bench.runner.job.template"]  # the template real runs preload (opto, numpy, trainers)
 
 
 def noop_body(args: dict[str, Any], job: Any) -> dict[str, Any]:

@@ -1,15 +1,23 @@
-"""The layers hold: every import of the package follows docs/architecture.md, and no module
-imports itself through a cycle.
+"""The layers hold: every import of the package follows docs/architecture.md (DESIGN §2's arrows),
+and no module imports itself through a cycle.
 
 Imports are read from the source (AST), so imports inside functions and under ``TYPE_CHECKING``
 count as much as module-level ones: a cycle or a backwards import hidden in a function is still a
-design cycle.
+design cycle.  A module named by a string is an import too: ``import_module("trace_bench.x")``
+and any string constant that is exactly a module path (``"trace_bench.x"`` or
+``"trace_bench.x:attr"``, as in the executor's job body and the template's preloads).
+
+``runner/job/`` (what runs inside a job process) is a layer of its own, ``runner.job``: the driver
+(the other modules of ``runner/``) imports no trainer, task or ``opto`` code.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import re
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -30,20 +38,36 @@ def _modules() -> dict[str, tuple[Path, bool]]:
     return found
 
 
-def _imports(modules: dict[str, tuple[Path, bool]]) -> dict[str, list[tuple[str, int, bool]]]:
-    """module -> [(imported name, line, at module level)] for every import in its source."""
+def _imports(modules: dict[str, tuple[Path, bool]], strings: bool = True) -> dict[str, list[tuple[str, int, bool]]]:
+    """module -> [(imported name, line, at module level)] for every import in its source (and,
+    with ``strings``, every module it names by a string)."""
     out: dict[str, list[tuple[str, int, bool]]] = {}
     for name, (path, is_package) in modules.items():
         package = name if is_package else name.rpartition(".")[0]
         found: list[tuple[str, int, bool]] = []
-        _visit(ast.parse(path.read_text(encoding="utf-8")), True, package, modules, found)
+        _visit(ast.parse(path.read_text(encoding="utf-8")), True, package, modules, found, strings)
         out[name] = found
     return out
 
 
+MODULE_STRING = re.compile(r"^trace_bench(\.\w+)+(:\w+)?$")
+
+
+def _named(child: ast.AST, modules: dict[str, tuple[Path, bool]]) -> str | None:
+    """The module a string constant names (``"trace_bench.a.b"`` or ``"trace_bench.a.b:attr"``)."""
+    if isinstance(child, ast.Constant) and isinstance(child.value, str) and MODULE_STRING.match(child.value):
+        name = child.value.partition(":")[0]
+        if _owner(name, modules) not in (None, "trace_bench"):
+            return name
+    return None
+
+
 def _visit(node: ast.AST, top: bool, package: str, modules: dict[str, tuple[Path, bool]],
-           found: list[tuple[str, int, bool]]) -> None:
+           found: list[tuple[str, int, bool]], strings: bool = True) -> None:
     for child in ast.iter_child_nodes(node):
+        named = _named(child, modules) if strings else None
+        if named is not None:  # a string import: import_module("..."), a body or preload by name
+            found.append((named, child.lineno, False))
         inner = top and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
         if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.dump(child.test):
             inner = False
@@ -56,7 +80,7 @@ def _visit(node: ast.AST, top: bool, package: str, modules: dict[str, tuple[Path
                 base = ".".join(parts[:len(parts) - child.level + 1] + ([base] if base else []))
             found.extend((f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base, child.lineno, top)
                          for alias in child.names)
-        _visit(child, inner, package, modules, found)
+        _visit(child, inner, package, modules, found, strings)
 
 
 def _owner(name: str, modules: dict[str, tuple[Path, bool]]) -> str | None:
@@ -67,7 +91,9 @@ def _owner(name: str, modules: dict[str, tuple[Path, bool]]) -> str | None:
 
 def _layer(module: str) -> str:
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "__init__"
+    if parts[1:3] == ["runner", "job"]:
+        return "runner.job"  # the in-job package: a layer of its own
+    return parts[1] if len(parts) > 1 else "trace_bench"
 
 
 def _allowed() -> dict[str, set[str]]:
@@ -76,14 +102,17 @@ def _allowed() -> dict[str, set[str]]:
     allowed: dict[str, set[str]] = {}
     for line in table.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 2 and cells[0].startswith("`"):
-            allowed[cells[0].strip("`")] = set(re.findall(r"`([^`]+)`", cells[1]))
+        if len(cells) == 3 and cells[0].startswith("`"):
+            # layer names outside the parentheses; what is inside says why
+            beyond = set(re.findall(r"`([^`]+)`", re.sub(r"\([^)]*\)", "", cells[2])))
+            assert not beyond or "(" in cells[2], f"{cells[0]}: an arrow beyond DESIGN §2 says why"
+            allowed[cells[0].strip("`")] = set(re.findall(r"`([^`]+)`", re.sub(r"\([^)]*\)", "", cells[1]))) | beyond
     return allowed
 
 
 def test_the_layer_table_is_complete_and_points_one_way() -> None:
     allowed = _allowed()
-    layers = {_layer(m) for m in _modules()} - {"__init__"}
+    layers = {_layer(m) for m in _modules()}
     assert layers == set(allowed), f"layers missing from docs/architecture.md: {sorted(layers - set(allowed))}; " \
                                    f"listed but absent: {sorted(set(allowed) - layers)}"
     for layer, targets in allowed.items():
@@ -112,6 +141,8 @@ def test_every_import_follows_the_layer_table() -> None:
             if target is None or target == "trace_bench":
                 continue
             source_layer, target_layer = _layer(module), _layer(target)
+            if target_layer == "_util":  # leaf helpers any layer may use
+                continue
             if source_layer != target_layer and target_layer not in allowed.get(source_layer, set()):
                 wrong.append(f"{module}:{line} imports {target} ({source_layer} -> {target_layer})")
     assert not wrong, "imports against docs/architecture.md:\n" + "\n".join(wrong)
@@ -164,3 +195,76 @@ def test_light_layers_import_no_heavy_library_at_module_level() -> None:
         heavy += [f"{module}:{line} imports {name}" for name, line, top in found
                   if top and name.split(".")[0] in HEAVY]
     assert not heavy, "\n".join(heavy)
+
+
+DRIVER_FORBIDDEN = ("opto", "trace_bench.trainers", "trace_bench.runner.job")
+#: what the driver may import of the tasks package: the suites' static metadata
+TASK_METADATA = ("trace_bench.tasks", "trace_bench.tasks.spec")
+
+
+def test_the_driver_imports_no_trainer_task_or_opto_code() -> None:
+    """DESIGN §2: the driver side of ``runner`` imports no trainer, task or opto code (it names the
+    in-job package by module path, for the job process to import)."""
+    modules = _modules()
+    driver = [m for m in modules if m.startswith("trace_bench.runner") and _layer(m) == "runner"]
+    direct = [f"{module}:{line} imports {name}" for module, found in _imports(modules, strings=False).items()
+              if module in driver for name, line, _ in found
+              if name.startswith(DRIVER_FORBIDDEN) or name.split(".")[0] == "opto"
+              or (name.startswith("trace_bench.tasks") and name not in TASK_METADATA)]
+    assert not direct, "\n".join(direct)
+    code = ("import importlib, json, sys\n"
+            f"for name in {driver!r}:\n    importlib.import_module(name)\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                       cwd=REPO).stdout)
+    assert [m for m in loaded if m.startswith(DRIVER_FORBIDDEN) or m.split(".")[0] == "opto"] == []
+    assert [m for m in loaded if m.startswith("trace_bench.tasks") and m not in TASK_METADATA] == []
+
+
+def test_no_core_package_names_a_legacy_module() -> None:
+    """Compatibility in one place: the old names on core packages resolve through one helper and
+    one table (trace_bench/legacy/names.py); no layer's ``__init__`` names ``legacy``."""
+    naming = [str(path.relative_to(REPO)) for path in PACKAGE.glob("*/__init__.py")
+              if path.parent.name != "legacy" and "legacy" in _code_of(path)]
+    assert naming == []
+
+
+def _code_of(path: Path) -> str:
+    """The source without docstrings and comments: what the module does, not what it says."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            body[0].value.value = ""
+    return ast.unparse(tree)
+
+
+RUN_FILE_NAMES = frozenset({"meta", "jobs", "tb", "artifacts", "config.snapshot.yaml", "manifest.json", "job_meta.json",
+                            "results.json", "events.jsonl", "curve.csv", "results.csv", "summary.json",
+                            "leaderboard.csv", "env.json", "stdout.log"})
+#: places outside store/ that build such a path for a reason of their own
+NOT_RUN_FILES = {
+    "trace_bench/sandbox/view.py": "the package's own directory, not a run's",
+    "trace_bench/tasks/terminal_bench/problem.py": "a task's folder under the artifacts directory the job hands it "
+                                                   "(tasks import no store)",
+}
+
+
+def test_nothing_outside_the_store_builds_a_run_path() -> None:
+    """DESIGN §2: nothing outside ``store`` opens a file of a run directory; the store's classes
+    name every file (``RunStore``/``JobStore`` paths and readers).  Caught here: a path built from a
+    run file's name (``root / "meta"``) or a walk up from a job's directory (``.parent.parent``)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = str(path.relative_to(REPO))
+        if relative.startswith("trace_bench/store/") or relative in NOT_RUN_FILES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant) \
+                    and node.right.value in RUN_FILE_NAMES:
+                found.append(f"{relative}:{node.lineno} builds .../{node.right.value}")
+            if isinstance(node, ast.Attribute) and node.attr == "parent" and isinstance(node.value, ast.Attribute) \
+                    and node.value.attr == "parent":
+                found.append(f"{relative}:{node.lineno} walks up with .parent.parent")
+    assert not found, "\n".join(found)

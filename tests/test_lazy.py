@@ -9,7 +9,7 @@ import sys
 def test_stand_in_of_a_deferred_module_loads_the_real_one() -> None:
     code = (
         "import sys\n"
-        "from trace_bench._lazy import defer, is_loaded\n"
+        "from trace_bench._util.lazy import defer, is_loaded\n"
         "defer('openai', 'black')\n"
         "import openai, black\n"
         "from black import format_str, FileMode\n"
@@ -25,7 +25,7 @@ def test_stand_in_of_a_deferred_module_loads_the_real_one() -> None:
 def test_optoprime_keeps_suggestions_black_cannot_format() -> None:
     """A Lean proof contains ``def`` but is not Python: the suggestion must not be dropped."""
     code = (
-        "from trace_bench.runtime import configure_environment\n"
+        "from trace_bench._util.runtime import configure_environment\n"
         "configure_environment()\n"
         "import json\n"
         "from opto import trace\n"

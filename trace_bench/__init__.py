@@ -10,13 +10,17 @@ The public Python API, resolved lazily so that ``import trace_bench`` stays chea
 
 from __future__ import annotations
 
-from typing import Any
+from trace_bench._util.lazy import exports
+
+# the original Trace-Bench's names on our packages (``trace_bench.runner.BenchRunner``, ...),
+# answered from one table with a DeprecationWarning; a light module, no layer imported
+from trace_bench.legacy import names as _relocated_names  # noqa: F401
 
 _EXPORTS = {
     "load_config": "trace_bench.config.loader",
     "parse_config": "trace_bench.config.loader",
     "RunConfig": "trace_bench.config.models",
-    "ConfigError": "trace_bench.config.errors",
+    "ConfigError": "trace_bench._util.errors",
     "execute_run": "trace_bench.runner.run",
     "RunOptions": "trace_bench.runner.options",
     "RunOutcome": "trace_bench.runner.options",
@@ -25,10 +29,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(name)
+__getattr__ = exports(__name__, _EXPORTS)

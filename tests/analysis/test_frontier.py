@@ -124,11 +124,11 @@ def test_leaderboard_csv_marks_the_frontier_of_a_stub_run(tmp_path: Path) -> Non
     assert {(r["task"], r["trainer"], r["params_label"]): r["on_frontier"] == "True" for r in table} == marks
 
 
-def test_an_incomplete_arm_on_the_frontier_says_so(tmp_path: Path) -> None:
+def test_an_incomplete_arm_is_left_off_the_frontier_and_says_why(tmp_path: Path) -> None:
     """Survivor scored one seed of three (the others failed): its mean over the survivor would put it
-    on the frontier over the complete arm; the frontier line under the table leaves it out and says
-    that its point stands on 1 of 3 seeds (issue 26's no-survivorship rule).  Its cost per job
-    counts its failed seeds too (0.334 USD, not its survivor's 0.001)."""
+    on the frontier over the complete arm.  Under issue 26's no-survivorship rule it is never on the
+    frontier and pushes no complete arm off it; the line under the table and the report say so.  Its
+    cost per job counts its failed seeds too (0.334 USD, not its survivor's 0.001)."""
     jobs = [job("s:t", "Survivor", 1, 0.9, score_test_best=0.9, score_test_last=0.9, cost_usd=0.001),
             job("s:t", "Survivor", 2, None, status="failed", error="boom", cost_usd=0.5),
             job("s:t", "Survivor", 3, None, status="failed", error="boom", cost_usd=0.5)]
@@ -137,7 +137,9 @@ def test_an_incomplete_arm_on_the_frontier_says_so(tmp_path: Path) -> None:
     run = make_run(tmp_path, "r", jobs)
     markdown = run_cli("table", str(run), "--frontier", check=True).stdout
     line = next(ln for ln in markdown.splitlines() if ln.startswith("- s:t"))
-    assert "Honest (0.01 USD, 0.5); left out, incomplete: Survivor (1/3 seeds)" in line, line
+    front, _, left_out = line.partition("; left out, incomplete: ")
+    assert "Honest (0.01 USD, 0.5)" in front and "Survivor" not in front, line
+    assert left_out == "Survivor (1/3 seeds)", line
     html = write_report(run).read_text()
     section = html[html.index('<section id="frontier">'):]
-    assert "left out, incomplete: Survivor (1/3 seeds)" in section and "0.3337" in section
+    assert "Survivor (incomplete 1/3 seeds, never on the frontier)" in section and "0.3337" in section

@@ -97,19 +97,21 @@ def test_static_trainer_table_says_what_the_classes_say() -> None:
 
     for meta in BUILTIN_TRAINERS:
         cls = _load(meta.target)
-        assert (cls.id, cls.description, cls.source, tuple(cls.requires), cls.extra) == (
-            meta.id, meta.description, meta.source, meta.requires, meta.extra), meta.id
+        assert (cls.id, cls.description, cls.source, tuple(cls.requires), cls.extra, cls.probe) == (
+            meta.id, meta.description, meta.source, meta.requires, meta.extra, meta.probe), meta.id
     static = [(r.id, r.source, r.reason, r.description) for r in list_trainer_rows(include_unavailable=True)]
     loaded = [(i.id, i.source, i.reason, i.cls.description) for i in list_trainers(include_unavailable=True)]
     assert static == loaded
 
 
 def test_list_trainers_imports_no_trainer_module() -> None:
+    """Listing imports no trainer module (only a trainer's stdlib-only availability probe)."""
     code = ("import sys\n"
             "from trace_bench.cli.main import main\n"
             "assert main(['list-trainers', '--all', '--format', 'json']) == 0\n"
             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'opto', 'litellm', 'dspy')\n"
-            "               or m.startswith('trace_bench.trainers.') and m.count('.') > 2)\n"
+            "               or m.startswith('trace_bench.trainers.') and m.count('.') > 2\n"
+            "               and not m.endswith('_probe'))\n"  # availability probes: standard library only
             "print('HEAVY', heavy, file=sys.stderr)\n"
             "assert not heavy, heavy\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

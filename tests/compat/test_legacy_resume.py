@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.errors import ConfigError
 
 
 def _run(tmp_path: Path, tasks: list[str], **extra: Any) -> Any:

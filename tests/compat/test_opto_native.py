@@ -80,7 +80,7 @@ def test_discovery_reads_exports_and_signatures_without_importing_opto(with_fake
 
 
 def test_registry_ids_aliases_and_knobs(with_fake: Path) -> None:
-    from trace_bench.config.errors import ConfigError
+    from trace_bench._util.errors import ConfigError
     from trace_bench.config.models import TrainerEntry
     from trace_bench.matrix.expand import resolve_variant
     from trace_bench.registry.trainers import resolve_trainer

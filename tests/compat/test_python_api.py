@@ -202,10 +202,11 @@ def fresh_adapter(monkeypatch: pytest.MonkeyPatch) -> Any:
     import sys
 
     from trace_bench import veribench_adapter
+    from trace_bench.legacy import veribench
 
-    veribench_adapter._clear_caches()
+    veribench._clear_caches()
     yield veribench_adapter
-    veribench_adapter._clear_caches()
+    veribench._clear_caches()
     for name in [n for n in sys.modules if n.split(".")[0] == "my_processing_agents"]:
         monkeypatch.delitem(sys.modules, name)
 

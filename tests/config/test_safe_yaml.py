@@ -7,8 +7,8 @@ import tracemalloc
 
 import pytest
 
+from trace_bench._util.errors import ConfigError
 from trace_bench.config import safe_yaml
-from trace_bench.config.errors import ConfigError
 from trace_bench.config.safe_yaml import LOADERS, MAX_DEPTH
 
 

@@ -11,8 +11,10 @@ from tests.conftest import only_run_dir, run_cli
 from tests.waiting import PATIENCE_S
 
 pytest.importorskip("ray")
-# Starting a local Ray cluster takes ~11 s on an idle 2-core machine and minutes on a loaded one.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+# One Ray at a time (both Ray modules run in one test worker: two local clusters would compete for
+# ports and CPUs).  Starting a local Ray cluster takes ~11 s on an idle 2-core machine and minutes on a loaded one.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("ray")]
 
 CONFIG = """
 tasks: [internal:numeric_param, internal:multi_param]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,9 @@ import pytest
 from tests.conftest import only_run_dir, run_cli
 
 pytest.importorskip("ray")
+
+# one Ray at a time: local clusters of two test workers would compete for the machine's ports and CPUs
+pytestmark = pytest.mark.xdist_group("ray")
 
 CONFIG = """
 tasks: [internal:numeric_param]
@@ -36,6 +40,9 @@ def _rows(run: Path) -> dict[str, tuple[str, ...]]:
 def cluster() -> Iterator[Any]:
     from ray.cluster_utils import Cluster
 
+    # Ray's node installs SIGTERM/SIGINT handlers in this (the test) process; put back what was there
+    # so later tests do not inherit them (a SIGTERM became a SystemExit inside an unrelated test)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     # the head offers no CPU, so every job lands on one of the two worker nodes
     made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
     try:
@@ -45,6 +52,8 @@ def cluster() -> Iterator[Any]:
         yield made
     finally:
         made.shutdown()
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
 
 
 @pytest.mark.slow

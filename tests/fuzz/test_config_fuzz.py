@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import run_cli
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.errors import ConfigError
 from trace_bench.config.loader import parse_config, read_config_data
 from trace_bench.matrix.expand import expand_matrix
 from trace_bench.registry.tasks import TaskCatalog

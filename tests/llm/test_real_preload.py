@@ -18,7 +18,7 @@ from trace_bench.llm.fake_server import FakeLLMServer
 PROBE = '''
 import json, os
 from opto import trace
-from trace_bench._lazy import is_loaded
+from trace_bench._util.lazy import is_loaded
 from trace_bench.tasks.guide import Guide
 
 

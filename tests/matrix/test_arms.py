@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import only_run_dir, run_cli
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.errors import ConfigError
 from trace_bench.config.models import parse_config
 from trace_bench.matrix.expand import expand_matrix
 from trace_bench.registry.tasks import TaskCatalog

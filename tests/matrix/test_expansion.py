@@ -41,7 +41,7 @@ def test_precedence_labels_and_shared_knobs() -> None:
 
 
 def test_knob_given_for_a_trainer_must_be_valid() -> None:
-    from trace_bench.config.errors import ConfigError
+    from trace_bench._util.errors import ConfigError
 
     with pytest.raises(ConfigError, match="unknown knob 'ps_candidates' for trainer NoOpTrainer"):
         _jobs({"tasks": ["internal:numeric_param"], "trainers": [{"id": "NoOpTrainer", "ps_candidates": 2}]})

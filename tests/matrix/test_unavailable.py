@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from trace_bench.availability import Unavailable, UnavailableKind
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.availability import Unavailable, UnavailableKind
+from trace_bench._util.errors import ConfigError
 from trace_bench.config.loader import parse_config
 from trace_bench.matrix.expand import expand_matrix
 from trace_bench.registry.tasks import TaskCatalog

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from trace_bench._util.errors import ConfigError
 from trace_bench.config.defaults import REAL_MODE_JOB_TIMEOUT_S, effective_job_timeout
-from trace_bench.config.errors import ConfigError
 from trace_bench.config.loader import parse_config
 from trace_bench.runner import run as run_module
 from trace_bench.runner.options import RunOptions

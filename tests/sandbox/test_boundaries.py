@@ -160,6 +160,42 @@ def test_the_private_tmp_holds_a_bounded_number_of_files() -> None:
     assert run("result = len(__import__('os').listdir('/tmp'))").ok  # the next call starts clean
 
 
+def _descendants(pid: int) -> list[int]:
+    found, pending = [], [pid]
+    while pending:
+        parent = pending.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                children = [int(c) for c in (task / "children").read_text().split()]
+            except OSError:  # ended meanwhile
+                continue
+            found += children
+            pending += children
+    return found
+
+
+def test_a_sandbox_that_stops_answering_holds_the_job_no_longer_than_the_limit_and_a_grace(
+        fresh_sandbox: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bounds on the trusted side: whatever happens inside (a teardown that does not end, a stopped
+    supervisor), the job gets a timeout at the call's wall limit plus policy.GRACE_S, the sandbox is
+    killed, and the next call gets a fresh one."""
+    import signal
+
+    from trace_bench.sandbox import runner
+
+    monkeypatch.setattr(policy, "GRACE_S", 1.0)
+    assert run("result = 1").ok
+    call = runner.start_call(RUN, {"code": "import time\ntime.sleep(600)"}, SandboxLimits(wall_s=1))
+    assert isinstance(call, runner.Call)
+    sandbox = call.handle.proc
+    for pid in [sandbox.pid, *_descendants(sandbox.pid)]:  # nothing inside can end the call any more
+        os.kill(pid, signal.SIGSTOP)
+    result = call.finish()
+    assert result.status == "timeout" and "the sandbox did not end the call; it was restarted" in result.message
+    assert sandbox.returncode is not None  # killed, not left stopped
+    assert run("result = 2").value == 2
+
+
 SYSCALL = textwrap.dedent('''
     import ctypes, os
     libc = ctypes.CDLL(None, use_errno=True)
@@ -192,7 +228,7 @@ def test_trace_benchs_own_modules_are_hidden_but_what_the_target_imports() -> No
         outcomes = {}
         for name in ("trace_bench.tasks.llm4ad.oscillator1", "trace_bench.tasks.llm4ad.bactgrow",
                      "trace_bench.tasks.humaneval.data", "trace_bench.tasks.internal.code_param",
-                     "trace_bench.runner.job", "trace_bench.llm.credentials", "trace_bench.sandbox.child"):
+                     "trace_bench.runner.job.body", "trace_bench.llm.credentials", "trace_bench.sandbox.child"):
             try:
                 importlib.import_module(name)
                 outcomes[name] = "imported"

@@ -136,7 +136,7 @@ def test_the_manifest_is_json_with_one_entry_per_line(finished: tuple[Path, Path
     assert manifest is not None and [j.job_id for j in manifest.jobs] == [j["job_id"] for j in data["jobs"]]
     head = store.read_manifest_head()
     assert head is not None and head.jobs == [] and head.config_hash == data["config_hash"]
-    assert store.manifest_job_ids() == (False, [j["job_id"] for j in data["jobs"]])
+    assert store.read_manifest_listing() == (head, [j["job_id"] for j in data["jobs"]])
 
 
 def test_the_manifest_is_rewritten_only_when_an_entry_would_change(finished: tuple[Path, Path]) -> None:

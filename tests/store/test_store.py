@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from trace_bench._util.masking import MASK, mask_secrets, register_secret
 from trace_bench.store import atomic
 from trace_bench.store.events import EventLog, read_job_events
-from trace_bench.store.masking import MASK, mask_secrets, register_secret
 from trace_bench.store.stats import summarize, t_quantile, t_quantile_fallback
 
 
@@ -91,7 +91,7 @@ def test_summarize_hand_computed() -> None:
 
 def test_masking_follows_environment_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Secret values are cached between calls; a changed, added or removed variable must show."""
-    from trace_bench.store.masking import mask_secrets
+    from trace_bench._util.masking import mask_secrets
 
     monkeypatch.setenv("SOME_SERVICE_TOKEN", "first-value-123456")
     assert mask_secrets("a first-value-123456 b") == "a *** b"

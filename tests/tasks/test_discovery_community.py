@@ -30,6 +30,16 @@ def test_an_evaluator_that_runs_the_program_in_a_child_process_scores_it() -> No
     assert better.score == pytest.approx(3.5), better.feedback
 
 
+def test_an_evaluator_that_scores_in_a_process_pool_scores_it() -> None:
+    # QA F4: multiprocessing.Pool needs /dev/shm for its semaphores; read-only there, every candidate
+    # of such an evaluator scored 0 (or, uncaught, was counted as a sandbox denial).
+    guide = guide_of("discovery:process_pool")
+    initial = guide.evaluate("def value_at(x):\n    return 0.5 * x\n")
+    assert initial.ok and "error" not in initial.feedback, initial.feedback
+    assert initial.score == pytest.approx(3.0) and initial.metrics["inputs"] == 4.0
+    assert guide.evaluate("def value_at(x):\n    return x * x\n").score == pytest.approx(14.0)
+
+
 def test_the_processes_an_evaluator_may_start_stay_in_the_sandbox(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # With processes allowed, a candidate can start them too: a shell it starts must see no key,
     # write nothing outside, and reach no network, like the candidate itself.
@@ -100,7 +110,7 @@ def test_a_program_in_another_language_is_the_folder_initial_program() -> None:
 
 
 def test_a_folder_with_several_initial_programs_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from trace_bench.config.errors import ConfigError
+    from trace_bench._util.errors import ConfigError
     from trace_bench.tasks.discovery.folder import load_folder
 
     (tmp_path / "evaluator.py").write_text("def evaluate(p):\n    return {'combined_score': 1.0}\n")
@@ -147,7 +157,7 @@ def test_one_broken_folder_does_not_hide_the_others(tmp_path) -> None:  # type: 
 
 def test_a_timeout_that_is_not_positive_is_refused_when_the_folder_is_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # evaluator.timeout: 0 was accepted, and every evaluation then failed in the sandbox's limits.
-    from trace_bench.config.errors import ConfigError
+    from trace_bench._util.errors import ConfigError
     from trace_bench.tasks.discovery.folder import load_folder
 
     for value in ("0", "-5"):
@@ -211,7 +221,7 @@ def test_a_candidate_that_fails_like_a_broken_evaluator_is_still_only_a_failed_c
 
 def test_a_folder_too_large_for_the_sandbox_is_refused_before_any_job(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # validate --strict said OK and every job then ended task_error at its first evaluation.
-    from trace_bench.config.errors import ConfigError
+    from trace_bench._util.errors import ConfigError
     from trace_bench.tasks.discovery.folder import MAX_FOLDER_BYTES, find_folders, load_folder
 
     _folder(tmp_path, "big")

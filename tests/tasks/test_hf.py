@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.errors import ConfigError
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.tasks.hf import available_with
 from trace_bench.tasks.hf.catalog import BBEH_SUBTASKS, DATASETS, NOT_CACHED

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.errors import ConfigError
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.tasks.humaneval.data import load_problems, partially_wrong_code, select
 from trace_bench.tasks.humaneval.guide import UnitTestGuide

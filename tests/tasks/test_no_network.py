@@ -46,7 +46,7 @@ def hook(event, args):
 
 sys.addaudithook(hook)
 
-from trace_bench.runtime import configure_environment
+from trace_bench._util.runtime import configure_environment
 
 configure_environment()  # as every job process does first
 

@@ -18,7 +18,7 @@ import pytest
 
 from tests.trainers.external_jobs import expand, run_jobs
 from tests.waiting import PATIENCE_S
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.errors import ConfigError
 from trace_bench.tasks.terminal_bench import HARBOR_MISSING
 from trace_bench.tasks.terminal_bench.errors import InfraError
 from trace_bench.tasks.terminal_bench.harbor import HarborSettings, build_command

@@ -17,7 +17,7 @@ import pytest
 from trace_bench.config.loader import parse_config
 from trace_bench.matrix.expand import JobSpec, expand_matrix
 from trace_bench.registry.tasks import TaskCatalog
-from trace_bench.runner.job import run_job
+from trace_bench.runner.job.body import run_job
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.models import JobResult
 
@@ -71,7 +71,7 @@ def assert_no_leaks(env_before: dict[str, str]) -> None:
     import os
     import sys
 
-    from trace_bench.runtime import DEFAULTS
+    from trace_bench._util.runtime import DEFAULTS
 
     if "dspy" in sys.modules:
         assert sys.modules["dspy"].settings.lm is None

@@ -14,7 +14,7 @@ from tests.trainers.external_jobs import (
     run_jobs,
     run_real_against_fake_server,
 )
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.errors import ConfigError
 from trace_bench.registry.specs import missing_packages
 
 COPRO = {"id": "DSPyTrainer", "dspy_optimizer": "COPRO", "breadth": 3, "depth": 2}

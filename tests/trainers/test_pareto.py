@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_bench.runner.recorder import BestSoFar
+from trace_bench.runner.job.recorder import BestSoFar
 from trace_bench.store.job_store import JobStore
 from trace_bench.testing.trainer_contract import run_trainer
 from trace_bench.trainers.objectives import ObjectiveConfig, front_order

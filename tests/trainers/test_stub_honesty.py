@@ -112,3 +112,33 @@ def test_a_numeric_proposal_never_lands_on_the_value_the_feedback_points_at(inte
         else:
             assert abs(proposal - target) >= RESOLUTION * max(1.0, abs(target)) * 0.999
             assert abs(proposal - value) >= RESOLUTION * max(1.0, abs(value)), "a move finer than the resolution"
+
+
+def _held_out_score(source: str, inputs: list[Any], infos: list[Any]) -> float:
+    namespace: dict[str, Any] = {}
+    exec(source, namespace)  # noqa: S102 - the task's own stub candidates, in the test process
+    transform = namespace["transform"]
+    return sum(transform(None, x) == y for x, y in zip(inputs, infos, strict=True)) / len(inputs)
+
+
+def test_no_modulus_of_code_params_stub_candidates_solves_its_test_split() -> None:
+    """code_param is ranked on its held-out test split.  Its stub candidates are right except where
+    ``x % k`` is 0, and the stub changes ``k``: with the test inputs 3, 7 and 100, a modulus such as 6
+    or 8 scored 1.0 on test (UCBSearch, Beamsearch and SkyDiscover runs of 40 steps did, 5 of 8 jobs),
+    so arms tied at rank 1 with test_best 1 [1, 1], as the issue says an honest stub must not allow."""
+    import re
+
+    from trace_bench.registry.tasks import TaskCatalog
+
+    raw = TaskCatalog.create().build("internal:code_param", {})
+    test = raw["test_dataset"]
+    family = [c for c in raw["stub_candidates"] if re.search(r"x % \d+", c)]
+    assert family
+    for candidate in family:
+        for modulus in range(1, 2000):
+            source = re.sub(r"x % \d+", f"x % {modulus}", candidate)
+            assert _held_out_score(source, test["inputs"], test["infos"]) < 1.0, source
+    for candidate in raw["stub_candidates"]:
+        assert _held_out_score(candidate, test["inputs"], test["infos"]) < 1.0, candidate
+    right = "def transform(self, x):\n    return 2 * x + 1\n"
+    assert _held_out_score(right, test["inputs"], test["infos"]) == 1.0, "the test split is still solvable"

@@ -74,6 +74,7 @@ def test_compare_text_is_plain_and_compare_preselects_the_newest_runs(runs: Path
     props = {c["props"].get("elem_id"): c["props"] for c in app.config["components"]}
     newest, older = (str(info.run_dir) for info in list_runs(runs)[:2])
     assert props["tb-compare-text"].get("language") is None  # a Markdown highlighter styles "[0, 0]" as a link
+    assert props["tb-driver-log"].get("language") is None  # the shell highlighter split "best=-0" / ".003067"
     assert (props["tb-compare-a"]["value"], props["tb-compare-b"]["value"]) == (newest, older)
     assert props["tb-stop"]["interactive"] is False
     on_load = next(f.fn for f in app.fns.values() if getattr(f.fn, "__name__", "") == "on_load")

@@ -38,6 +38,7 @@ from trace_bench.analysis.stats import (
 from trace_bench.store.frontier import COST_AXES
 from trace_bench.store.models import arm_label
 from trace_bench.store.run_store import RunStore
+from trace_bench.store.status import Status
 
 SECTIONS = (("leaderboard", "Leaderboard"), ("per-task", "Per-task results"), ("curves", "Anytime curves"),
             ("frontier", "Cost–quality frontier"), ("win-matrix", "Win / tie / loss"), ("power", "Power"), ("integrity", "Integrity"), ("cost", "Cost"),
@@ -303,12 +304,12 @@ def _cost(runs: RunSet) -> str:
 def _failures(runs: RunSet) -> str:
     jobs = runs.jobs
     failed = jobs[~jobs["scored"]]
-    flagged = jobs[jobs["scored"] & (jobs["status"] != "ok")]
+    flagged = jobs[jobs["scored"] & (jobs["status"] != Status.OK.value)]
     parts: list[str] = []
     for frame, title in ((failed, "Excluded from statistics"), (flagged, "Included, flagged (budget exhausted)")):
         shown = frame.head(MAX_FAILURE_ROWS)
         rows = [[r["run_id"], r["job_id"], r["task"], *_arm_cells(r), r["seed"], r["status"],
-                 _short(r["error"]) or ("no score recorded" if r["status"] == "ok" else "")]
+                 _short(r["error"]) or ("no score recorded" if r["status"] == Status.OK else "")]
                 for _, r in shown.iterrows()]
         parts += [h.heading(3, f"{title}: {len(frame)}"),
                   h.table(rows, ["run", "job", "task", "trainer", "params", "seed", "status", "error"],

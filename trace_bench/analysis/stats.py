@@ -26,6 +26,7 @@ from trace_bench.analysis.load import ARM, ran_jobs
 from trace_bench.analysis.protocol import DEFAULT_METRIC, RANK_METRIC, RANK_SCORE, with_rank_score
 from trace_bench.store.models import arm_label
 from trace_bench.store.ranking import TIE_TOLERANCE, arm_ranks
+from trace_bench.store.status import Status
 
 BOOTSTRAP_RESAMPLES = 2000
 
@@ -92,7 +93,7 @@ def arm_stats(jobs: pd.DataFrame, column: str = "score_best", confidence: float 
     scored = jobs[jobs["scored"]].groupby(ARM, sort=True)
     frame = pd.DataFrame({"suite": groups["suite"].first() if "suite" in jobs else "",
                           "count": scored[column].count(), "failed": (~jobs["scored"]).groupby([jobs[c] for c in ARM]).sum(),
-                          "budget_exhausted": (jobs["scored"] & (jobs["status"] == "budget_exhausted"))
+                          "budget_exhausted": (jobs["scored"] & (jobs["status"] == Status.BUDGET_EXHAUSTED.value))
                           .groupby([jobs[c] for c in ARM]).sum(),
                           "mean": scored[column].mean(), "std": scored[column].std(ddof=1)})
     frame[["count", "failed", "budget_exhausted"]] = frame[["count", "failed", "budget_exhausted"]].fillna(0) \

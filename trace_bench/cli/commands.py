@@ -6,8 +6,8 @@ import sys
 from argparse import Namespace
 from typing import Any
 
-from trace_bench.availability import install_extra_hint
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.availability import install_extra_hint
+from trace_bench._util.errors import ConfigError
 
 USER_ERROR = 2
 
@@ -125,28 +125,34 @@ def cmd_run(args: Namespace) -> int:
 
 
 def _run(args: Namespace, interrupts: Any) -> int:
-    if args.executor in (None, "local"):
-        from trace_bench.runner.warm import peek_real, snapshot_of, start_job_template
-
-        resumed = args.resume if args.resume not in (None, "auto", "failed", "none") else None
-        config_path = args.config or (snapshot_of(resumed, args.runs_dir) if resumed else None)
-        # asynchronous: the job template imports opto while this process reads the config (and,
-        # for a real run, the provider libraries, once for every job)
-        start_job_template(real=not args.replay and peek_real(config_path))
-    from trace_bench.runner.run import RunOptions, execute_run, locate_run
-    from trace_bench.store.run_store import RunStore, RunVanished
+    from trace_bench.store import layout
 
     resume_mode, resume_run = None, None
-    config_file = args.config  # what a config error names: the resumed run's snapshot when no --config
     if args.resume:
         if args.resume in ("auto", "failed", "none"):
             resume_mode = args.resume
         else:
             resume_run = args.resume
+    # the one place a resumed run is located: everything below is handed its directory
+    run_dir = layout.find_run(resume_run, args.runs_dir or "runs") if resume_run else None
+    if args.executor in (None, "local"):
+        from trace_bench.runner.warm import peek_real, start_job_template
+
+        config_path = args.config or (layout.snapshot_file(run_dir) if run_dir else None)
+        # asynchronous: the job template imports opto while this process reads the config (and,
+        # for a real run, the provider libraries, once for every job)
+        start_job_template(real=not args.replay and peek_real(config_path))
+    from trace_bench.runner.run import RunOptions, execute_run, locate_run
+    from trace_bench.store.run_store import RunVanished
+
+    config_file = args.config  # what a config error names: the resumed run's snapshot when no --config
     if args.replay and (args.config or resume_run):
         return _fail("--replay: the config comes from the recorded run; do not combine it with --config or "
                      "--resume RUN")
     try:
+        if resume_run:
+            run_dir = run_dir or locate_run(resume_run, args.runs_dir or "runs")  # ConfigError: not a run
+            resume_run = str(run_dir)
         if args.replay:
             from trace_bench.runner.replay import replay_config
 
@@ -155,12 +161,11 @@ def _run(args: Namespace, interrupts: Any) -> int:
             args.root = args.root or root
         elif args.config:
             config = _load(args.config)
-        elif resume_run:
-            run_dir = locate_run(resume_run, args.runs_dir or "runs")
-            snapshot = RunStore(run_dir).snapshot_path
+        elif run_dir is not None:
+            snapshot = layout.snapshot_file(run_dir)
             if not snapshot.exists():
                 return _fail(f"--resume: run {run_dir} has no config snapshot ({snapshot} is missing): pass the "
-                             f"config it was started with: trace-bench run --resume {resume_run} --config FILE")
+                             f"config it was started with: trace-bench run --resume {args.resume} --config FILE")
             config_file = str(snapshot)
             config = _load(config_file)
             args.runs_dir = args.runs_dir or str(run_dir.parent)
@@ -308,10 +313,3 @@ def cmd_ui(args: Namespace) -> int:
         return _fail(f"the UI needs the ui extra ({install_extra_hint('ui')}): {exc}")
     return launch_ui(runs_dir=args.runs_dir, tasks_root=args.tasks_root, port=args.port, share=args.share,
                      no_token=args.no_token)
-
-
-def cmd_fake_llm(args: Namespace) -> int:
-    from trace_bench.llm.fake_server import fake_llm_main
-
-    rest = [a for a in args.rest if a != "--"]
-    return fake_llm_main(rest)

@@ -10,7 +10,10 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+Number = TypeVar("Number", int, float)
 
 FORMATS = ("tsv", "table", "json")
 WEAK_SANDBOX_HELP = "run LLM-written code without bubblewrap where missing (weaker, recorded; = sandbox: weak)"
@@ -35,44 +38,28 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _argument(parse: Callable[[str], Number], expected: str, ok: Callable[[Number], bool],
+              must: str) -> Callable[[str], Number]:
+    """An argparse type: ``parse(text)`` (else "expected {expected}"), checked by ``ok`` (else
+    "must {must}")."""
+
+    def convert(text: str) -> Number:
+        try:
+            value = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"must {must}, got {value if isinstance(value, int) else repr(text)}")
+        return value
+
+    return convert
 
 
-def seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0 (0 = no limit), got {text!r}")
-    return value
-
-
-def probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1, got {text!r}")
-    return value
-
-
-def port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 65535, got {value}")
-    return value
+positive_int = _argument(int, "a whole number", lambda v: v >= 1, "be at least 1")
+seconds = _argument(float, "a number of seconds", lambda v: math.isfinite(v) and v >= 0,
+                    "be a finite number of seconds >= 0 (0 = no limit)")
+probability = _argument(float, "a number between 0 and 1", lambda v: 0 < v < 1, "be strictly between 0 and 1")
+port = _argument(int, "a port number", lambda v: 0 <= v <= 65535, "be between 0 and 65535")
 
 
 def _command(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
@@ -232,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rest = argv[1:]
         return fake_llm_main(rest[1:] if rest[:1] == ["--"] else rest)
     args = build_parser().parse_args(argv)
-    from trace_bench.runtime import set_environment_defaults
+    from trace_bench._util.runtime import set_environment_defaults
 
     set_environment_defaults()  # no telemetry or price-map downloads from the driver either (ui, ray, mlflow)
     from trace_bench.cli import commands

@@ -1,15 +1,15 @@
 """Config: pydantic models, loading with clear errors.
 
-Names are resolved lazily so that ``trace_bench.config.errors`` (used by the fast list
+Names are resolved lazily so that ``trace_bench._util.errors`` (used by the fast list
 commands) does not pull in pydantic.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from trace_bench._util.lazy import exports
 
 _EXPORTS = {
-    "ConfigError": "trace_bench.config.errors", "did_you_mean": "trace_bench.config.errors",
+    "ConfigError": "trace_bench._util.errors", "did_you_mean": "trace_bench._util.errors",
     "load_config": "trace_bench.config.loader", "parse_config": "trace_bench.config.loader",
     "BudgetConfig": "trace_bench.config.models", "LLMConfig": "trace_bench.config.models",
     "RunConfig": "trace_bench.config.models", "TaskEntry": "trace_bench.config.models",
@@ -20,11 +20,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib
-
-        module, _, attribute = _EXPORTS[name].partition(":")
-        return getattr(importlib.import_module(module), attribute or name)
-    raise AttributeError(name)
+__getattr__ = exports(__name__, _EXPORTS)

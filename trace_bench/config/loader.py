@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.errors import ConfigError
 from trace_bench.config.models import RunConfig, parse_config
 from trace_bench.config.safe_yaml import MAX_BYTES, load_bounded
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ValidationError
 
-from trace_bench.config.errors import ConfigError, did_you_mean
+from trace_bench._util.errors import ConfigError, did_you_mean
 
 
 def keys_of(model: type[BaseModel]) -> list[str]:

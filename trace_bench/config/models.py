@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.errors import ConfigError
 from trace_bench.config.messages import config_error, format_loc
 from trace_bench.config.safe_yaml import MAX_NODES
 

@@ -13,7 +13,7 @@ parser and constructor and overrides the composer's node hooks to:
   reading its few lines.
 
 The file size itself is bounded by the caller (:data:`MAX_BYTES`).  Errors are
-:class:`~trace_bench.config.errors.ConfigError` with the key path where the limit was crossed.
+:class:`~trace_bench._util.errors.ConfigError` with the key path where the limit was crossed.
 libyaml's C parser is used when present (its event parser is iterative and 5x faster); the
 composer and constructor are always the Python ones, so the bounds hold either way.
 """
@@ -29,7 +29,7 @@ from yaml.events import AliasEvent, MappingEndEvent, MappingStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.errors import ConfigError
 
 MAX_BYTES = 256 * 1024
 MAX_DEPTH = 64
@@ -45,7 +45,7 @@ def _format_path(path: list[str | int]) -> str | None:
     return out or None
 
 
-class _BoundedComposer(Composer):
+class _BoundedComposer(Composer):  # type: ignore[misc]  # PyYAML ships no types
     """Composer hooks: a path stack for messages, depth and expanded-size bounds, duplicate keys."""
 
     def _init_bounds(self) -> None:
@@ -123,7 +123,7 @@ class _BoundedComposer(Composer):
                               hint="write the values out, or split the experiment")
 
 
-class PyBoundedLoader(_BoundedComposer, yaml.SafeLoader):
+class PyBoundedLoader(_BoundedComposer, yaml.SafeLoader):  # type: ignore[misc]
     """PyYAML's pure-Python safe loader with the composer hooks (used when libyaml is missing)."""
 
     def __init__(self, stream: Any) -> None:

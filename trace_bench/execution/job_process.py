@@ -3,8 +3,10 @@
 Executors run a *job body* they are handed (the runner's, normally); they never import the
 runner.  A body is a module-level function ``body(args, job) -> record``: ``args`` is the
 JSON-able mapping the runner put in :class:`JobLaunch`, ``job`` the job directory to write, and
-the record a JSON-able mapping.  Module-level, so that it pickles by reference into a forked job
-or a Ray worker.  :func:`run_job_body` is what every executor calls inside the job's process:
+the record a JSON-able mapping.  It is handed either as the function (module-level, so that it
+pickles by reference into a forked job or a Ray worker) or by name, ``"package.module:function"``,
+imported in the job's process only (:func:`resolve_body`): a driver that names its body this way
+never imports what the body imports.  :func:`run_job_body` is what every executor calls inside the job's process:
 the job's output goes to its ``stdout.log`` (secrets masked), its memory limit is set, and a body
 that raises becomes an outcome without a record (the traceback is in ``stdout.log``).
 """
@@ -12,6 +14,7 @@ that raises becomes an outcome without a record (the traceback is in ``stdout.lo
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 import resource
@@ -21,10 +24,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from trace_bench._util.masking import mask_secrets
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.masking import mask_secrets
 
-JobBody = Callable[[dict[str, Any], JobStore], dict[str, Any]]
+JobBody = Callable[[dict[str, Any], JobStore], dict[str, Any]] | str
+
+
+def resolve_body(body: JobBody) -> Callable[[dict[str, Any], JobStore], dict[str, Any]]:
+    """The body's function: ``body`` itself, or the function a ``"module:function"`` name names."""
+    if callable(body):
+        return body
+    module, _, name = body.partition(":")
+    function: Callable[[dict[str, Any], JobStore], dict[str, Any]] = getattr(importlib.import_module(module), name)
+    return function
 
 
 @dataclass(frozen=True)
@@ -122,7 +134,7 @@ def run_job_body(body: JobBody, launch: JobLaunch, job: JobStore) -> dict[str, A
     with job_output(job):
         try:
             limit_memory(launch.memory_mb)
-            return {"record": body(launch.args, job), "error": None}
+            return {"record": resolve_body(body)(launch.args, job), "error": None}
         except BaseException as exc:  # the executor records a job without a record as failed/lost
             with contextlib.suppress(Exception):
                 sys.stderr.write(traceback.format_exc())

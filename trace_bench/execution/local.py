@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
-from trace_bench.processes import die_with_parent, kill_process_group
+from trace_bench._util.processes import die_with_parent, kill_process_group
 
 if TYPE_CHECKING:  # imported where used: starting the template early must stay cheap for the driver
     from trace_bench.execution.job_process import Finished, JobBody, JobLaunch
@@ -27,11 +27,39 @@ _CONTEXT: Any = None
 _REAPER = "trace_bench.execution.reaper"  # first: the template owns every job's processes
 
 
+#: a Unix socket's address holds 107 bytes; multiprocessing names the forkserver's socket
+#: ``<tmpdir>/pymp-XXXXXXXX/listener-XXXXXXXX`` (about 34 more)
+_SOCKET_PATH_MAX = 107 - 34
+
+
+def _short_socket_dir() -> None:
+    """Give multiprocessing a temporary directory short enough for its forkserver socket.
+
+    Python < 3.12 puts it under ``$TMPDIR`` whatever its length, and a long one (a deep CI or test
+    directory) made ``trace-bench run`` fail with ``OSError: AF_UNIX path too long`` before any job;
+    3.12 falls back to a short system directory itself.  We do the same, only when needed, through
+    the one hook multiprocessing reads (its process config's ``tempdir``), removed at exit as its own."""
+    import tempfile
+    from multiprocessing import process, util
+
+    config = process.current_process()._config  # type: ignore[attr-defined]
+    if config.get("tempdir") is not None or len(tempfile.gettempdir()) <= _SOCKET_PATH_MAX:
+        return
+    base = next((d for d in ("/tmp", "/var/tmp", "/dev/shm") if os.access(d, os.W_OK | os.X_OK)), None)
+    if base is None:  # pragma: no cover - no short writable directory: multiprocessing reports it
+        return
+    import shutil
+
+    config["tempdir"] = tempfile.mkdtemp(prefix="pymp-", dir=base)
+    util.Finalize(None, shutil.rmtree, args=(config["tempdir"], True), exitpriority=-100)
+
+
 def job_context(preload: Sequence[str] = ()) -> Any:
     """The process context for jobs; the forkserver template is shared by every run of a process
     (``preload`` counts for the first call only: the template starts once)."""
     global _CONTEXT
     if _CONTEXT is None:
+        _short_socket_dir()
         # Jobs must be reproducible: opto builds prompts by iterating sets, whose order depends on
         # the string hash seed.  The template (and so every forked job) gets a fixed one.
         os.environ.setdefault("PYTHONHASHSEED", "0")

@@ -31,7 +31,7 @@ import os
 import sys
 import warnings
 
-from trace_bench.processes import become_subreaper, kill_descendants
+from trace_bench._util.processes import become_subreaper, kill_descendants
 
 
 def forget_forkserver_pipe() -> None:

@@ -4,7 +4,7 @@ This is the original Trace-Bench's public evaluation API for external optimizers
 (``trace_bench.integrations.opto``): take the validation split when the problem has one (else
 the training split), run the parameter on the first ``max_examples`` inputs, score each with the
 guide, and return the mean reward plus one record per example.  Nothing is metered or written:
-a job's measurements use :mod:`trace_bench.runner.measure` instead.
+a job's measurements use :mod:`trace_bench.runner.job.measure` instead.
 """
 
 from __future__ import annotations

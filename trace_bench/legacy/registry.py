@@ -39,11 +39,11 @@ class TrainerSpec:
 
 def ensure_opto_importable() -> None:
     """Make the ``opto.trainer.*`` names that original task modules import resolve (a no-op when
-    the installed ``opto`` has them; see :mod:`trace_bench.compat.opto_shim`), with the harness's
+    the installed ``opto`` has them; see :mod:`trace_bench.runner.job.opto_names`), with the harness's
     process setup: quiet defaults (no telemetry, LiteLLM's bundled price map) unless the user chose
     otherwise, and ``litellm``/``openai`` imported on first use instead of with ``opto`` (seconds)."""
-    from trace_bench.compat.opto_shim import install
-    from trace_bench.runtime import configure_environment
+    from trace_bench._util.runtime import configure_environment
+    from trace_bench.runner.job.opto_names import install
 
     configure_environment()
     install()
@@ -120,7 +120,7 @@ def expand_special_tasks(tasks: list[Any], tasks_root: str | Path | None = None)
         task_id, eval_kwargs = _entry_parts(task)
         task_id = normalize_task_id(task_id)
         if task_id == "veribench:all":
-            from trace_bench.veribench_adapter import discover_task_names
+            from trace_bench.legacy.veribench import discover_task_names
 
             ids = [f"veribench:{name}" for name in discover_task_names()] or ["veribench:smoke_placeholder"]
         else:
@@ -160,7 +160,7 @@ def load_task_bundle(task_id: str, tasks_root: str | Path | None = None,
     task_id = normalize_task_id(task_id)
     kwargs = dict(eval_kwargs or {})
     if task_id.startswith("veribench:"):
-        from trace_bench.veribench_adapter import build_bundle
+        from trace_bench.legacy.veribench import build_bundle
 
         raw = build_bundle(task_id.split(":", 1)[1], eval_kwargs=kwargs)
     else:

@@ -45,7 +45,7 @@ def legacy_row(record: Any, spec: Any = None) -> dict[str, Any]:
 def select_best_state(initial: Any, final: Any, initial_score: float | None, final_score: float | None) -> Any:
     """The better of two states by score, as our best-so-far rule picks it (a state without a
     finite score never wins; on a tie the earlier, ``initial``, stays)."""
-    from trace_bench.runner.recorder import BestSoFar
+    from trace_bench.runner.job.recorder import BestSoFar
 
     best = BestSoFar()
     best.offer(initial_score, [initial], {})

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from trace_bench.config.errors import ConfigError
-from trace_bench.config.model_names import ROLES
+from trace_bench._util.errors import ConfigError
+from trace_bench.config.model_names import ROLES, custom_backend
 
 _LITELLM_OWN = ("openai", "openrouter")
 
@@ -49,7 +49,7 @@ def register_keys(llm: Mapping[str, Any] | None) -> None:
     the like, look secret by name already).  Called by the driver before its preflight and by every
     process that builds a real session, before its first call; the gateway and the in-process
     external trainers share their job's process.  Values under 8 characters are not masked."""
-    from trace_bench.store.masking import register_secret
+    from trace_bench._util.masking import register_secret
 
     llm = llm or {}
     named = {llm.get("api_key_env")} | {(cfg or {}).get("api_key_env") for cfg in (llm.get("roles") or {}).values()}
@@ -61,7 +61,7 @@ def key_variable(api_key_env: str | None, provider: str | None) -> str:
     """The variable :func:`~trace_bench.llm.providers.resolve_key` reads first, for the message."""
     if api_key_env:
         return api_key_env
-    if os.environ.get("TRACE_DEFAULT_LLM_BACKEND", "").lower() == "customllm":
+    if custom_backend():
         return "TRACE_CUSTOMLLM_API_KEY (or OPENAI_API_KEY)"
     if provider == "openrouter":
         return "OPENROUTER_API_KEY (or OPENAI_API_KEY)"

@@ -32,13 +32,14 @@ import re
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from trace_bench._util.masking import mask_secrets, register_secret
 from trace_bench.config.model_names import ROLES
 from trace_bench.llm.errors import BudgetExhausted, LLMError
 from trace_bench.llm.session import LLMSession
-from trace_bench.store.masking import mask_secrets, register_secret
 
 _ROLE_SUFFIX = re.compile(r"(?:^|[-:/@])(optimizer|agent|judge)$")
 _FORWARDED = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "n", "stop", "seed",
@@ -62,6 +63,9 @@ class Gateway:
         self.api_key = "tbgw-" + secrets.token_urlsafe(24)
         register_secret(self.api_key)
         self.budget_error: BudgetExhausted | None = None
+        #: called (in the request's thread) when a call is first refused for the budget, before the
+        #: 429 is sent: lets a trainer cancel a library that would otherwise keep asking
+        self.on_budget_stop: Callable[[], None] | None = None
         self.requests = 0
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -117,7 +121,9 @@ class Gateway:
         try:
             response = self.session.chat(role, messages, phase=self.phase or self.session.ambient_phase(), **params)
         except BudgetExhausted as exc:
-            self.budget_error = exc
+            first, self.budget_error = self.budget_error is None, exc
+            if first and self.on_budget_stop is not None:
+                self.on_budget_stop()
             return 429, _error("budget_exhausted", str(exc))
         except LLMError as exc:
             status = exc.status if exc.status and 400 <= exc.status < 600 else 502

@@ -141,10 +141,6 @@ def attach_limiter(limiter: SlotLimiter | None) -> None:
     _LIMITER = limiter
 
 
-def current_limiter() -> SlotLimiter | None:
-    return _LIMITER
-
-
 def request_slot() -> Any:
     """Context manager around one provider attempt: a slot of the attached limiter, or nothing."""
     limiter = _LIMITER

@@ -28,7 +28,7 @@ import urllib.request
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.errors import ConfigError
 from trace_bench.config.model_names import ROLES
 
 OPENAI_API = "https://api.openai.com/v1"

@@ -1,7 +1,7 @@
 """The provider libraries, imported once in the job template of a real run.
 
 Stub runs and the list commands never import ``litellm`` or ``openai`` (2-8 s on a 2-core
-machine, deferred by :mod:`trace_bench._lazy`).  A real run needs them in every job: the first
+machine, deferred by :mod:`trace_bench._util.lazy`).  A real run needs them in every job: the first
 call of each job used to pay the import inside its latency (3-7 s at a provider answering in
 50 ms).  The runner's real-mode template calls :func:`preload_llm_stack` once, so every forked
 job starts with them loaded, and with what they build at their first use already built.
@@ -24,7 +24,7 @@ def preload_llm_stack() -> None:
     request transform and response models (one chat completion and one model list answered by an
     in-memory transport), the shared TLS context, LiteLLM's price lookup (every call's cost).
     The caller has loaded both for real (in a job process they are deferred placeholders until
-    then: ``trace_bench._lazy.load``).  Idempotent; a missing library is left to the call that
+    then: ``trace_bench._util.lazy.load``).  Idempotent; a missing library is left to the call that
     needs it."""
     from trace_bench.llm.providers import shared_ssl_context
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from trace_bench._util.masking import mask_secrets
 from trace_bench.llm.errors import (
     AuthenticationError,
     BadRequestError,
@@ -23,7 +24,6 @@ from trace_bench.llm.errors import (
     RateLimitError,
     ServerError,
 )
-from trace_bench.store.masking import mask_secrets
 
 T = TypeVar("T")
 

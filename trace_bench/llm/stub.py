@@ -2,7 +2,8 @@
 
 It answers in the format the caller asks for (OptoPrime/OPRO JSON suggestions, TextGrad
 ``<IMPROVED_VARIABLE>`` tags and critiques, DSPy signatures, gepa reflections, OpenEvolve diffs and
-rewrites (:mod:`trace_bench.llm.stub_formats`), plain agent answers) and proposes *real* changes
+rewrites (:mod:`trace_bench.llm.stub_formats`), SkyDiscover's and ShinkaEvolve's prompts
+(:mod:`.stub_skydiscover`, :mod:`.stub_shinka`), plain agent answers) and proposes *real* changes
 (:mod:`trace_bench.llm.stub_mutations`): numeric steps sized by the feedback, one changed literal
 in code, moved numbers in number lists, and the plausible-but-imperfect values a task ships as
 ``stub_candidates``.  It never knows a task's answer, so reaching an optimum takes several steps
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trace_bench.llm import stub_formats as formats
-from trace_bench.llm import stub_skydiscover
+from trace_bench.llm import stub_shinka, stub_skydiscover
 from trace_bench.llm.stub_agent import agent_answer
 from trace_bench.llm.stub_mutations import (
     NUMBER_LIST,
@@ -225,6 +226,8 @@ class StubPolicy:
         def propose(current: str, name: str, rng: random.Random) -> str | None:
             return self.propose_text(current, name, rng, hint)
 
+        if stub_shinka.is_shinka(text):
+            return stub_shinka.answer(text, rng, propose)
         if stub_skydiscover.is_skydiscover(text):
             return stub_skydiscover.answer(text, rng, propose)
         if formats.is_openevolve(text):

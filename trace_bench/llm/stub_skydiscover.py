@@ -49,8 +49,12 @@ def answer(text: str, rng: random.Random, propose: Propose) -> str:
     fence = _FENCE.search(text, headings[-1].end()) if headings else None
     if fence is None:
         return "No program found to change."
-    language, program = fence.group(1), fence.group(2)
-    diff = "SEARCH/REPLACE" in text
+    return program_answer(fence.group(2), fence.group(1), "SEARCH/REPLACE" in text, rng, propose)
+
+
+def program_answer(program: str, language: str, diff: bool, rng: random.Random, propose: Propose) -> str:
+    """One EVOLVE-BLOCK of ``program`` changed, as SEARCH/REPLACE blocks (``diff``) or a fenced
+    whole program (shared with :mod:`.stub_shinka`)."""
     if "EvolvedProgramDatabase" in program:
         def propose_number(current: str, name: str, generator: random.Random) -> str | None:
             return mutate_code_literal(current, generator)

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from trace_bench.config.errors import ConfigError, did_you_mean
+from trace_bench._util.errors import ConfigError, did_you_mean
 from trace_bench.config.models import RunConfig
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from trace_bench.config.errors import ConfigError, did_you_mean
+from trace_bench._util.errors import ConfigError, did_you_mean
 from trace_bench.config.models import RunConfig, TrainerEntry
 from trace_bench.matrix.checks import check_eval_kwargs, check_optimizer, knob_label
 from trace_bench.matrix.identity import arm_job_ids, llm_identity
@@ -152,13 +152,14 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
                 task_cells.append((spec.id, eval_kwargs, f"task unavailable: {reason}" if reason else None))
                 task_where[key] = f"tasks[{t_index}]"
     resolved_trainers = []
-    for r_index, entry in enumerate(trainers):
-        for v_index, variant in enumerate(entry.variants()):
-            where = f"trainers[{r_index}]" + (f".params_variants[{v_index}]" if entry.params_variants else "")
-            shown = {**{k: v for k, v in entry.knobs.items()}, **variant}  # what distinguishes this arm
-            if entry.optimizer is not None and "optimizer" not in shown:
-                shown = {"optimizer": entry.optimizer, **shown}  # two entries differing only here are two arms
-            resolved_trainers.append((where, shown, *resolve_variant(entry, variant, config.trainer_kwargs, where)))
+    for r_index, trainer_entry in enumerate(trainers):
+        for v_index, variant in enumerate(trainer_entry.variants()):
+            where = f"trainers[{r_index}]" + (f".params_variants[{v_index}]" if trainer_entry.params_variants else "")
+            shown = {**{k: v for k, v in trainer_entry.knobs.items()}, **variant}  # what distinguishes this arm
+            if trainer_entry.optimizer is not None and "optimizer" not in shown:
+                shown = {"optimizer": trainer_entry.optimizer, **shown}  # two entries differing only here: two arms
+            resolved_trainers.append((where, shown,
+                                      *resolve_variant(trainer_entry, variant, config.trainer_kwargs, where)))
     jobs: list[JobSpec] = []
     origin: dict[str, str] = {}
     eval_variants: dict[str, int] = {}
@@ -182,7 +183,8 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
                 origin[jid] = f"{where} with {cell_where}"
                 # validated above; the seeds of an arm share its mappings (no copy per job)
                 jobs.append(JobSpec.model_construct(
-                    _fields_set=_ALL_FIELDS, job_id=jid, index=len(jobs), task=task_id, suite=suite, eval_kwargs=eval_kwargs,
+                    _fields_set=_ALL_FIELDS,  # type: ignore[arg-type]  # a frozenset: shared, never changed
+                    job_id=jid, index=len(jobs), task=task_id, suite=suite, eval_kwargs=eval_kwargs,
                     trainer=trainer_id, params=variant, params_label=label, trainer_kwargs=kwargs,
                     optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, mode=config.mode, llm=llm,
                     llm_identity=identity, budget=budget, logger=override or logger,

@@ -1,13 +1,13 @@
 """Public names for plugin suites written against ``trace_bench.registry.specs``.
 
 The records live where they belong in the layers: :class:`TaskSpec` in ``trace_bench.tasks.spec``
-(tasks describe themselves), the availability vocabulary in ``trace_bench.availability`` (tasks
+(tasks describe themselves), the availability vocabulary in ``trace_bench._util.availability`` (tasks
 and trainers share it).  New code imports from there.
 """
 
 from __future__ import annotations
 
-from trace_bench.availability import (
+from trace_bench._util.availability import (
     Unavailable,
     UnavailableKind,
     missing_packages,

@@ -9,6 +9,7 @@ builds its problem.  A suite module exposes ``SUITE`` and ``discover()``; option
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import importlib.util
 from collections.abc import Iterable
@@ -18,8 +19,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from trace_bench.availability import Unavailable, UnavailableKind
-from trace_bench.config.errors import ConfigError, did_you_mean
+from trace_bench._util.availability import Unavailable, UnavailableKind
+from trace_bench._util.errors import ConfigError, did_you_mean
 from trace_bench.tasks.spec import TaskSpec
 
 ENTRY_POINT_GROUP = "trace_bench.tasks"
@@ -156,7 +157,7 @@ class TaskCatalog:
         chosen = [s for s in self.specs.values() if s.suite in order]
         return sorted(chosen, key=lambda s: order[s.suite])
 
-    def expand(self, task_id: str) -> list[str]:
+    def expand(self, task_id: str) -> builtins.list[str]:  # (``list`` is a method of this class)
         task_id = normalize_task_id(task_id)
         module = self._load_suite(task_id.split(":", 1)[0])
         if task_id not in self.specs and module is not None and hasattr(module, "expand"):

@@ -29,6 +29,7 @@ class TrainerMetadata:
     requires: tuple[str, ...] = ()
     extra: str | None = None
     optional: bool = False  # the module may be absent from a checkout: registered only when present
+    probe: str | None = None  # "module:function" returning a finer reason (or None); must import nothing heavy
 
     @property
     def module(self) -> str:
@@ -43,12 +44,21 @@ class TrainerMetadata:
             return False
 
 
-def unavailable_reason(requires: tuple[str, ...], extra: str | None) -> str | None:
-    """The reason a trainer cannot run here (its required packages are missing), or None."""
+def unavailable_reason(requires: tuple[str, ...], extra: str | None, probe: str | None = None) -> str | None:
+    """The reason a trainer cannot run here, or None: its required packages are missing, else its
+    ``probe`` (a light ``module:function``, for a dependency a package name cannot describe, such
+    as a library version without the API a backend imports) answers with a reason."""
     absent = missing_packages(*requires)
-    if not absent:
+    if absent:
+        return f"install trace-bench[{extra}]" if extra else f"missing {', '.join(absent)}"
+    if probe is None:
         return None
-    return f"install trace-bench[{extra}]" if extra else f"missing {', '.join(absent)}"
+    module_name, _, attr = probe.partition(":")
+    try:
+        reason = getattr(importlib.import_module(module_name), attr)()
+    except Exception as exc:  # a broken probe must not break listing
+        return f"availability check {probe} failed: {type(exc).__name__}: {exc}"
+    return str(reason) if reason else None
 
 
 _OPTO = "trace_bench.trainers.opto_search"
@@ -104,6 +114,10 @@ BUILTIN_TRAINERS: tuple[TrainerMetadata, ...] = (
                     "SkyDiscover's searches (AdaEvolve, EvoX, top-k, beam, best-of-n) over the program, via the "
                     "gateway.",
                     source="external", requires=("skydiscover",), extra="skydiscover", optional=True),
+    TrainerMetadata("ShinkaEvolve", f"{_EXTERNAL}.shinkaevolve_trainer:ShinkaEvolveTrainer",
+                    "ShinkaEvolve (Sakana AI) through SkyDiscover's shinkaevolve backend, via the gateway.",
+                    source="external", requires=("skydiscover",), extra="skydiscover", optional=True,
+                    probe=f"{_EXTERNAL}.shinka_probe:unavailable_reason"),
 )
 
 
@@ -137,7 +151,8 @@ def _plugin_rows() -> list[TrainerListing]:
         except Exception as exc:
             rows.append(TrainerListing(point.name, "plugin", f"import failed: {type(exc).__name__}: {exc}", ""))
             continue
-        reason = unavailable_reason(tuple(getattr(cls, "requires", ())), getattr(cls, "extra", None))
+        reason = unavailable_reason(tuple(getattr(cls, "requires", ())), getattr(cls, "extra", None),
+                                    getattr(cls, "probe", None))
         rows.append(TrainerListing(getattr(cls, "id", point.name), "plugin", reason,
                                    getattr(cls, "description", "")))
     return rows
@@ -168,7 +183,7 @@ def list_trainer_rows(include_unavailable: bool = False) -> list[TrainerListing]
     Same rows as ``registry.trainers.list_trainers`` (which imports every class), at the cost of a
     few ``find_spec`` calls.  A plugin replaces a built-in trainer of the same id, as in resolution.
     """
-    rows = {meta.id: TrainerListing(meta.id, meta.source, unavailable_reason(meta.requires, meta.extra),
+    rows = {meta.id: TrainerListing(meta.id, meta.source, unavailable_reason(meta.requires, meta.extra, meta.probe),
                                     meta.description)
             for meta in BUILTIN_TRAINERS if meta.present()}
     rows.update({row.id: row for row in _plugin_rows()})

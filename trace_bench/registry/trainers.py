@@ -17,9 +17,8 @@ from functools import lru_cache
 from importlib.metadata import entry_points
 from typing import Any
 
-from trace_bench.availability import missing_packages
-from trace_bench.config.errors import ConfigError, did_you_mean
-from trace_bench.registry.trainer_catalog import BUILTIN_TRAINERS, ENTRY_POINT_GROUP
+from trace_bench._util.errors import ConfigError, did_you_mean
+from trace_bench.registry.trainer_catalog import BUILTIN_TRAINERS, ENTRY_POINT_GROUP, unavailable_reason
 
 # id -> "module:Class", from the static table that ``list-trainers`` reads.  Order is the listing
 # order inside a source.  OPTIONAL_BUILTIN: registered when the module exists in this checkout.
@@ -80,11 +79,8 @@ def all_trainers() -> dict[str, TrainerInfo]:
                                             None, f"import failed: {type(exc).__name__}: {exc}", origins.get(trainer_id))
             continue
         source = "plugin" if trainer_id in plugins else getattr(cls, "source", "built-in")
-        absent = missing_packages(*getattr(cls, "requires", ()))
-        reason = None
-        if absent:
-            extra = getattr(cls, "extra", None)
-            reason = f"install trace-bench[{extra}]" if extra else f"missing {', '.join(absent)}"
+        reason = unavailable_reason(tuple(getattr(cls, "requires", ())), getattr(cls, "extra", None),
+                                    getattr(cls, "probe", None))
         found[getattr(cls, "id", trainer_id)] = TrainerInfo(getattr(cls, "id", trainer_id), target, source, cls, reason,
                                                             origins.get(trainer_id))
     found.update(_opto_native(found))
@@ -191,8 +187,8 @@ def module_trainer(target: str) -> TrainerInfo:
     if not (isinstance(cls, type) and issubclass(cls, Trainer)):
         raise ConfigError(f"'{target}' is not a trainer class", key_path="trainers",
                           hint="subclass trace_bench.trainers.base.Trainer (see docs/adding-trainer.md)")
-    absent = missing_packages(*getattr(cls, "requires", ()))
-    return TrainerInfo(target, target, "module", cls, f"missing {', '.join(absent)}" if absent else None,
+    reason = unavailable_reason(tuple(getattr(cls, "requires", ())), None, getattr(cls, "probe", None))
+    return TrainerInfo(target, target, "module", cls, reason,
                        f"module {module_name} ({source})")
 
 

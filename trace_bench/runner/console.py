@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from trace_bench.config.errors import shorten
+from trace_bench._util.errors import shorten
+from trace_bench._util.masking import mask_secrets
 from trace_bench.store.events import LogFollower
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.live import JobProgress
-from trace_bench.store.masking import mask_secrets
 from trace_bench.store.models import JobResult, Step
 from trace_bench.store.status import FAILED
 

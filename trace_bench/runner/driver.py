@@ -18,7 +18,6 @@ from trace_bench.registry.trainers import trainer_origins
 from trace_bench.runner.console import ConsoleReporter
 from trace_bench.runner.executors import make_executor
 from trace_bench.runner.interrupts import InterruptHandler
-from trace_bench.runner.job import ended_meta, job_meta, launch_args
 from trace_bench.runner.manifest import manifest_entries, manifest_head
 from trace_bench.runner.options import OpenedRun, RunOptions, RunOutcome
 from trace_bench.runner.plan import PlannedJob, ResumeMode, plan_jobs, prepare_attempt
@@ -28,6 +27,7 @@ from trace_bench.store.environment import environment_info, git_info
 from trace_bench.store.events import EventLog
 from trace_bench.store.models import (
     JobEnded,
+    JobMeta,
     JobResult,
     JobRetry,
     JobSpec,
@@ -48,7 +48,8 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
           resume: ResumeMode, job_timeout: float | None, interrupts: InterruptHandler) -> RunOutcome:
     run_id = store.run_id
     identity = store.identity()  # the directory this driver writes: one deleted or replaced stops the run
-    listed = _listed_jobs(store)
+    listed = opened.listed  # the manifest as opened: read once per command (runner/run.py)
+    on_disk_digest = opened.entries_digest
     carried = carried_entries(store, jobs, listed)
     meta = {"run_id": run_id, "config_hash": opened.digest, "mode": config.mode, "tags": config.tags,
             "total_jobs": len(jobs) + len(carried), "created_at": opened.created_at,
@@ -64,6 +65,7 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     head = manifest_head(meta, opened.config_hashes)
     if listed != [j.job_id for j in jobs] + [e.job_id for e in carried]:  # a resume of the same matrix keeps it until the end
         store.write_manifest_stream(head, manifest_entries(jobs, {}, carried=carried))
+        on_disk_digest = None
     planned = plan_jobs(jobs, store, resume)
     plan = planned.jobs
     tables = store.tables(meta)
@@ -111,7 +113,7 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
         statuses = {r.job_id: str(r.status) for r in tables.records.values()}
         statuses.update({job_id: str(PlanState.REUSED) for job_id in reused if job_id in statuses})
         digest = _entries_digest(meta, store, statuses, [j.job_id for j in jobs] + [e.job_id for e in carried])
-        if not _manifest_has(store, digest):  # else it holds these entries already: a resume that changed nothing
+        if on_disk_digest != digest:  # else it holds these entries already: a resume that changed nothing
             head = manifest_head(meta, opened.config_hashes).model_copy(update={"entries_digest": digest})
             store.write_manifest_stream(head, manifest_entries(jobs, statuses, records=tables.records, carried=carried))
         events.write(RunFinished(run_id=run_id, counts=tables.counts(),
@@ -180,7 +182,7 @@ class _Loop:
     def _submit(self, executor: Any, item: PlannedJob) -> None:
         spec = item.spec
         prepare_attempt(item, fresh=self.fresh)
-        item.job.write_meta(job_meta(spec, self.run_id, item.attempt))
+        item.job.write_meta(JobMeta.planned(spec, self.run_id, item.attempt))
         executor.submit(JobLaunch(job_id=spec.job_id, job_dir=str(item.job.root), timeout_s=self.job_timeout,
                                   memory_mb=self.config.job_memory_mb,
                                   args=launch_args(spec, self.run_id, item.carried, item.attempt)))
@@ -202,7 +204,7 @@ class _Loop:
         record = record_for(item.spec, item.job, finished, run_id=self.run_id, attempt=item.attempt,
                             carried=item.carried, timeout=self.job_timeout, memory_mb=self.config.job_memory_mb,
                             interrupted=self.interrupts.stop_scheduling)
-        meta = ended_meta(job_meta(item.spec, self.run_id, item.attempt), record)
+        meta = JobMeta.planned(item.spec, self.run_id, item.attempt).ended(record)
         item.job.write_meta(meta.model_copy(update={"node_id": finished.node_id}) if finished.node_id else meta)
         self.store.record_result(item.job, record)  # after the meta: a crash between them leaves no record: it re-runs
         self.tables.add(record)
@@ -214,31 +216,17 @@ class _Loop:
                                    total=self.console.total))
 
 
+def launch_args(spec: JobSpec, run_id: str, carried: dict[str, float] | None, attempt: int) -> dict[str, Any]:
+    """What the job body (``trace_bench.runner.job.body.job_body``) is handed: plain JSON."""
+    return {"spec": spec.model_dump(mode="json"), "run_id": run_id, "carried": carried, "attempt": attempt}
+
+
 def _entries_digest(meta: dict[str, Any], store: RunStore, statuses: dict[str, str], ids: list[str]) -> str:
     """What the manifest's entries are written from: the run's meta, each job's state, and the
     results index (its stamp changes with every record written, so with every resolved field)."""
     digest = hashlib.sha256(json.dumps([meta, store.results_index.stamp()], sort_keys=True, default=str).encode())
     digest.update("\n".join(f"{job_id} {statuses.get(job_id, '')}" for job_id in ids).encode())
     return digest.hexdigest()
-
-
-def _manifest_has(store: RunStore, digest: str) -> bool:
-    try:
-        head = store.read_manifest_head()
-    except StoreError:
-        return False
-    return head is not None and head.entries_digest == digest
-
-
-def _listed_jobs(store: RunStore) -> list[str] | None:
-    """The job ids of the run's manifest (``None`` without one, or for a validate-only manifest).
-    When it lists exactly the matrix's jobs (a resume of an unchanged matrix), it is rewritten
-    once, at the end, not also before the jobs run."""
-    try:
-        listed = store.manifest_job_ids()
-    except StoreError:
-        return None
-    return None if listed is None or listed[0] else listed[1]
 
 
 def carried_entries(store: RunStore, jobs: list[JobSpec], listed: list[str] | None) -> list[ManifestJob]:
@@ -248,14 +236,12 @@ def carried_entries(store: RunStore, jobs: list[JobSpec], listed: list[str] | No
     ids = {job.job_id for job in jobs}
     if listed is None or set(listed) <= ids:
         return []  # nothing beyond this matrix: no need to build the manifest's entries
-    try:
-        manifest = store.read_manifest()
+    identity = jobs[0].llm_identity if jobs else None
+    try:  # the entries themselves, read only for a run extended beyond this matrix
+        return [entry for entry in store.manifest_entries() if entry.job_id not in ids
+                and entry.spec.llm_identity == identity]
     except StoreError:
         return []
-    if manifest is None:
-        return []
-    identity = jobs[0].llm_identity if jobs else None
-    return [entry for entry in manifest.jobs if entry.job_id not in ids and entry.spec.llm_identity == identity]
 
 
 def _record_skipped(item: PlannedJob, store: RunStore) -> JobResult:
@@ -263,7 +249,7 @@ def _record_skipped(item: PlannedJob, store: RunStore) -> JobResult:
     item.job.root.mkdir(parents=True, exist_ok=True)
     record = salvage_record(item.spec, item.job, run_id=store.run_id, status=Status.SKIPPED,
                             error=item.spec.skip_reason or "skipped", wall_s=0.0, attempt=1)
-    item.job.write_meta(ended_meta(job_meta(item.spec, store.run_id), record))
+    item.job.write_meta(JobMeta.planned(item.spec, store.run_id).ended(record))
     store.record_result(item.job, record)
     return record
 

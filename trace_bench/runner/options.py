@@ -56,3 +56,5 @@ class OpenedRun:
     extended: bool = False  # this config added cells to the run (trace_bench.runner.extend)
     runs_dir_created: bool = False  # the runs directory itself was made for this run
     preflight: list[dict[str, Any]] = field(default_factory=list)  # checks made before the run opened
+    listed: list[str] | None = None  # the job ids its manifest held when opened (None: no job entries)
+    entries_digest: str | None = None  # the manifest's entries_digest when opened

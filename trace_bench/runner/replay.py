@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.errors import ConfigError
 from trace_bench.config.loader import load_config
 from trace_bench.config.models import RunConfig
 from trace_bench.store.models import StoreError

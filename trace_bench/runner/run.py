@@ -10,15 +10,13 @@ then does anything slow happen (expanding a large matrix, starting the job templ
 
 from __future__ import annotations
 
-import contextlib
 import shlex
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+from trace_bench._util.errors import ConfigError
 from trace_bench.config.defaults import effective_job_timeout
-from trace_bench.config.errors import ConfigError
 from trace_bench.config.models import RunConfig
 from trace_bench.llm.credentials import check_credentials, register_keys, unset_key_variables
 from trace_bench.matrix.expand import JobSpec, expand_matrix
@@ -55,15 +53,20 @@ def plan_run_id(config: RunConfig) -> str:
     return config.run_id or new_run_id(config_hash(config))
 
 
-def open_run(config: RunConfig, options: RunOptions) -> OpenedRun:
+def open_run(config: RunConfig, options: RunOptions, store: RunStore | None = None,
+             listing: tuple[Manifest, list[str]] | None | bool = False) -> OpenedRun:
     """The run directory, created (or found, when resuming), locked, with its config snapshot and a
-    manifest that names its config hash: from here on, ``--resume`` can complete the run."""
+    manifest that names its config hash: from here on, ``--resume`` can complete the run.
+
+    ``store`` and ``listing`` (its manifest's head and job ids): what the caller located and read
+    already (:func:`execute_run` does, once); found and read here when not given."""
     runs_dir = options.runs_dir or config.runs_dir
-    if options.resume_run:
-        store = RunStore(locate_run(options.resume_run, runs_dir))
-    else:
-        store = RunStore(Path(runs_dir) / plan_run_id(config))
-    manifest = _manifest_or_none(store)
+    if store is None:
+        store = _run_store(config, options)
+    if listing is False:
+        listing = _listing_or_none(store)
+    assert listing is not True
+    manifest = listing[0] if listing else None
     admission = admit(config, manifest, _snapshot_or_none(store) if manifest is not None else None)
     if admission is None:
         assert manifest is not None
@@ -98,9 +101,22 @@ def open_run(config: RunConfig, options: RunOptions) -> OpenedRun:
     except BaseException:
         lock.release()
         raise
+    if manifest is None or manifest.validated_only:  # written just now: no job entries yet
+        listed, entries_digest = None, None
+    else:
+        listed, entries_digest = (listing[1] if listing else None), manifest.entries_digest
     return OpenedRun(store, lock, digest, created, created_at, _task_root(options), runs_dir_created=runs_dir_created,
                      config_hashes=admission.hashes,
-                     extended=admission.extended)
+                     extended=admission.extended, listed=listed, entries_digest=entries_digest)
+
+
+def _run_store(config: RunConfig, options: RunOptions) -> RunStore:
+    """The run this command writes: the one ``--resume`` names (located here, the only time), or a
+    new one under the runs directory."""
+    runs_dir = options.runs_dir or config.runs_dir
+    if options.resume_run:
+        return RunStore(locate_run(options.resume_run, runs_dir))
+    return RunStore(Path(runs_dir) / plan_run_id(config))
 
 
 def execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHandler | None = None) -> RunOutcome:
@@ -116,8 +132,10 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
     if options.max_workers is not None:
         config = config.model_copy(update={"max_workers": max(1, options.max_workers)})
     resume: ResumeMode = "none" if options.force else (options.resume or config.resume)
-    if options.resume_run and not options.root:  # a run remembers the task root it was started with
-        stored = _stored_task_root(options.resume_run, options.runs_dir or config.runs_dir)
+    found = _run_store(config, options) if options.resume_run else None  # located once per command
+    listing = _listing_or_none(found) if found is not None else False  # and its manifest read once
+    if found is not None and not options.root:  # a run remembers the task root it was started with
+        stored = listing[0].task_root if listing else None
         if stored and Path(stored).is_dir():
             options.root = stored
     register_keys(config.llm.model_dump(mode="json"))  # masked in the driver's files and console from here
@@ -126,7 +144,7 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
         print(f"trace-bench: warning: {warning}", file=sys.stderr, flush=True)
     checks = _preflight(config, options)  # a refused key or a server that is down: exit 2, no job, no run
     connect_executor(config, options.executor, options.ray_address)
-    opened = open_run(config, options)
+    opened = open_run(config, options, found, listing)
     opened.preflight = checks
     store = opened.store
     try:
@@ -170,10 +188,8 @@ def _expand(config: RunConfig, options: RunOptions, opened: OpenedRun) -> list[J
         if not opened.created:  # a run that exists: a trainer it used may be missing here now
             raise _missing_trainer(exc, opened.store) from None
         opened.lock.release()
-        shutil.rmtree(opened.store.root, ignore_errors=True)
-        if opened.runs_dir_created:  # a config error writes nothing, not even an empty runs directory
-            with contextlib.suppress(OSError):
-                opened.store.root.parent.rmdir()
+        # a config error writes nothing, not even an empty runs directory
+        opened.store.remove(with_runs_dir=opened.runs_dir_created)
         raise
 
 
@@ -194,10 +210,10 @@ def _missing_trainer(exc: ConfigError, store: RunStore) -> ConfigError:
     return exc
 
 
-def _manifest_or_none(store: RunStore) -> Manifest | None:
-    """The run's manifest head (its job entries are not needed here, and are many)."""
+def _listing_or_none(store: RunStore) -> tuple[Manifest, list[str]] | None:
+    """The run's manifest head and job ids (its entries are not needed to open it, and are many)."""
     try:
-        return store.read_manifest_head()
+        return store.read_manifest_listing()
     except StoreError:
         return None
 
@@ -207,11 +223,6 @@ def _snapshot_or_none(store: RunStore) -> object:
         return store.read_snapshot()
     except StoreError:
         return None
-
-
-def _stored_task_root(reference: str, runs_dir: str) -> str | None:
-    manifest = _manifest_or_none(RunStore(locate_run(reference, runs_dir)))
-    return manifest.task_root if manifest is not None else None
 
 
 def _task_root(options: RunOptions) -> str | None:

@@ -13,7 +13,6 @@ prints one there).
 from __future__ import annotations
 
 from trace_bench.execution.job_process import Finished
-from trace_bench.runner.job import new_result
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.live import JobProgress
@@ -38,7 +37,7 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     """A record built from what the job wrote: scores from its curve, usage from its events (the
     trainer's calls as the job's spend, the harness's measurement calls apart, as a finished job)
     and its sandbox denials; its leak counts stay null (the audit runs when a job ends by itself)."""
-    record = new_result(spec, run_id, attempt, status=Status(status))
+    record = JobResult.planned(spec, run_id, attempt, status=Status(status))
     record.error = error
     tail = job.read_stdout_tail()
     record.traceback = f"{error}\n--- the last lines of stdout.log ---\n{tail}" if tail.strip() else error

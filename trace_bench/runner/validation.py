@@ -9,9 +9,7 @@ parameters counted, and a run directory with the config snapshot and a manifest 
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,9 +23,6 @@ from trace_bench.store.events import utc_now
 from trace_bench.store.models import Manifest
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import PlanState
-
-#: A task that is expected to have no trainable parameter (the harness's own negative control).
-EXPECTED_WITHOUT_PARAMETERS = frozenset({"internal:non_trainable"})
 
 
 @dataclass(frozen=True)
@@ -73,45 +68,11 @@ def validate_config(config: RunConfig, *, root: str | None = None, benches: list
 
 
 def check_tasks(jobs: list[JobSpec]) -> list[TaskCheck]:
-    """Build each distinct (task, eval_kwargs) once and count its trainable parameters."""
-    from trace_bench.runner.failures import JobFailure
-    from trace_bench.runner.job import prepare_process
-    from trace_bench.runner.problem_loader import load_problem
-    from trace_bench.trainers.state import trainable_parameters
-
-    with contextlib.redirect_stdout(io.StringIO()):  # opto announces its LLM backend on import
-        prepare_process()
-        import opto.optimizers  # noqa: F401
-    checks = []
-    seen: set[str] = set()
-    for job in jobs:
-        key = f"{job.task}|{sorted(job.eval_kwargs.items())!r}"
-        if key in seen or job.skip_reason:
-            continue
-        seen.add(key)
-        previous_mode = os.environ.get("TRACE_BENCH_MODE")
-        os.environ["TRACE_BENCH_MODE"] = job.mode  # as in the job body: a task may check only in real mode
-        try:
-            problem = load_problem(job)
-        except JobFailure as exc:
-            checks.append(TaskCheck(job.task, "SKIP" if exc.status == "skipped" else "FAIL", str(exc)))
-            continue
-        finally:
-            if previous_mode is None:
-                os.environ.pop("TRACE_BENCH_MODE", None)
-            else:
-                os.environ["TRACE_BENCH_MODE"] = previous_mode
-        count = len(trainable_parameters(problem.param))
-        if count == 0:
-            verdict = "EXPECTED" if job.task in EXPECTED_WITHOUT_PARAMETERS else "FAIL"
-            checks.append(TaskCheck(job.task, verdict, "no_trainable_parameters"))
-        else:
-            detail = f"{count} trainable parameter(s), selection on {problem.selection_split}"
-            ignored = problem.metadata.get("ignored_config_keys")
-            if ignored:  # a task folder's config.yaml keys trace-bench does not use
-                detail += f"; config.yaml keys not used: {', '.join(ignored)}"
-            checks.append(TaskCheck(job.task, "OK", detail))
-    return checks
+    """Build each distinct (task, eval_kwargs) once, in this process, and count its trainable
+    parameters: in-job code (:mod:`trace_bench.runner.job.check`), named here by module path so
+    that the driver imports no task or trainer code."""
+    check = importlib.import_module("trace_bench.runner.job.check")
+    return [TaskCheck(*verdict) for verdict in check.check_problems(jobs)]
 
 
 def check_sandbox(jobs: list[JobSpec], catalog: TaskCatalog, config: RunConfig) -> list[TaskCheck]:

@@ -17,10 +17,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-#: What the local executor's job template imports once (see trace_bench/runner/template.py).
-PRELOAD = ("trace_bench.runner.template",)
-#: The same for a real run (see trace_bench/runner/template_real.py).
-PRELOAD_REAL = ("trace_bench.runner.template_real",)
+#: What the local executor's job template imports once (see trace_bench/runner/job/template.py).
+PRELOAD = ("trace_bench.runner.job.template",)
+#: The same for a real run (see trace_bench/runner/job/template_real.py).
+PRELOAD_REAL = ("trace_bench.runner.job.template_real",)
 
 
 def needs_provider(mode: str | None, cache: str | None) -> bool:
@@ -50,15 +50,6 @@ def peek_real(config_path: str | Path | None) -> bool:
     except OSError:
         return False
     return bool(_MODE_REAL.search(text)) and not _CACHE_REPLAY.search(text)
-
-
-def snapshot_of(reference: str, runs_dir: str | None) -> Path:
-    """Where the config snapshot of the run ``reference`` (a path or an id) lives, for
-    :func:`peek_real` before the store is imported."""
-    for root in (Path(reference), Path(runs_dir or "runs") / reference):
-        if (root / "meta").is_dir():
-            return root / "meta" / "config.snapshot.yaml"
-    return Path(reference) / "meta" / "config.snapshot.yaml"
 
 
 def start_job_template(real: bool = False) -> None:

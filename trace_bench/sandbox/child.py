@@ -1,5 +1,9 @@
 """The child of a call: lock itself down, run the target, write one result, exit.
 
+Only the call's first process (this one) writes the result: a process the target forks and that
+returns from it exits without a word, so a candidate's fork can neither break the result (two
+messages) nor choose it.
+
 The target (``package.module:function``) is our evaluator code; it usually ``exec``s the
 candidate, so everything in this process, the result included, is untrusted.  The result is one
 :mod:`.codec` message written to the result pipe, ``{"ok": true, "value": ...}`` or ``{"ok":
@@ -27,7 +31,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from trace_bench.processes import die_with_parent
+from trace_bench._util.processes import die_with_parent
 from trace_bench.sandbox import codec, linux, policy
 from trace_bench.sandbox.frames import recv_frame
 from trace_bench.sandbox.limits import STDOUT_TAIL_CHARS, tail
@@ -37,6 +41,13 @@ MAX_CHANNELS = 4
 _MAX_MESSAGE = 2000
 _MAX_TRACEBACK = 8000
 _DENIED_ERRNOS = {errno.EPERM, errno.EACCES, errno.EROFS}
+# The standard library's process machinery: its semaphores, queues and shared memory live in /dev/shm,
+# which is writable only in calls with a process budget.  A read-only error raised in there is the
+# evaluator's machinery failing, not the candidate reaching for a path: not a denial.
+_SHARED_MEMORY_USERS = tuple(os.path.join(os.path.dirname(os.__file__), package) + os.sep
+                             for package in ("multiprocessing", "concurrent"))
+_SHARED_MEMORY_HINT = (" (POSIX semaphores, queues and shared memory need /dev/shm, writable only in calls "
+                       "that may start processes: the task's max_processes)")
 
 
 def ping(payload: Any) -> Any:
@@ -179,17 +190,30 @@ def _refused_call(tb: Any) -> str:
     return "syscall"
 
 
+def _machinery_read_only(exc: BaseException) -> bool:
+    """Whether ``exc`` is a read-only-filesystem error raised inside the standard library's process
+    machinery (``multiprocessing``, ``concurrent.futures``): /dev/shm refused a semaphore or a segment."""
+    if not isinstance(exc, OSError) or exc.errno != errno.EROFS or exc.__traceback__ is None:
+        return False
+    tb = exc.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename.startswith(_SHARED_MEMORY_USERS)
+
+
 def _denial(exc: BaseException) -> str | None:
     """What the sandbox refused, if ``exc`` (or an exception it came from) is a refusal: ``file``,
     ``network``, ``process`` or ``syscall`` (see :class:`.limits.SandboxResult`); else None."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if type(current).__name__ == "SandboxDenied":
+        if _machinery_read_only(current):
+            pass
+        elif type(current).__name__ == "SandboxDenied":
             text = str(current)
             return ("network" if "network" in text or "socket" in text else "process" if "process" in text
                     else "file" if "writing" in text or "outside" in text else "syscall")
-        if isinstance(current, OSError) and current.errno in _DENIED_ERRNOS:
+        elif isinstance(current, OSError) and current.errno in _DENIED_ERRNOS:
             if current.filename is not None or current.errno == errno.EROFS:
                 return "file"
             return _refused_call(current.__traceback__)
@@ -199,8 +223,9 @@ def _denial(exc: BaseException) -> str | None:
 
 
 def _failure(status: str, exc: BaseException, with_traceback: bool = True) -> dict[str, Any]:
+    hint = _SHARED_MEMORY_HINT if _machinery_read_only(exc) else ""
     return {"ok": False, "status": status, "error_type": type(exc).__name__,
-            "message": (str(exc) or type(exc).__name__)[:_MAX_MESSAGE],
+            "message": ((str(exc) or type(exc).__name__)[:_MAX_MESSAGE - len(hint)] + hint),
             "traceback": tail(traceback.format_exc(), _MAX_TRACEBACK) if with_traceback else ""}
 
 
@@ -219,10 +244,13 @@ def await_request(to_child: socket.socket, output_fd: int, workdir: str, *, stro
         body, fds = recv_frame(to_child, max_fds=1 + MAX_CHANNELS)
         to_child.close()
         request = codec.decode(body)
-        if strong:  # the request says how large the call's /tmp may grow
+        if strong:  # the request says how large the call's /tmp may grow, and whether it needs /dev/shm
             size = max(1, int(request["limits"]["file_size_mb"])) << 20
             linux.mount("tmpfs", policy.CALL_TMP, None, linux.MS_REMOUNT | linux.MS_NOSUID | linux.MS_NODEV,
                         policy.call_tmp_options(size))
+            if int(request["limits"]["max_processes"]) > 0:
+                linux.mount("tmpfs", policy.CALL_SHM, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV,
+                            policy.call_tmp_options(size))
     except BaseException as exc:  # noqa: B036 - nowhere to send a result yet: the output tail says why
         with contextlib.suppress(BaseException):
             print(f"sandbox call set-up failed: {type(exc).__name__}: {exc}", flush=True)
@@ -235,6 +263,7 @@ def run_child(request: dict[str, Any], result_fd: int, channels: list[int], work
     """Run one request in this (already isolated) process and write its result; never returns."""
     denied: list[str] = []
     mapped = _address_space()  # the warm interpreter's own mappings come on top of the memory limit
+    reporter = os.getpid()  # only this process reports: a forked child that returns from the target does not
     try:
         if request.get("sys_path"):
             sys.path[:] = [p for p in request["sys_path"] if isinstance(p, str)]
@@ -252,6 +281,8 @@ def run_child(request: dict[str, Any], result_fd: int, channels: list[int], work
         message = _failure("denied" if denial else "error", exc)
         if denial:
             message["denial"] = denial
+    if os.getpid() != reporter:  # a process the target forked, come back here: the call's first process reports
+        os._exit(0)
     message["denied_actions"] = denied[:20]
     message["stdout"] = writer.getvalue()
     try:

@@ -7,7 +7,8 @@ packages a target needs (never a project directory, home directory or ``/etc`` b
 linker cache); its own ``/proc`` and a minimal ``/dev``; an environment of :data:`ENVIRONMENT`
 only; killed with the job process (``--die-with-parent``), no terminal (``--new-session``).
 Each *call* then gets fresh user, mount, PID and IPC namespaces of its own
-(:data:`CALL_NAMESPACES`), a private size-limited tmpfs on ``/tmp``, a ``/proc`` that shows
+(:data:`CALL_NAMESPACES`), a private size-limited tmpfs on ``/tmp`` (and on ``/dev/shm`` when the call
+may start processes), a ``/proc`` that shows
 only its own processes, rlimits, no capabilities and the seccomp filter of
 :func:`refused_syscalls`.  When the call's first process (PID 1 of its namespace) dies, the
 kernel kills every process of the call.
@@ -93,6 +94,11 @@ DEFAULT_TMP_BYTES = 16 << 20  # a spare's /tmp, resized to the call's file_size_
 # Files and directories a call's /tmp may hold.  Each costs kernel memory outside every rlimit, and a
 # tmpfs with millions of them takes seconds to tear down, so the count is bounded like the size.
 CALL_TMP_INODES = 8192
+
+
+# Where POSIX semaphores and shared memory live (multiprocessing's locks, queues and pools).  Calls that
+# may start processes get a private tmpfs there, with the bounds of their /tmp; the others see it read-only.
+CALL_SHM = "/dev/shm"
 
 
 def call_tmp_options(size: int) -> str:

@@ -28,7 +28,7 @@ import tempfile
 import time
 from typing import Any, NoReturn
 
-from trace_bench.processes import die_with_parent, kill_process_group
+from trace_bench._util.processes import die_with_parent, kill_process_group
 from trace_bench.sandbox import codec, linux, policy
 from trace_bench.sandbox.frames import recv_frame
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 PACKAGE = "trace_bench"
 # The sandbox's own code: the zygote, supervisor and child run in every sandbox.
-CORE_MODULES = ("trace_bench.sandbox", "trace_bench.processes")
+CORE_MODULES = ("trace_bench.sandbox", "trace_bench._util.processes")
 
 
 def package_root() -> Path:

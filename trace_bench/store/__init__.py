@@ -1,14 +1,13 @@
 """The run directory: typed records of every file, one read/write API, atomic writers, masking.
 
 Start at :class:`RunStore` (a run) and :class:`JobStore` (one job of it); the storage contract
-is written on ``RunStore``.  Names are loaded on first use, so that ``import trace_bench.store.masking``
+is written on ``RunStore``.  Names are loaded on first use, so that ``import trace_bench._util.masking``
 (done by the LLM layer and the sandbox) stays cheap.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from trace_bench._util.lazy import exports
 
 _EXPORTS = {
     "RunStore": "trace_bench.store.run_store",
@@ -23,15 +22,8 @@ _EXPORTS = {
     "FAILED": "trace_bench.store.status",
     "StoreError": "trace_bench.store.models",
     "utc_now": "trace_bench.store.events",
-    "mask_secrets": "trace_bench.store.masking",
+    "mask_secrets": "trace_bench._util.masking",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'trace_bench.store' has no attribute {name!r}")
-    return getattr(import_module(module), name)
-
-
+__getattr__ = exports(__name__, _EXPORTS)
 __all__ = sorted(_EXPORTS)

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from trace_bench._util.masking import mask_secrets
 from trace_bench.store.jsonio import dumps
-from trace_bench.store.masking import mask_secrets
 
 
 def _current_umask() -> int:

@@ -9,8 +9,8 @@ import sys
 from importlib.metadata import distributions
 from pathlib import Path
 
+from trace_bench._util.masking import mask_secrets, secret_name
 from trace_bench.store.events import utc_now
-from trace_bench.store.masking import mask_secrets, secret_name
 from trace_bench.store.models import EnvInfo, GitInfo
 
 _ENV_PREFIXES = ("TRACE_", "OPENAI_", "OPENROUTER_", "ANTHROPIC_", "AZURE_", "GEMINI_", "HF_", "HUGGINGFACE_",
@@ -26,7 +26,7 @@ def environment_info() -> EnvInfo:
             env[name] = "***" if secret_name(name) else mask_secrets(value)
     packages = {}
     for dist in distributions():
-        name = dist.metadata.get("Name")
+        name = dist.metadata["Name"]
         if name:
             packages[name] = dist.version
     return EnvInfo(captured_at=utc_now(), python=sys.version.split()[0], implementation=platform.python_implementation(),

@@ -15,11 +15,14 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from trace_bench._util.masking import mask_secrets
 from trace_bench.store.jsonio import dumps
-from trace_bench.store.masking import mask_secrets
 from trace_bench.store.models import JOB_EVENTS, RUN_EVENTS, Event, OtherEvent, StoreError, StoreModel
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 Classify = Callable[[dict[str, Any]], type[StoreModel]]
 _TAIL_BYTES = 8192
@@ -76,7 +79,7 @@ class LineLog:
             if not self._handle.closed:
                 self._handle.close()
 
-    def __enter__(self) -> LineLog:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -173,7 +176,3 @@ class LogFollower:
 
 def read_job_events(path: str | Path, *, contains: str | None = None) -> Iterable[Event]:
     return read_lines(path, job_event_class, contains=contains)
-
-
-def read_run_events(path: str | Path, *, contains: str | None = None) -> Iterable[Event]:
-    return read_lines(path, run_event_class, contains=contains)

@@ -81,6 +81,16 @@ class JobStore:
     def job_id(self) -> str:
         return os.path.basename(self.root_str)
 
+    @property
+    def run_root(self) -> Path:
+        """The run directory this job belongs to (``<run>/jobs/<job_id>``)."""
+        return self.root.parent.parent
+
+    @property
+    def runs_dir(self) -> Path:
+        """The runs directory that holds the job's run."""
+        return self.run_root.parent
+
     # --- paths (for display and for the few tools that need a path: TensorBoard, a guide) ---
     @property
     def meta_path(self) -> Path:
@@ -222,8 +232,9 @@ class JobStore:
 
     def last_step(self) -> Step | None:
         """The latest ``step`` event (only the tail of the log is read)."""
-        return last_line(self.events_path, job_event_class, contains='"step"',
-                         accept=lambda event: isinstance(event, Step))
+        event = last_line(self.events_path, job_event_class, contains='"step"',
+                          accept=lambda event: isinstance(event, Step))
+        return event if isinstance(event, Step) else None
 
     def open_curve(self, objectives: list[str] | None = None) -> CurveWriter:
         """The curve writer; ``objectives`` names the ``obj_<metric>`` columns of a multi-objective task."""

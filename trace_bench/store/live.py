@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from trace_bench.store.models import (
     Event,
@@ -28,12 +29,29 @@ from trace_bench.store.models import (
 )
 from trace_bench.store.status import FAILED
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
 #: LLM phases: ``train`` (the trainer's calls, what a budget counts) and ``measure`` (the harness's)
 PHASES = ("train", "measure")
 
 
+class _Fold:
+    """A state folded from events: :meth:`of` applies each event in order (``apply``)."""
+
+    def apply(self, event: Event) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def of(cls, events: Iterable[Event]) -> Self:
+        progress = cls()
+        for event in events:
+            progress.apply(event)
+        return progress
+
+
 @dataclass
-class JobProgress:
+class JobProgress(_Fold):
     """One job as its events tell it so far."""
 
     started_at: str = ""
@@ -42,12 +60,6 @@ class JobProgress:
     usage: dict[str, RoleUsage] = field(default_factory=lambda: {phase: RoleUsage() for phase in PHASES})
     denials: dict[str, int] = field(default_factory=dict)
 
-    @classmethod
-    def of(cls, events: Iterable[Event]) -> JobProgress:
-        progress = cls()
-        for event in events:
-            progress.apply(event)
-        return progress
 
     @property
     def train(self) -> RoleUsage:
@@ -84,7 +96,7 @@ INTERRUPTED = "interrupted"
 
 
 @dataclass
-class RunProgress:
+class RunProgress(_Fold):
     """A run as its events tell it: ``state`` (``starting`` before its first ``run_started``, then
     ``running``, then ``finished`` or ``interrupted``), its size, and each job's latest state
     (``running`` between its submission and its record, else its status)."""
@@ -95,12 +107,6 @@ class RunProgress:
     started_ts: str = ""
     finished_this_session: int = 0
 
-    @classmethod
-    def of(cls, events: Iterable[Event]) -> RunProgress:
-        progress = cls()
-        for event in events:
-            progress.apply(event)
-        return progress
 
     def apply(self, event: Event) -> None:
         if isinstance(event, RunStarted):

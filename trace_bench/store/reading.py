@@ -21,14 +21,21 @@ Record = TypeVar("Record", bound=StoreModel)
 TAIL_BYTES = 256 * 1024
 
 
-def read_json(path: Path) -> Any:
-    """Parsed JSON, ``None`` when the file does not exist; :class:`StoreError` when unreadable."""
+def _whole_text(path: Path) -> str | None:
+    """The file's text, ``None`` when it does not exist; :class:`StoreError` when unreadable."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise StoreError(f"{path}: cannot be read ({exc})") from None
+
+
+def read_json(path: Path) -> Any:
+    """Parsed JSON, ``None`` when the file does not exist; :class:`StoreError` when unreadable."""
+    text = _whole_text(path)
+    if text is None:
+        return None
     try:
         return jsonio.loads(text)
     except ValueError as exc:
@@ -46,12 +53,10 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def read_yaml(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    """Parsed YAML (safe), ``None`` when the file does not exist; :class:`StoreError` when unreadable."""
+    text = _whole_text(path)
+    if text is None:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StoreError(f"{path}: cannot be read ({exc})") from None
     try:
         return yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader, libyaml's when present
     except yaml.YAMLError as exc:

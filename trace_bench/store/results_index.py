@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trace_bench._util.masking import mask_secrets
 from trace_bench.store.atomic import write_text
 from trace_bench.store.job_store import META_FILE, RESULTS_FILE, JobStore
 from trace_bench.store.jsonio import dumps
-from trace_bench.store.masking import mask_secrets
 from trace_bench.store.models import JobResult, JobSpec
 
 INDEX_FILE = "results_index.jsonl"

@@ -9,12 +9,15 @@ Schema is exported to docs/schemas/.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from trace_bench.store import layout
 from trace_bench.store.atomic import write_json, write_text, write_text_chunks
 from trace_bench.store.columns import Column, typed, typed_rows
 from trace_bench.store.events import (
@@ -140,18 +143,16 @@ class RunStore:
 
     @staticmethod
     def is_run(path: str | Path) -> bool:
-        meta = Path(path) / "meta"
-        return (meta / "manifest.json").exists() or (meta / "config.snapshot.yaml").exists()
+        return layout.is_run(path)
 
     @classmethod
     def locate(cls, reference: str | Path, runs_dir: str | Path) -> RunStore:
         """A run given by path or by id under ``runs_dir``; :class:`RunNotFound` otherwise."""
-        candidates = [Path(reference), Path(runs_dir) / reference]
-        for candidate in candidates:
-            if cls.is_run(candidate):
-                return cls(candidate.resolve())
-        raise RunNotFound(f"no run '{reference}' (looked for meta/manifest.json in "
-                          f"{', '.join(map(str, candidates))})")
+        found = layout.find_run(reference, runs_dir)
+        if found is None:
+            raise RunNotFound(f"no run '{reference}' (looked for meta/manifest.json in "
+                              f"{', '.join(map(str, layout.candidates(reference, runs_dir)))})")
+        return cls(found)
 
     @classmethod
     def find(cls, runs_dir: str | Path, depth: int = 1) -> list[RunStore]:
@@ -175,6 +176,14 @@ class RunStore:
 
     def exists(self) -> bool:
         return self.root.is_dir()
+
+    def remove(self, *, with_runs_dir: bool = False) -> None:
+        """Delete this run directory (one a config error made before any job: it leaves nothing
+        behind); with ``with_runs_dir`` also its runs directory when that is left empty."""
+        shutil.rmtree(self.root, ignore_errors=True)
+        if with_runs_dir:
+            with contextlib.suppress(OSError):
+                self.root.parent.rmdir()
 
     def identity(self) -> tuple[int, int]:
         """(device, inode) of the run directory, to tell it from a replacement at the same path."""
@@ -206,15 +215,15 @@ class RunStore:
 
     @property
     def meta_dir(self) -> Path:
-        return self.root / "meta"
+        return self.root / layout.META_DIR
 
     @property
     def snapshot_path(self) -> Path:
-        return self.meta_dir / "config.snapshot.yaml"
+        return layout.snapshot_file(self.root)
 
     @property
     def manifest_path(self) -> Path:
-        return self.meta_dir / "manifest.json"
+        return self.meta_dir / layout.MANIFEST_FILE
 
     @property
     def env_path(self) -> Path:
@@ -341,9 +350,9 @@ class RunStore:
         manifest = self.read_manifest()  # an older, indented layout: read whole
         yield from manifest.jobs if manifest is not None else ()
 
-    def manifest_job_ids(self) -> tuple[bool, list[str]] | None:
-        """(``validated_only``, the job ids in order) of the run's manifest, without building its
-        entries: a manifest in the one-entry-per-line layout is read line by line, keeping ids only.
+    def read_manifest_listing(self) -> tuple[Manifest, list[str]] | None:
+        """(the manifest's head, as :meth:`read_manifest_head`; its job ids, in order), in one
+        pass over the file and without building its entries: what opening a run needs of it.
         ``None`` when there is none; :class:`StoreError` when it cannot be read."""
         marker = ', "jobs": ['
         try:
@@ -356,13 +365,14 @@ class RunStore:
             first = handle.readline().rstrip("\n")
             if first.endswith(marker):
                 try:
-                    head = loads(first[: -len(marker)] + "}")
-                    ids = [_entry_id(line) for line in handle if line.startswith("{")]
-                    return bool(head.get("validated_only")), ids
-                except (ValueError, KeyError, TypeError):
+                    head = Manifest.load({**loads(first[: -len(marker)] + "}"), "jobs": []}, source=self.manifest_path)
+                    return head, [_entry_id(line) for line in handle if line.startswith("{")]
+                except (ValueError, KeyError, TypeError, StoreError):
                     pass  # not the streamed layout after all: read it whole
         manifest = self.read_manifest()
-        return None if manifest is None else (manifest.validated_only, [job.job_id for job in manifest.jobs])
+        if manifest is None:
+            return None
+        return manifest.model_copy(update={"jobs": []}), [job.job_id for job in manifest.jobs]
 
     def write_environment(self, env: EnvInfo, git: GitInfo) -> None:
         write_json(self.env_path, env.record())

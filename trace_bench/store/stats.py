@@ -69,7 +69,7 @@ def t_quantile(p: float, df: int) -> float:
     if df > len(_T975):
         return _t_quantile_hill(p, df)
     try:
-        from scipy.stats import t  # type: ignore[import-untyped]
+        from scipy.stats import t
 
         return float(t.ppf(p, df))
     except ImportError:

@@ -75,16 +75,3 @@ FAILED: frozenset[Status] = frozenset({Status.FAILED, Status.TIMEOUT, Status.OOM
 RAN: frozenset[Status] = frozenset(Status) - {Status.SKIPPED}
 #: Every status is terminal: a job with a status has ended; ``running``/``pending`` are not statuses.
 TERMINAL: frozenset[Status] = frozenset(Status)
-
-
-def is_successful(status: str) -> bool:
-    """True for a status given as a plain string too (a CSV cell, an event field)."""
-    return status in SUCCESSFUL
-
-
-def is_complete(status: str) -> bool:
-    return status in COMPLETE
-
-
-def is_failed(status: str) -> bool:
-    return status in FAILED

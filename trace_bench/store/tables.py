@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict, get_type_hints
+from typing import Any, Literal, TypedDict, get_type_hints
 
 from trace_bench.store.atomic import write_json, write_text, write_text_chunks
 from trace_bench.store.columns import Kind, cell, header, kind_of, objective_columns, result_row
@@ -63,7 +63,8 @@ class LeaderboardRow(TypedDict):
 LEADERBOARD_TYPES: dict[str, Kind] = {name: kind_of(hint) for name, hint in get_type_hints(LeaderboardRow).items()}
 LEADERBOARD_COLUMNS: tuple[str, ...] = tuple(LEADERBOARD_TYPES)
 #: leaderboard.csv's column of each cost axis (``frontier_axis`` names one)
-_AXIS_COLUMNS = {"usd": "mean_cost_usd", "tokens": "mean_tokens", "llm_calls": "mean_llm_calls"}
+_AXIS_COLUMNS: dict[str, Literal["mean_cost_usd", "mean_tokens", "mean_llm_calls"]] = {
+    "usd": "mean_cost_usd", "tokens": "mean_tokens", "llm_calls": "mean_llm_calls"}
 
 
 def _mean(values: list[float]) -> float | None:
@@ -184,8 +185,9 @@ class ResultTables:
         ran_by_arm = {arm: [m for m in members if m.ran] for arm, members in arms.items()}
         held_out = {arm[0] for arm, scored in scored_by_arm.items() if any(m.get(metric) is not None for m in scored)}
         rows: list[LeaderboardRow] = []
-        for (task, trainer, label), members in arms.items():
-            scored, ran = scored_by_arm[(task, trainer, label)], ran_by_arm[(task, trainer, label)]
+        for arm, members in arms.items():
+            task, trainer, label = arm
+            scored, ran = scored_by_arm[arm], ran_by_arm[arm]
             ranked_on = task_metric(task in held_out, metric)
             n, mean, std, low, high = summarize([v for m in scored if (v := m.get(ranked_on)) is not None])
             _, mean_best, std_best, _, _ = summarize([m.best for m in scored])  # type: ignore[misc]

@@ -3,7 +3,7 @@
 A guide turns ``(query, response, reference)`` into ``(score, feedback)``.  Optimizers learn
 from the feedback text; trainers select candidates by the score.  Multi-objective tasks also
 override :meth:`Guide.get_score_dict`.  Task modules written for the original Trace-Bench
-import this class as ``opto.trainer.guide.Guide``; :mod:`trace_bench.compat` makes that name
+import this class as ``opto.trainer.guide.Guide``; :mod:`trace_bench.runner.job.opto_names` makes that name
 resolve here when the installed ``opto`` lacks a trainer package.
 
 A guide that raises, or returns a score that is not a finite number, is a broken task, not a bad

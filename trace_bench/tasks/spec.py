@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trace_bench.availability import (
+from trace_bench._util.availability import (
     Availability,
     Unavailable,
     UnavailableKind,

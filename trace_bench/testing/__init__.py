@@ -7,7 +7,7 @@ Import what you need from the submodules, or through the names below::
 
 from __future__ import annotations
 
-from typing import Any
+from trace_bench._util.lazy import exports
 
 _EXPORTS = {
     name: "trace_bench.testing.trainer_contract"
@@ -17,10 +17,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(name)
+__getattr__ = exports(__name__, _EXPORTS)

@@ -1,6 +1,6 @@
 """The contract every trainer must honour, as reusable checks (ours and plugins' alike).
 
-Each check runs real jobs through the job body (:func:`trace_bench.runner.job.run_job`) in stub
+Each check runs real jobs through the job body (:func:`trace_bench.runner.job.body.run_job`) in stub
 mode, in this process, and asserts on the persisted artifacts, so a trainer is judged by what a
 user would see in its run directory:
 
@@ -24,6 +24,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from trace_bench.store.status import Status
 
 DEFAULT_TASK = "internal:numeric_param"
 _JOB_ENV = ("TRACE_BENCH_MODE", "TRACE_BENCH_JOB_DIR", "TRACE_BENCH_RUN_ID", "TRACE_BENCH_JOB_ID")
@@ -55,7 +57,7 @@ class JobOutcome:
 def _job_sandbox() -> Iterator[None]:
     """Undo what a job body does to its (normally dedicated) process: env vars, the current LLM
     session and opto's LLM factory."""
-    from trace_bench.runner.job import prepare_process
+    from trace_bench.runner.job.body import prepare_process
 
     prepare_process()  # before opto is imported here: it defers litellm and keeps it offline
     import opto.utils.llm as opto_llm
@@ -86,7 +88,7 @@ def run_trainer(trainer_id: str, runs_dir: Path, *, task: str = DEFAULT_TASK,
     from trace_bench.config import parse_config
     from trace_bench.matrix.expand import expand_matrix
     from trace_bench.registry.tasks import TaskCatalog
-    from trace_bench.runner.job import run_job
+    from trace_bench.runner.job.body import run_job
     from trace_bench.store.run_store import RunStore
 
     entry: dict[str, Any] = {"id": trainer_id, "params_variants": [dict(params or {})], "logger": "none"}
@@ -122,7 +124,7 @@ def check_curve(outcome: JobOutcome) -> None:
     assert len(rows) == n_steps + 2, f"curve has {len(rows)} rows for {n_steps} steps (expected n_steps + 2)"
     assert [int(row["step"]) for row in rows] == [*range(n_steps + 1), n_steps], "curve steps are not 0..n_steps, n"
     kinds = [row["kind"] for row in rows]
-    last = "final" if result.status == "ok" else "harness_final"
+    last = "final" if result.status == Status.OK else "harness_final"
     assert kinds == ["initial", *["step"] * n_steps, last], f"curve kinds {kinds}"
     assert (int(rows[-1]["llm_calls"]), int(rows[-1]["tokens"])) == (result.llm_calls, result.total_tokens), \
         "the curve's last row is not at the job's total trainer-phase spend"
@@ -134,8 +136,8 @@ def check_curve(outcome: JobOutcome) -> None:
 def check_restorable(outcome: JobOutcome, tolerance: float = 1e-9) -> None:
     """Values in best_state.yaml, applied to a freshly built problem, score ``score_best`` again."""
     from trace_bench.llm.factory import build_session
-    from trace_bench.runner.measure import Measurer
-    from trace_bench.runner.problem_loader import load_problem
+    from trace_bench.runner.job.measure import Measurer
+    from trace_bench.runner.job.problem import load_problem
     from trace_bench.trainers.state import trainable_parameters
 
     spec, result = outcome.spec, outcome.result

@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from trace_bench.store.masking import mask_secrets
+from trace_bench._util.masking import mask_secrets
 
 KNOWN = ("mlflow", "tensorboard")
 

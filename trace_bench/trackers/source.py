@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trace_bench._util.masking import mask_secrets
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.masking import mask_secrets
 from trace_bench.store.models import OBJECTIVE_PREFIX, JobResult, StoreError, Summary
 from trace_bench.store.run_store import RunStore
 

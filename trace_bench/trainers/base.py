@@ -46,6 +46,9 @@ class Trainer(ABC, Generic[ParamsT]):
     uses_optimizer: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ()
     extra: ClassVar[str | None] = None
+    #: ``module:function`` answering why the trainer cannot run here (or None) beyond missing
+    #: ``requires``; it runs when trainers are listed, so it must import nothing heavy.
+    probe: ClassVar[str | None] = None
 
     params: ParamsT
 

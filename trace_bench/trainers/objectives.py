@@ -3,7 +3,7 @@
 Tasks give a score dict per example (``guide.get_score_dict``) and an ``objective_config``
 (:class:`~trace_bench.tasks.objectives.ObjectiveConfig`, re-exported here, or a plain dict).  Trainers
 select candidates through :func:`scalarize`, :func:`pareto_front` and :func:`front_order`, and
-the job picks its best state the same way (``BestSoFar`` of :mod:`trace_bench.runner.recorder`),
+the job picks its best state the same way (``BestSoFar`` of :mod:`trace_bench.runner.job.recorder`),
 so every trainer treats objectives alike.
 
 Modes: ``scalar`` ranks by the guide's score; ``weighted`` by the weighted sum of the mean score

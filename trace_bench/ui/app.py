@@ -94,7 +94,7 @@ def launch_ui(runs_dir: str | Path = "runs", tasks_root: str | None = None, port
     try:
         import gradio  # noqa: F401
     except ImportError:
-        from trace_bench.availability import install_extra_hint
+        from trace_bench._util.availability import install_extra_hint
 
         print(f"trace-bench: error: the UI needs gradio ({install_extra_hint('ui')})", file=sys.stderr)
         return 2

@@ -38,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from trace_bench.store.masking import register_secret, secret_name
+from trace_bench._util.masking import register_secret, secret_name
 from trace_bench.store.models import StoreError
 from trace_bench.store.run_store import RunStore
 from trace_bench.ui.readers import tail_lines
@@ -80,7 +80,7 @@ def prepare_config(text: str, mode: str | None, tasks_root: str | None = None) -
     matrix: known tasks, trainers and knob values), apply the mode override and fix the run's id (the
     config's own ``run_id``, else a new one); return (yaml text, api key env name).  A config error is
     a one-line ``LaunchError`` naming the config "the editor", never a server path."""
-    from trace_bench.config.errors import ConfigError
+    from trace_bench._util.errors import ConfigError
     from trace_bench.config.loader import parse_config, parse_yaml_text
     from trace_bench.runner.run import plan_run_id
     from trace_bench.runner.validation import validate_config
@@ -140,11 +140,12 @@ def foreign_endpoints(llm: dict[str, Any], trusted: str | None) -> list[str]:
     return sorted({u for u in urls if u and not is_loopback_url(u) and _endpoint(u) != trusted})
 
 
-def _llm_of(yaml_text: str) -> dict[str, Any]:
-    """The ``llm`` block of a config that calls providers (empty in stub mode or replay: no call leaves)."""
+def _llm_of(data: dict[str, Any] | str) -> dict[str, Any]:
+    """The ``llm`` block of a config (its YAML text or its data) that calls providers (empty in
+    stub mode or replay: no call leaves)."""
     from trace_bench.config.loader import parse_config, parse_yaml_text
 
-    config = parse_config(parse_yaml_text(yaml_text))
+    config = parse_config(parse_yaml_text(data) if isinstance(data, str) else data)
     if config.mode == "stub" or config.llm.cache == "replay":
         return {}
     return config.llm.model_dump(mode="json")
@@ -211,8 +212,8 @@ class Launcher:
         if active is not None:
             raise LaunchError(f"{run_dir.name} is already running (launch {active.launch_id})")
         try:
-            llm = _llm_of((run_dir / "meta" / "config.snapshot.yaml").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            llm = _llm_of(RunStore(run_dir).read_snapshot() or {})
+        except (OSError, ValueError, StoreError) as exc:
             raise LaunchError(f"{run_dir.name}: its config snapshot cannot be read: {exc}") from None
         api_key = api_key if api_key and api_key.strip() else self.typed_key(run_dir)
         foreign = self._key_policy(llm, api_key)

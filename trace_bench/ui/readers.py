@@ -5,7 +5,7 @@ edited by hand.  None of these may take the server down, so each reader returns 
 problem string instead of raising.  The files themselves are read by the store
 (``trace_bench.store``), which owns the run directory; this module turns its errors into
 messages and passes everything that leaves it as text through
-:func:`trace_bench.store.masking.mask_secrets`: it is the boundary between the run directory and
+:func:`trace_bench._util.masking.mask_secrets`: it is the boundary between the run directory and
 the browser, and no secret may cross it.
 """
 
@@ -16,8 +16,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from trace_bench._util.masking import mask_secrets
 from trace_bench.store import reading
-from trace_bench.store.masking import mask_secrets
 from trace_bench.store.models import StoreError
 from trace_bench.store.run_store import RunStore
 

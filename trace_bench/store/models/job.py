@@ -59,6 +59,16 @@ class JobMeta(StoreModel):
     resolved: Resolution = Field(default_factory=Resolution)
     node_id: str | None = Field(default=None, description="the Ray node that ran the last attempt (Ray executor)")
 
+    @classmethod
+    def planned(cls, spec: JobSpec, run_id: str, attempt: int = 1) -> JobMeta:
+        """The meta the driver writes before an attempt: no outcome yet (``status`` null), and
+        what the job resolves is what the specification says."""
+        return cls(run_id=run_id, attempt=attempt, spec=spec, resolved=Resolution.planned(spec))
+
+    def ended(self, record: JobResult) -> JobMeta:
+        """This meta with the job's outcome: its status and what the job resolved (as in results.json)."""
+        return self.model_copy(update={"status": str(record.status), "resolved": record.resolved})
+
     def arrange(self, flat: dict[str, Any], nested: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in flat.items():
@@ -299,6 +309,12 @@ class JobResult(StoreModel):
         if flagged != self.non_finite:
             object.__setattr__(self, "non_finite", sorted(set(flagged)))
         return self
+
+    @classmethod
+    def planned(cls, spec: JobSpec, run_id: str, attempt: int = 1, status: Status = Status.FAILED) -> JobResult:
+        """A record of ``spec`` before anything is known of its outcome (what it resolves: what
+        the specification says, until the job resolved it)."""
+        return cls(run_id=run_id, spec=spec, status=status, attempt=attempt, resolved=Resolution.planned(spec))
 
     @property
     def job_id(self) -> str:

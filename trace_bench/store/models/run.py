@@ -72,7 +72,8 @@ def _manifest_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
     jobs = []
     for entry in data.get("jobs") or []:
         if isinstance(entry, dict) and "trainer_kwargs" not in entry:
-            settings = entry.get("resolved") if isinstance(entry.get("resolved"), dict) else {}
+            resolved = entry.get("resolved")
+            settings: dict[str, Any] = resolved if isinstance(resolved, dict) else {}
             entry = {"trainer_kwargs": settings.get("trainer_kwargs") or entry.get("resolved_trainer_kwargs") or {},
                      "optimizer_kwargs": settings.get("optimizer_kwargs") or {}, "mode": data.get("mode") or "",
                      "logger": entry.get("resolved_logger"), "task_root": data.get("task_root"), **entry}

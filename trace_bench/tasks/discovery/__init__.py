@@ -31,7 +31,7 @@ def discover() -> list[TaskSpec]:
 def folder_spec(folder: Any) -> TaskSpec:
     """The listing record of a task folder (:class:`.folder.TaskFolder`); a folder with a
     ``problem`` is listed unavailable with it, and a config naming it is refused with it."""
-    from trace_bench.availability import Unavailable, UnavailableKind
+    from trace_bench._util.availability import Unavailable, UnavailableKind
 
     if folder.problem:
         reason = folder.problem if str(folder.path) in folder.problem else f"task folder {folder.path}: {folder.problem}"

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from trace_bench.config.errors import ConfigError
+from trace_bench._util.errors import ConfigError
 
 EVALUATOR = "evaluator.py"
 INITIAL_PROGRAM = "initial_program.py"

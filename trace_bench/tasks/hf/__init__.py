@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_bench.availability import Unavailable, UnavailableKind, missing_packages
+from trace_bench._util.availability import Unavailable, UnavailableKind, missing_packages
 from trace_bench.tasks.hf.catalog import DATASETS, HFDataset, cache_reason, split_task_id
 from trace_bench.tasks.spec import TaskSpec
 

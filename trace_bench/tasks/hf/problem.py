@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_bench.availability import missing_packages
+from trace_bench._util.availability import missing_packages
 from trace_bench.tasks.hf import metrics
 from trace_bench.tasks.hf.agent import INITIAL_INSTRUCTIONS, STUB_INSTRUCTIONS, QAAgent
 from trace_bench.tasks.hf.catalog import DATASETS, HFDataset, split_task_id

@@ -35,7 +35,9 @@ def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:
         "guide": ExampleGuide(),
         "train_dataset": {"inputs": inputs[:3], "infos": infos[:3]},
         "validate_dataset": {"inputs": inputs, "infos": infos},
-        "test_dataset": {"inputs": [3, 7, 100], "infos": [7, 15, 201]},
+        # held out: x = 0 is here too, as in validation, so no modulus the stub tries solves the test
+        # split either (with 3, 7 and 100 only, `2 * x + 1 if x % 6 else x` scored 1.0 on it)
+        "test_dataset": {"inputs": [0, 3, 7, 100], "infos": [1, 7, 15, 201]},
         "optimizer_kwargs": {"objective": "Change the code so transform(x) returns the expected output.",
                              "memory_size": 5},
         "metadata": {"benchmark": "internal", "optimizes": "python code", "scoring": "exact match rate"},

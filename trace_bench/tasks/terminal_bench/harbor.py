@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trace_bench.processes import communicate_or_kill
+from trace_bench._util.processes import communicate_or_kill
 from trace_bench.tasks.terminal_bench.errors import InfraError
 
 AGENT_IMPORT_PATH = "trace_bench.tasks.terminal_bench.agent:TraceBenchTerminus2"

@@ -113,7 +113,7 @@ class TerminalBenchGuide(Guide):
                     number += 1
 
     def _model_and_env(self) -> tuple[str, dict[str, str]]:
-        from trace_bench.store.masking import register_secret
+        from trace_bench._util.masking import register_secret
 
         env = {**os.environ, **self.settings.extra_env}
         for value in self.settings.extra_env.values():
@@ -132,7 +132,7 @@ class TerminalBenchGuide(Guide):
         return str(self.settings.model), env
 
     def _evaluate(self, template: str) -> Outcome:
-        from trace_bench.store.masking import mask_secrets
+        from trace_bench._util.masking import mask_secrets
 
         number, eval_dir = self._next_eval_dir()
         template_file = eval_dir / "prompt_template.txt"

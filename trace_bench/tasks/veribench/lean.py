@@ -23,7 +23,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
-from trace_bench.processes import communicate_or_kill
+from trace_bench._util.processes import communicate_or_kill
 
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?P<col>\d+): (?P<severity>error|warning|info)(?:\([^)]*\))?: "
                          r"(?P<message>.*)$")

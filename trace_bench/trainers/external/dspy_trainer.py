@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from trace_bench.availability import missing_packages
+from trace_bench._util.availability import missing_packages
 from trace_bench.trainers.base import Trainer, TrainerParams
 from trace_bench.trainers.external import dspy_program as programs
 from trace_bench.trainers.external.bridge import (

@@ -13,7 +13,9 @@ prompts, LLM pool, parsing of diffs and rewrites, its iteration loop).  What cha
 - the harness drives the loop's edges: it adds the initial program as SkyDiscover's controller
   does, reports one curve step per iteration (a hook around the manager's iteration), asks the
   manager to shut down at the budget, and keeps everything the library writes in a temporary
-  directory.  ``skydiscover.MainController`` is not used: it installs signal handlers and
+  directory;
+- beam search's sets of program ids iterate in insertion order (:mod:`.skydiscover_order`), so a
+  seed gives one run whatever the string hashes and the random ids.  ``skydiscover.MainController`` is not used: it installs signal handlers and
   writes logs and checkpoints next to the program.
 
 Knobs beyond the common ones go in ``database`` (the search's database settings, checked against
@@ -72,6 +74,10 @@ DATABASE_KNOBS: dict[str, tuple[str, ...]] = {
                     "beam_depth_penalty"),
     "best_of_n": ("best_of_n",),
 }
+#: SkyDiscover's external backends, each run by a trainer of its own.
+EXTERNAL_BACKENDS = {"shinkaevolve": "'ShinkaEvolve' (SkyDiscover's shinkaevolve backend)",
+                     "openevolve": "'OpenEvolveTrainer' (the openevolve library itself)",
+                     "gepa": "'GEPATrainer' (the gepa library itself)"}
 _HARNESS_OWNED = ("db_path", "log_prompts", "random_seed", "database_file_path", "evaluation_file", "config_path")
 
 
@@ -85,6 +91,15 @@ class SkyDiscoverParams(TrainerParams):
     max_tokens: int = Field(default=4096, ge=1)
     timeout_s: int = Field(default=120, ge=1, description="per LLM call")
     database: dict[str, Any] = Field(default_factory=dict, description="settings of the search's database config")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _external_backends(cls, data: Any) -> Any:
+        search = data.get("search") if isinstance(data, dict) else None
+        if search in EXTERNAL_BACKENDS:
+            raise ValueError(f"search '{search}' is SkyDiscover's wrapper around another library: "
+                             f"use the trainer {EXTERNAL_BACKENDS[search]}")
+        return data
 
     @model_validator(mode="after")
     def _known_database_knobs(self) -> SkyDiscoverParams:
@@ -205,7 +220,9 @@ class _Loop:
         from skydiscover.search.default_discovery_manager import DiscoveryManagerInput
         from skydiscover.search.route import get_database_class, get_discovery_manager
 
-        database = get_database_class(config.search.type, config.search.database)
+        from trace_bench.trainers.external.skydiscover_order import insertion_ordered
+
+        database = insertion_ordered(get_database_class(config.search.type, config.search.database))
         database.language = self.view.language
         manager_input = DiscoveryManagerInput(config=config, evaluation_file=_bridge_evaluator(self.workdir,
                                                                                              self.ctx.problem),

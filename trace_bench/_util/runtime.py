@@ -34,7 +34,7 @@ def configure_environment() -> None:
     if _configured:
         return
     set_environment_defaults()
-    from trace_bench._lazy import defer
+    from trace_bench._util.lazy import defer
 
     defer("litellm", "openai", "black")
     _lenient_code_formatting()
@@ -52,7 +52,7 @@ def _lenient_code_formatting() -> None:
         return
 
     def format_str(src_contents: str, *, mode: object) -> str:
-        from trace_bench._lazy import load
+        from trace_bench._util.lazy import load
 
         try:
             return load("black").format_str(src_contents, mode=mode)

@@ -2,7 +2,7 @@
 
 Every executor runs :func:`job_body` through its one job-process wrapper
 (``trace_bench.execution.job_process``); nothing here knows how the process was started.  The
-body is three steps: session setup (:mod:`.job_setup`), training with a recorder that writes
+body is three steps: session setup (:mod:`.setup`), training with a recorder that writes
 progress as it happens (:mod:`.recorder`), and finalisation (:mod:`.training`).
 """
 
@@ -15,38 +15,23 @@ import traceback
 from typing import Any
 
 from trace_bench import sandbox
-from trace_bench.runner.audit import DenialWatch, audit_job
-from trace_bench.runner.failures import JobFailure, status_of
-from trace_bench.runner.job_setup import JobSetup, announce_job, set_up_job
-from trace_bench.runner.recorder import JobRecorder
-from trace_bench.runner.training import fill_usage, finalise, train
+from trace_bench.runner.job.audit import DenialWatch, audit_job
+from trace_bench.runner.job.failures import JobFailure, status_of
+from trace_bench.runner.job.recorder import JobRecorder
+from trace_bench.runner.job.setup import JobSetup, announce_job, set_up_job
+from trace_bench.runner.job.training import fill_usage, finalise, train
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import HeartbeatThread, JobStore
-from trace_bench.store.models import JobFinished, JobMeta, JobResult, JobSpec, JobStarted, Resolution
+from trace_bench.store.models import JobFinished, JobResult, JobSpec, JobStarted
 from trace_bench.store.status import Status
 
 
 def job_body(args: dict[str, Any], job: JobStore) -> dict[str, Any]:
     """The body executors run (``trace_bench.execution.job_process.JobBody``): ``args`` as built
-    by :func:`launch_args`; returns the job's record as JSON."""
+    by the driver (``trace_bench.runner.driver.launch_args``); returns the job's record as JSON."""
     spec = JobSpec.model_validate(args["spec"])
     record = run_job(spec, job, run_id=args["run_id"], carried=args.get("carried"), attempt=args.get("attempt", 1))
     return record.record()
-
-
-def launch_args(spec: JobSpec, run_id: str, carried: dict[str, float] | None, attempt: int) -> dict[str, Any]:
-    return {"spec": spec.model_dump(mode="json"), "run_id": run_id, "carried": carried, "attempt": attempt}
-
-
-def job_meta(spec: JobSpec, run_id: str, attempt: int = 1) -> JobMeta:
-    """``job_meta.json``: the job's specification, written by the driver before each attempt
-    (``status`` null: no outcome yet; what it resolves: what the specification says)."""
-    return JobMeta(run_id=run_id, attempt=attempt, spec=spec, resolved=Resolution.planned(spec))
-
-
-def ended_meta(meta: JobMeta, record: JobResult) -> JobMeta:
-    """``meta`` with the job's outcome: its status and what the job resolved (as in results.json)."""
-    return meta.model_copy(update={"status": str(record.status), "resolved": record.resolved})
 
 
 def seed_everything(seed: int) -> None:
@@ -61,21 +46,15 @@ def seed_everything(seed: int) -> None:
 
 def prepare_process() -> None:
     """Process-wide setup for a job process: deferred heavy imports, telemetry off, compat names."""
-    from trace_bench.compat import fast_inspect
-    from trace_bench.compat.opto_shim import install
-    from trace_bench.runtime import configure_environment
+    from trace_bench._util import fast_inspect
+    from trace_bench._util.runtime import configure_environment
+    from trace_bench.runner.job.opto_names import install
     from trace_bench.tasks import code_nodes
 
     configure_environment()
     fast_inspect.install()
     install()
     code_nodes.install()  # optimizer-written code of trainable functions runs in the sandbox
-
-
-def new_result(spec: JobSpec, run_id: str, attempt: int, status: Status = Status.FAILED) -> JobResult:
-    """A record of ``spec`` before anything is known of its outcome (what it resolves: what the
-    specification says, until the job resolved it)."""
-    return JobResult(run_id=run_id, spec=spec, status=status, attempt=attempt, resolved=Resolution.planned(spec))
 
 
 def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, float] | None = None,
@@ -85,7 +64,7 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
     started = time.monotonic()
     job.make_dirs()
     events = job.open_events()
-    result = new_result(spec, run_id, attempt)
+    result = JobResult.planned(spec, run_id, attempt)
     result.started_at = utc_now()
     events.write(JobStarted(job_id=spec.job_id, task=spec.task, trainer=spec.trainer, seed=spec.seed,
                             attempt=attempt))

@@ -5,8 +5,7 @@
 placeholder module into ``sys.modules`` that imports the real one on first attribute access.
 The placeholder already carries ``__file__``/``__spec__`` because ``inspect`` (used by
 ``trace.bundle``) probes every loaded module; ``importlib.util.LazyLoader`` alone fails there.
-:func:`lazy_getattr` does the same for a package's public names (the original Trace-Bench's
-old paths).
+:func:`exports` does the same for a package's own public names.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import importlib.util
 import sys
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 _LOCK = threading.RLock()
@@ -107,14 +106,10 @@ def is_loaded(name: str) -> bool:
     return module is not None and not isinstance(module, _DeferredModule)
 
 
-def lazy_getattr(package: str, table: dict[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for ``package`` answering ``name`` from ``table[name]``
-    (``"module"`` or ``"module:attribute"``), imported on first use.
-
-    The original Trace-Bench exposed functions on paths that are packages here
-    (``trace_bench.registry``, ``trace_bench.matrix``, ...); their ``__init__`` stays free of
-    imports (the list commands import them) and names the implementing modules as strings.
-    """
+def exports(package: str, table: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package`` that answers its public ``name`` from
+    ``table[name]`` (``"module"`` or ``"module:attribute"``), imported on first use: a package
+    whose ``__init__`` stays cheap to import (the CLI's list commands, the sandbox's view)."""
 
     def __getattr__(name: str) -> Any:  # noqa: N807 - installed as a module's __getattr__
         target = table.get(name)

@@ -12,8 +12,8 @@ import contextlib
 import gc
 import io
 
-from trace_bench.compat import fast_inspect
-from trace_bench.runtime import configure_environment
+from trace_bench._util import fast_inspect
+from trace_bench._util.runtime import configure_environment
 
 configure_environment()
 fast_inspect.install()
@@ -34,7 +34,7 @@ import trace_bench.llm.limiter  # noqa: E402,F401
 import trace_bench.tasks.problem  # noqa: E402,F401
 import trace_bench.trainers.context  # noqa: E402,F401
 from trace_bench.registry.trainers import all_trainers  # noqa: E402
-from trace_bench.runner.job import job_body, prepare_process  # noqa: E402,F401
+from trace_bench.runner.job.body import job_body, prepare_process  # noqa: E402,F401
 
 
 def _preload_trainers() -> None:

@@ -15,10 +15,10 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from trace_bench.runner.failures import exception_text, status_of
-from trace_bench.runner.job_setup import JobSetup
-from trace_bench.runner.recorder import JobRecorder
-from trace_bench.runner.task_fields import task_report_fields
+from trace_bench.runner.job.failures import exception_text, status_of
+from trace_bench.runner.job.recorder import JobRecorder
+from trace_bench.runner.job.setup import JobSetup
+from trace_bench.runner.job.task_fields import task_report_fields
 from trace_bench.store.events import EventLog
 from trace_bench.store.models import BudgetExhausted, JobResult, JobSpec
 from trace_bench.store.status import Status

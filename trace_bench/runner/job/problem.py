@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from trace_bench.registry.tasks import TaskCatalog
-from trace_bench.runner.failures import JobFailure, exception_text, status_of
+from trace_bench.runner.job.failures import JobFailure, exception_text, status_of
 from trace_bench.store.models import JobSpec
 from trace_bench.store.status import Status
 from trace_bench.tasks.problem import Problem, ProblemError

@@ -14,8 +14,6 @@ import inspect
 import sys
 from typing import Any
 
-_original_stack = inspect.stack
-
 
 def fast_stack(context: int = 1) -> list[Any]:
     frame = sys._getframe(1)
@@ -34,7 +32,3 @@ def fast_stack(context: int = 1) -> list[Any]:
 
 def install() -> None:
     inspect.stack = fast_stack  # type: ignore[assignment]
-
-
-def uninstall() -> None:
-    inspect.stack = _original_stack  # type: ignore[assignment]

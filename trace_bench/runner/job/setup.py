@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from trace_bench import sandbox
-from trace_bench.runner.failures import JobFailure
-from trace_bench.runner.measure import Measurer
+from trace_bench.runner.job.failures import JobFailure
+from trace_bench.runner.job.measure import Measurer
 from trace_bench.store.events import EventLog
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.models import JobSpec, Resolution
@@ -49,10 +49,10 @@ def set_up_job(spec: JobSpec, job: JobStore, events: EventLog, carried: dict[str
     from trace_bench.llm.current import set_session
     from trace_bench.llm.factory import build_session, stub_policy_of
     from trace_bench.llm.limiter import attach_limiter, make_limiter
-    from trace_bench.runner.problem_loader import load_problem
+    from trace_bench.runner.job.problem import load_problem
     from trace_bench.trainers.state import trainable_parameters
 
-    run = RunStore(job.root.parent.parent)
+    run = RunStore(job.run_root)
     session = build_session(mode=spec.mode, llm=spec.llm, budget=spec.budget, seed=spec.seed, events=events.write,
                             carried=Spent(**{k: carried.get(k, 0) for k in SPEND_KEYS}), job_id=spec.job_id,
                             cache_path=str(run.llm_cache_path),
@@ -106,4 +106,4 @@ def _share_context(problem: Any, spec: JobSpec, job: JobStore) -> None:
     if callable(hook):
         hook(run_id=os.environ.get("TRACE_BENCH_RUN_ID", ""), job_id=spec.job_id, task_id=spec.task,
              suite=spec.suite, mode=spec.mode, job_dir=str(job.root), artifacts_dir=str(job.artifacts_dir),
-             tb_dir=str(job.tensorboard_dir), runs_dir=str(job.root.parent.parent.parent))
+             tb_dir=str(job.tensorboard_dir), runs_dir=str(job.runs_dir))

@@ -1,6 +1,6 @@
 """The job template of a real run: the stub template plus the provider libraries.
 
-Preloaded (after :mod:`trace_bench.runner.template`) only when the run is real, so stub runs keep
+Preloaded (after :mod:`trace_bench.runner.job.template`) only when the run is real, so stub runs keep
 their lean template.  Everything imported here is frozen out of the collector's reach like the
 rest of the template.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import gc
 
-import trace_bench.runner.template  # noqa: F401 - the template every job needs
-from trace_bench._lazy import load
+import trace_bench.runner.job.template  # noqa: F401 - the template every job needs
+from trace_bench._util.lazy import load
 from trace_bench.llm.preload import preload_llm_stack
 
 for _name in ("openai", "litellm"):  # the real modules in place of the deferred placeholders

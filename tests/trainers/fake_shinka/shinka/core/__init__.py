@@ -1,0 +1,3 @@
+from shinka.core.runner import AsyncEvolutionRunner, EvolutionConfig
+
+__all__ = ["AsyncEvolutionRunner", "EvolutionConfig"]
