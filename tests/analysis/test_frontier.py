@@ -127,7 +127,8 @@ def test_leaderboard_csv_marks_the_frontier_of_a_stub_run(tmp_path: Path) -> Non
 def test_an_incomplete_arm_is_left_off_the_frontier_and_says_why(tmp_path: Path) -> None:
     """Survivor scored one seed of three (the others failed): its mean over the survivor would put it
     on the frontier over the complete arm.  Under issue 26's no-survivorship rule it is never on the
-    frontier and pushes no complete arm off it; the line under the table and the report say so."""
+    frontier and pushes no complete arm off it; the line under the table and the report say so.  Its
+    cost per job counts its failed seeds too (0.334 USD, not its survivor's 0.001)."""
     jobs = [job("s:t", "Survivor", 1, 0.9, score_test_best=0.9, score_test_last=0.9, cost_usd=0.001),
             job("s:t", "Survivor", 2, None, status="failed", error="boom", cost_usd=0.5),
             job("s:t", "Survivor", 3, None, status="failed", error="boom", cost_usd=0.5)]
@@ -140,4 +141,5 @@ def test_an_incomplete_arm_is_left_off_the_frontier_and_says_why(tmp_path: Path)
     assert "Honest (0.01 USD, 0.5)" in front and "Survivor" not in front, line
     assert left_out == "Survivor (1/3 seeds)", line
     html = write_report(run).read_text()
-    assert "Survivor (incomplete 1/3 seeds, never on the frontier)" in html[html.index('<section id="frontier">'):]
+    section = html[html.index('<section id="frontier">'):]
+    assert "Survivor (incomplete 1/3 seeds, never on the frontier)" in section and "0.3337" in section

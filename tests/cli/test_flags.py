@@ -62,6 +62,44 @@ def test_validate_strict_into_an_unwritable_runs_dir_is_one_line(tmp_path: Path)
         assert len(lines) == 1 and lines[0].startswith("trace-bench: error: --runs-dir: cannot write"), lines
 
 
+def _read_only_mount(directory: Path) -> list[str] | None:
+    """A command prefix that runs a command with ``directory`` bind-mounted read-only in a private
+    mount namespace (``unshare -rm``), or None where this machine does not allow one."""
+    import shutil
+
+    if shutil.which("unshare") is None:
+        return None
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", f"mount --bind -o ro '{directory}' '{directory}' && "
+                            f"! touch '{directory}/probe'"], capture_output=True, timeout=60)
+    if probe.returncode != 0:
+        return None
+    return ["unshare", "-rm", "sh", "-c", f"mount --bind -o ro '{directory}' '{directory}' && exec \"$0\" \"$@\""]
+
+
+def test_run_into_an_unwritable_runs_dir_is_a_usage_error_with_a_hint(tmp_path: Path) -> None:
+    """Nothing ran: exit 2 and one line with validate's hint (it was exit 1 and a bare OSError)."""
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the runs directory should be")
+    mounted = tmp_path / "mounted"
+    (mounted / "runs").mkdir(parents=True)
+    config = _config(tmp_path, SMOKE)
+    commands = [[sys.executable, "-m", "trace_bench", "run", "--config", str(config), "--runs-dir",
+                 str(blocker / "runs")]]
+    prefix = _read_only_mount(mounted)
+    if prefix is not None:  # what a read-only mount answers: EROFS
+        commands.append([*prefix, sys.executable, "-m", "trace_bench", "run", "--config", str(config),
+                         "--runs-dir", str(mounted / "runs")])
+    for command in commands:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=REPO)
+        assert proc.returncode == 2, proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("trace-bench: error: --runs-dir: cannot create the run "
+                                                       "directory"), lines
+        assert lines[0].endswith("(choose a writable directory with --runs-dir)"), lines
+    assert prefix is None or "Read-only file system" in lines[0]
+    assert list((mounted / "runs").iterdir()) == []
+
+
 def test_validate_strict_respects_stub_mode(tmp_path: Path) -> None:
     """Terminal-Bench needs harbor_model only in real mode; `run` never asked for it in stub mode."""
     config = _config(tmp_path, "mode: stub\ntasks: [terminal_bench:regex-log]\ntrainers: [NoOpTrainer]\n")

@@ -139,3 +139,36 @@ def network_guard(directory: Path) -> tuple[dict[str, str], Path]:
     log.write_text("", encoding="utf-8")
     path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
     return {"PYTHONPATH": path, "TRACE_BENCH_TEST_NETWORK_LOG": str(log)}, log
+
+
+class UnusableServer(FakeLLMServer):
+    """Answers every ``every``-th chat completion with a 200 the client cannot use, as a provider that
+    received (and bills) the request: ``kind`` ``"no_choices"`` (``"choices": []``), ``"truncated"``
+    (a JSON body cut short) or ``"bad_usage"`` (a usable answer whose ``usage`` fields are no counts)."""
+
+    BAD_USAGE = {"prompt_tokens": "lots", "completion_tokens": None, "total_tokens": -5}
+
+    def __init__(self, kind: str, every: int = 1, **options: Any) -> None:
+        super().__init__(**options)
+        self.kind, self.every = kind, every
+        self._completions = 0
+
+    def _unusable(self) -> bool:
+        with self._lock:
+            self._completions += 1
+            return self._completions % self.every == 0
+
+    def _decide(self) -> str:
+        outcome = super()._decide()
+        if self.kind == "truncated" and outcome == "ok" and self._unusable():
+            return "malformed"
+        return outcome
+
+    def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
+        payload = super()._completion(body)
+        if self.kind != "truncated" and self._unusable():
+            if self.kind == "no_choices":
+                payload["choices"] = []
+            else:
+                payload["usage"] = dict(self.BAD_USAGE)
+        return payload

@@ -145,7 +145,8 @@ def test_timeouts_and_malformed_bodies_end_in_a_clear_llm_error() -> None:
         with pytest.raises(LLMError) as caught:
             _ask(session, 0)
         assert server.stats()["requests"] == 3 and caught.value.retryable
-    assert session.totals.errors == 1 and session.totals.llm_calls == 0
+    # the provider answered each attempt (200, a broken body) and bills it: three estimated calls
+    assert session.totals.errors == 1 and session.totals.llm_calls == 3 and session.totals.estimated
 
 
 @pytest.mark.parametrize("unit", ["llm_calls", "tokens", "usd"])

@@ -2,7 +2,7 @@
 
 Means, sample standard deviations, Student-t 95 % intervals (scipy here, whatever the harness
 uses), competition ranks with ties (1, 1, 3), unscored arms last with an empty rank, failed jobs
-counted apart.  When the leaderboard's arm identity grows (optimizer, models), extend ``ARM``.
+counted apart (their spend is in the arm's cost per job).  When the leaderboard's arm identity grows (optimizer, models), extend ``ARM``.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ def expected_leaderboard(results: list[dict[str, str]]) -> dict[tuple[str, ...],
     board: dict[tuple[str, ...], dict[str, object]] = {}
     for arm, rows in arms.items():
         ok = scored(rows)
+        ran = [r for r in rows if r["status"] != "skipped"]  # the cost per job counts failed jobs too
         ranked_on = "test_best" if arm[0] in held_out else "best"
         values = [float(r[f"score_{ranked_on}"]) for r in ok if r[f"score_{ranked_on}"] != ""]
         n = len(values)
@@ -71,9 +72,9 @@ def expected_leaderboard(results: list[dict[str, str]]) -> dict[tuple[str, ...],
             "mean_initial": _mean([float(r["score_initial"]) for r in ok if r["score_initial"] != ""]),
             "mean_test": _mean([float(r["score_test"]) for r in ok if r["score_test"] != ""]),
             "mean_test_last": _mean([float(r["score_test_last"]) for r in ok if r["score_test_last"] != ""]),
-            "mean_llm_calls": _mean([float(r["llm_calls"]) for r in ok]),
-            "mean_tokens": _mean([float(r["total_tokens"]) for r in ok]),
-            "mean_cost_usd": _mean([float(r["cost_usd"]) for r in ok]),
+            "mean_llm_calls": _mean([float(r["llm_calls"]) for r in ran]),
+            "mean_tokens": _mean([float(r["total_tokens"]) for r in ran]),
+            "mean_cost_usd": _mean([float(r["cost_usd"]) for r in ran]),
         }
     for task in {arm[0] for arm in board}:
         means = [board[arm]["mean"] for arm in board if arm[0] == task]

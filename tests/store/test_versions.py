@@ -132,3 +132,22 @@ def test_committed_json_schemas_match_the_models(tmp_path: Path) -> None:
     schema = json.loads((REPO / "docs" / "schemas" / "job_result.schema.json").read_text())
     assert schema["properties"]["schema_version"]["const"] == JobResult.SCHEMA_VERSION
     assert "non_finite" in schema["properties"] and "status" in schema["required"]
+
+
+def test_a_version_6_record_of_a_resumed_job_reads_with_its_carried_spend(tmp_path: Path) -> None:
+    """Version 6 counted a resumed job's last attempt only; its ``budget_spent`` held the whole."""
+    job = RunStore.create(tmp_path, "r").job("j")
+    job.root.mkdir(parents=True)
+    data = record_of("j", llm_calls=2, total_tokens=300, cost_usd=0.25, attempt=2,
+                     budget_spent={"llm_calls": 6, "tokens": 1000, "usd": 1.0, "wall_s": 3.0}).record()
+    for name in ("carried_llm_calls", "carried_tokens", "carried_cost_usd"):
+        data.pop(name)
+    job.results_path.write_text(json.dumps({**data, "schema_version": 6}), encoding="utf-8")
+    record = job.read_result()
+    assert record is not None and record.schema_version == JobResult.SCHEMA_VERSION
+    assert (record.llm_calls, record.total_tokens, record.cost_usd) == (6, 1000, 1.0)
+    assert (record.carried_llm_calls, record.carried_tokens, record.carried_cost_usd) == (4, 700, 0.75)
+    once = {**data, "attempt": 1, "schema_version": 6}  # a job that ran once carries nothing
+    job.results_path.write_text(json.dumps(once), encoding="utf-8")
+    record = job.read_result()
+    assert record is not None and (record.llm_calls, record.carried_llm_calls) == (2, None)

@@ -1,8 +1,9 @@
 """Which arm buys the most score per dollar: the cost–quality frontier of each task, with intervals.
 
-Per task and arm, over the scored seeds: the mean trainer-phase cost per job (USD, or tokens, or LLM
-calls where USD is unknown: :func:`trace_bench.store.frontier.cost_axis`) and the mean score (a
-held-out test score where the task has one, see :mod:`.protocol`), each with its two-sided 95 %
+Per task and arm: the mean trainer-phase cost per job over every job that ran, failed ones included
+(USD, or tokens, or LLM calls where USD is unknown: :func:`trace_bench.store.frontier.cost_axis`),
+and the mean score over the scored seeds (a held-out test score where the task has one, see
+:mod:`.protocol`), each with its two-sided 95 %
 Student-t interval over seeds, and whether the arm is on the Pareto frontier (no other arm costs at
 most as much and scores at least as well, better in one).  No survivorship: an *incomplete* arm (fewer
 scored seeds than it planned: ``n`` of ``planned``, ``complete`` false) is shown but never on the
@@ -20,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from trace_bench.analysis.load import ARM
+from trace_bench.analysis.load import ARM, ran_jobs
 from trace_bench.analysis.protocol import DEFAULT_METRIC, task_metrics
 from trace_bench.analysis.stats import arm_planned, mean_ci
 from trace_bench.store.frontier import COST_AXES, cost_axis, on_frontier
@@ -33,15 +34,16 @@ FRONTIER_COLUMNS = ["task", "trainer", "params_label", "metric", "cost_axis", "n
                     "cost_low", "cost_high", "score_mean", "score_low", "score_high", "on_frontier"]
 
 
-def task_cost_axis(scored: pd.DataFrame) -> str:
-    """The cost axis of one task's scored jobs."""
-    return cost_axis(zip(scored["llm_calls"].fillna(0), scored["total_tokens"].fillna(0), scored["cost_usd"].fillna(0),
+def task_cost_axis(ran: pd.DataFrame) -> str:
+    """The cost axis of one task, from the jobs that ran."""
+    return cost_axis(zip(ran["llm_calls"].fillna(0), ran["total_tokens"].fillna(0), ran["cost_usd"].fillna(0),
                          strict=True))
 
 
 def frontier_table(jobs: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
-    """One row per task and arm (:data:`FRONTIER_COLUMNS`): cost and score means with their 95 %
-    t intervals (NaN bounds below two seeds), ``n`` scored seeds with a score of the ``planned``
+    """One row per task and arm (:data:`FRONTIER_COLUMNS`): cost (over the jobs that ran) and score
+    (over the scored seeds) means with their 95 % t intervals (NaN bounds below two jobs),
+    ``n`` scored seeds with a score of the ``planned``
     ones (``complete`` when all), and ``on_frontier`` (never for an incomplete arm); ordered per task
     by cost, cheapest first."""
     if jobs.empty:
@@ -49,12 +51,11 @@ def frontier_table(jobs: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataF
     chosen = task_metrics(jobs, metric)
     rows = []
     for task, group in jobs.groupby("task", sort=True):
-        scored = group[group["scored"]]
-        axis = task_cost_axis(scored)
+        axis = task_cost_axis(ran_jobs(group))
         used = chosen[str(task)]
         for (trainer, label), arm in group.groupby(["trainer", "params_label"], sort=True):
             arm_scored = arm[arm["scored"]]
-            cost = mean_ci(arm_scored[COST_COLUMNS[axis]])
+            cost = mean_ci(ran_jobs(arm)[COST_COLUMNS[axis]])
             score = mean_ci(arm_scored[used.column])
             planned = arm_planned(arm)
             rows.append({"task": task, "trainer": trainer, "params_label": label, "metric": used.name,
@@ -106,7 +107,7 @@ def frontier_lines(frame: pd.DataFrame) -> list[str]:
 
 
 FRONTIER_NOTE = ("Cost–quality frontier: per task, the arms no other arm beats on both mean trainer-phase cost per "
-                 "job and mean score, cheapest first (cost in USD, or tokens, or LLM calls where USD is unknown); "
+                 "job (every job that ran, failed ones included) and mean score, cheapest first (cost in USD, or tokens, or LLM calls where USD is unknown); "
                  "an incomplete arm (k/N seeds: some failed or are missing) is never on it.")
 
 

@@ -29,9 +29,11 @@ from trace_bench.store.columns import Column
 from trace_bench.store.models import ARM_FIELDS, CURVE_COLUMNS, LLMCall, ManifestJob, StoreError
 from trace_bench.store.ranking import variant_of
 from trace_bench.store.run_store import RunStore
-from trace_bench.store.status import SUCCESSFUL
+from trace_bench.store.status import RAN, SUCCESSFUL
 
 SCORED_STATUSES = tuple(sorted(str(status) for status in SUCCESSFUL))
+#: statuses of jobs that ran (all but ``skipped``): an arm's cost per job averages them all
+RAN_STATUSES = tuple(sorted(str(status) for status in RAN))
 ARM = list(ARM_FIELDS)
 JOB_KEYS = ["run_id", "job_id", *ARM, "seed", "status"]
 REQUIRED_COLUMNS = ("job_id", "task", "trainer", "seed", "status", "score_best")
@@ -196,6 +198,7 @@ def _typed_jobs(frame: pd.DataFrame, columns: list[Column], run_id: str) -> pd.D
     frame["task"] = [label for label, _ in named]  # each eval_kwargs variant is its own task
     frame["params_label"] = [params for _, params in named]
     frame["scored"] = frame["status"].isin(SCORED_STATUSES) & frame["score_best"].notna()
+    frame["ran"] = frame["status"].isin(RAN_STATUSES)
     return frame.drop_duplicates("job_id", keep="last").reset_index(drop=True)
 
 
@@ -255,3 +258,11 @@ def distinguish_runs(runs: RunSet) -> RunSet:
     runs_jobs = jobs.assign(trainer=jobs["trainer"] + " @ " + jobs["run_id"])
     curves["trainer"] = curves["trainer"] + " @ " + curves["run_id"]
     return RunSet(runs_jobs, curves, runs.manifests, runs.snapshots, runs.run_dirs)
+
+
+def ran_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
+    """The jobs that ran (every status but ``skipped``), over which an arm's cost per job is
+    averaged: a failed job spent too, and a mean over the scored ones would make an arm that
+    lost its expensive seeds look cheap."""
+    return jobs[jobs["ran"]] if "ran" in jobs else jobs[jobs["status"].isin(RAN_STATUSES)]
+

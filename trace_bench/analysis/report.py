@@ -362,7 +362,8 @@ def build_report(runs: RunSet) -> str:
                        "what a stopped trainer left is never counted. AUC: area under the best-so-far curve divided "
                        "by the task's largest budget.",
              "frontier": "Which arm buys the most score per unit of cost: per task, each arm's mean trainer-phase "
-                         "cost per job (USD, or tokens, or LLM calls where USD is unknown) against its mean score "
+                         "cost per job over every job that ran, failed ones included (USD, or tokens, or LLM calls where "
+                         "USD is unknown) against its mean score "
                          "(the leaderboard's), with 95% intervals on both; the frontier (filled markers, shaded rows) "
                          "holds the arms that no other arm beats on both, and its dashed staircase is the best mean "
                          "score available for at most a given cost. An arm with failed or missing seeds (k/N, "

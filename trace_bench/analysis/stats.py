@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from trace_bench.analysis.load import ARM
+from trace_bench.analysis.load import ARM, ran_jobs
 from trace_bench.analysis.protocol import DEFAULT_METRIC, RANK_METRIC, RANK_SCORE, with_rank_score
 from trace_bench.store.models import arm_label
 from trace_bench.store.ranking import TIE_TOLERANCE, arm_ranks
@@ -85,7 +85,7 @@ def arm_stats(jobs: pd.DataFrame, column: str = "score_best", confidence: float 
               bootstrap: bool = False) -> pd.DataFrame:
     """One row per arm: ``count`` scored seeds, ``failed`` jobs left out, ``budget_exhausted`` jobs
     kept (flagged), mean/std/Student-t CI of ``column``, the test-split score where present, and the
-    mean spend of the scored jobs."""
+    mean spend per job of every job that ran (failed ones spent too)."""
     if jobs.empty:
         return pd.DataFrame(columns=[*ARM, "suite", "count", "failed", "planned", "complete", "budget_exhausted",
                                      "mean", "std", "ci_low", "ci_high", "ci_half"])
@@ -113,10 +113,13 @@ def arm_stats(jobs: pd.DataFrame, column: str = "score_best", confidence: float 
             frame[f"{prefix}_count"] = scored[source].count().reindex(frame.index).fillna(0).astype(int)
             frame[f"{prefix}_mean"], frame[f"{prefix}_std"] = scored[source].mean(), scored[source].std(ddof=1)
             frame[f"{prefix}_ci_half"] = _t_half_width(frame[f"{prefix}_std"], frame[f"{prefix}_count"], confidence)
-    for name, source in (("initial_mean", "score_initial"), ("llm_calls", "llm_calls"),
-                         ("tokens", "total_tokens"), ("cost_usd", "cost_usd"), ("time_s", "time_seconds")):
+    if "score_initial" in jobs:
+        frame["initial_mean"] = scored["score_initial"].mean()
+    spent = ran_jobs(jobs).groupby(ARM, sort=True)
+    for name, source in (("llm_calls", "llm_calls"), ("tokens", "total_tokens"), ("cost_usd", "cost_usd"),
+                         ("time_s", "time_seconds")):
         if source in jobs:
-            frame[name] = scored[source].mean()
+            frame[name] = spent[source].mean()
     return frame.reset_index()
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from trace_bench.analysis.frontier import FRONTIER_NOTE, frontier_lines, frontier_table
 from trace_bench.analysis.integrity import describe_row, integrity_table
-from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs
+from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs, ran_jobs
 from trace_bench.analysis.protocol import METRICS, task_metrics
 from trace_bench.analysis.stats import arm_planned
 from trace_bench.store.models import arm_label
@@ -67,7 +67,7 @@ class PaperTable:
         over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}" if seeds else "0"
         noun = "seed" if over == "1" else "seeds"
         text = (f"Mean (standard error) over {over} {noun} of the {METRICS[self.preferred].label}; wall time, "
-                "trainer-phase tokens and USD are means per job.")
+                "trainer-phase tokens and USD are means per job over every job that ran, failed ones included.")
         if not self.rows["complete"].all():
             text += (" n = k/N: an incomplete arm, k of its N planned seeds scored (the others failed or are "
                      "missing); it is listed after the complete arms of its task.")
@@ -92,7 +92,8 @@ class PaperTable:
 
 
 def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool = False) -> PaperTable:
-    """Per task × arm, the mean and standard error of ``metric`` over the scored seeds; arms of a task
+    """Per task × arm, the mean and standard error of ``metric`` over the scored seeds and the cost per
+    job (wall time, tokens, USD) over every job that ran; arms of a task
     ordered by mean, best first (ties and unscored arms as in every leaderboard).  ``frontier`` adds
     each arm's place on the task's cost–quality frontier on the same metric (:mod:`.frontier`)."""
     runs = distinguish_runs(runs)
@@ -101,7 +102,7 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
     rows = []
     for (task, trainer, label), group in jobs.groupby(["task", "trainer", "params_label"], sort=True):
         used = chosen[str(task)]
-        scored = group[group["scored"]]
+        scored, ran = group[group["scored"]], ran_jobs(group)
         values = scored[used.column].astype(float).dropna()
         n = len(values)
         planned = arm_planned(group)
@@ -109,8 +110,8 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
                      "failed": len(group) - len(scored), "planned": planned, "complete": n == planned > 0,
                      "mean": values.mean() if n else math.nan,
                      "se": values.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan,
-                     "wall_s": scored["time_seconds"].mean(), "tokens": scored["total_tokens"].mean(),
-                     "usd": scored["cost_usd"].mean(), "pct_of_best_known": scored["pct_of_best_known"].mean(),
+                     "wall_s": ran["time_seconds"].mean(), "tokens": ran["total_tokens"].mean(),
+                     "usd": ran["cost_usd"].mean(), "pct_of_best_known": scored["pct_of_best_known"].mean(),
                      "score_trust": ",".join(sorted({str(t) for t in group["score_trust"] if t}))})
     audit = integrity_table(jobs).set_index(["task", "trainer", "params_label"])
     for row in rows:

@@ -155,7 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "table", "print the paper-style table of one or more runs",
                  "Per task and arm: mean (standard error) over seeds of a held-out test score (of the last\n"
                  "iterate by default), n, failed jobs, and mean wall time, trainer-phase tokens and USD per\n"
-                 "job. Tasks without a test split show the selection split's best score, marked optimistic.\n"
+                 "job (every job that ran, failed ones included). Tasks without a test split show the\n"
+                 "selection split's best score, marked optimistic.\n"
                  "--frontier adds each task's cost-quality frontier.",
                  ["trace-bench table runs/RUN_ID", "trace-bench table runs/RUN_ID --frontier", "trace-bench table runs/RUN_ID --metric test_best --format latex",
                   "trace-bench table runs/RUN_A runs/RUN_B --format csv > table.csv"])

@@ -5,12 +5,17 @@ credentials`` (about 16 s a job).  The check resolves each role's model, endpoin
 as :mod:`trace_bench.llm.providers` will (config, then the original's environment variables) and
 names the variable to set.  An endpoint on this machine (loopback, such as the fake server or a
 local vLLM) may need no key.  ``llm.cache: replay`` never calls a provider and needs none.
+
+:func:`register_keys` makes every key the run uses a secret of the masking layer, by value: the
+masker knows secret-looking variable *names* and key *shapes*, but the variable ``api_key_env``
+names is a secret whatever it is called, and a provider or proxy may echo it into an answer.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,6 +41,20 @@ def is_loopback_url(url: str | None) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def register_keys(llm: Mapping[str, Any] | None) -> None:
+    """Mask, from now on in this process, the value of every variable ``llm.api_key_env`` and each
+    role's ``api_key_env`` name, whatever the name (the original's fallbacks, ``OPENAI_API_KEY`` and
+    the like, look secret by name already).  Called by the driver before its preflight and by every
+    process that builds a real session, before its first call; the gateway and the in-process
+    external trainers share their job's process.  Values under 8 characters are not masked."""
+    from trace_bench._util.masking import register_secret
+
+    llm = llm or {}
+    named = {llm.get("api_key_env")} | {(cfg or {}).get("api_key_env") for cfg in (llm.get("roles") or {}).values()}
+    for name in sorted(str(n) for n in named if n):
+        register_secret(os.environ.get(name))
 
 
 def key_variable(api_key_env: str | None, provider: str | None) -> str:

@@ -47,8 +47,10 @@ def build_session(
         backends: dict[str, Backend] = {role: backend for role in ROLES}
         session = LLMSession(backends, budget=build_budget(budget, carried), events=events)
     else:
+        from trace_bench.llm.credentials import register_keys
         from trace_bench.llm.providers import build_real_session
 
+        register_keys(llm)  # before any call: an answer that echoes the key is masked in every file of the job
         session = build_real_session(llm=llm, budget=build_budget(budget, carried), seed=seed, events=events,
                                      job_id=job_id)
     session.journal = journal

@@ -17,7 +17,9 @@ sees it counted, and once nothing is in flight ``requests == sum(by_status.value
 answers 401 to another bearer token, as a provider does; with ``models`` the server knows only
 those models: ``/v1/models`` lists them and a chat completion for another answers 404.  ``max_tokens`` counts the chat completions by the
 completion limit they asked for (``max_tokens``, else ``max_completion_tokens``; ``"none"`` when
-absent), so a test reads what a client really sent.
+absent), so a test reads what a client really sent.  With ``echo_key`` (``--echo-key``) every
+answer's text ends with the request's key in the clear (``# seen: key=<token>``, the bearer token
+without its prefix), as a provider or proxy that echoes credentials does: a run must mask it.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ class FakeLLMServer:
                  malformed_rate: float = 0.0, rate_limit_every: int = 0, timeout_rate: float = 0.0,
                  hang_s: float = 30.0, script: Sequence[str] | None = None, seed: int = 0,
                  model: str = "fake-model", api_key: str | None = None, models: Sequence[str] | None = None,
-                 attacks: Sequence[Attack] = (), record: bool = False) -> None:
+                 attacks: Sequence[Attack] = (), record: bool = False, echo_key: bool = False) -> None:
         self.latency, self.error_rate, self.malformed_rate = latency, error_rate, malformed_rate
         self.rate_limit_every, self.timeout_rate, self.hang_s = rate_limit_every, timeout_rate, hang_s
         self.script = itertools.cycle(list(script)) if script else None
@@ -68,7 +70,7 @@ class FakeLLMServer:
         self.known_models = list(models) if models else None  # None: every model name is answered
         self.rng = random.Random(seed)
         self.policy = AttackPolicy(seed=seed, attacks=list(attacks)) if attacks else StubPolicy(seed=seed)
-        self.record = record
+        self.record, self.echo_key = record, echo_key
         self.bodies: list[str] = []
         self._lock = threading.Lock()
         self._counter = 0
@@ -176,8 +178,32 @@ class FakeLLMServer:
                 "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                           "total_tokens": prompt + completion}}
 
+    def _answer(self, body: dict[str, Any], authorization: str | None) -> dict[str, Any]:
+        """The completion for ``body``, with the request's key appended to each text under ``echo_key``."""
+        payload = self._completion(body)
+        if self.echo_key:
+            token = (authorization or "")[7:] if (authorization or "")[:7].lower() == "bearer " else authorization
+            for choice in payload["choices"]:
+                choice["message"]["content"] = _with_comment(choice["message"]["content"], f"# seen: key={token or ''}")
+        return payload
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         return _make_handler(self)
+
+
+def _with_comment(text: str, comment: str) -> str:
+    """``text`` with ``comment`` where a proposal carries it into the trainer's state: in each string
+    of a JSON answer's ``suggestion``, at the top of each fenced code block, else at the end."""
+    try:
+        answer = json.loads(text)
+    except ValueError:
+        answer = None
+    if isinstance(answer, dict) and isinstance(answer.get("suggestion"), dict) and answer["suggestion"]:
+        answer["suggestion"] = {name: f"{value}\n{comment}" if isinstance(value, str) else value
+                                for name, value in answer["suggestion"].items()}
+        return json.dumps(answer)
+    fenced = re.sub(r"(```[A-Za-z0-9_+-]*\n)", lambda m: f"{m.group(1)}{comment}\n", text)
+    return fenced if fenced != text else f"{text}\n{comment}"
 
 
 def stream_events(payload: dict[str, Any], include_usage: bool) -> Iterator[bytes]:
@@ -318,9 +344,10 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, b'{"id": "broken", "choices": [')
             elif stream:
                 options = body.get("stream_options") or {}
-                self._stream(stream_events(server._completion(body), bool(options.get("include_usage"))))
+                answer = server._answer(body, self.headers.get("Authorization"))
+                self._stream(stream_events(answer, bool(options.get("include_usage"))))
             else:
-                self._send(200, server._completion(body))
+                self._send(200, server._answer(body, self.headers.get("Authorization")))
 
     return Handler
 
@@ -345,6 +372,8 @@ def fake_llm_parser() -> argparse.ArgumentParser:
     parser.add_argument("--attack", help="hostile provider: every code proposal carries the attack(s) in FILE "
                                          "(Python, or a JSON list)", metavar="FILE")
     parser.add_argument("--models", help="comma-separated models the server knows (404 for others; default: any)")
+    parser.add_argument("--echo-key", action="store_true",
+                        help="a leaking provider: every answer ends with the request's API key in the clear")
     return parser
 
 
@@ -355,7 +384,8 @@ def fake_llm_main(argv: Sequence[str] | None = None) -> int:
                            malformed_rate=args.malformed_rate, rate_limit_every=args.rate_limit_every,
                            timeout_rate=args.timeout_rate, script=script, seed=args.seed, api_key=args.api_key,
                            attacks=load_attacks(args.attack) if args.attack else (),
-                           models=[m.strip() for m in args.models.split(",") if m.strip()] if args.models else None)
+                           models=[m.strip() for m in args.models.split(",") if m.strip()] if args.models else None,
+                           echo_key=args.echo_key)
     print(server.url, flush=True)
     server.serve_forever()
     return 0

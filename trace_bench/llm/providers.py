@@ -17,12 +17,12 @@ from typing import Any
 
 from trace_bench.config.model_names import ROLES, configured_model, custom_backend
 from trace_bench.llm.budget import Budget
-from trace_bench.llm.caps import capped
-from trace_bench.llm.errors import MalformedResponseError
+from trace_bench.llm.caps import capped, completion_limit
+from trace_bench.llm.errors import LLMError, MalformedResponseError
 from trace_bench.llm.limiter import limited
 from trace_bench.llm.names import openai_compatible_model_name
 from trace_bench.llm.pricing import cost_of, unit_prices
-from trace_bench.llm.retry import call_with_retries
+from trace_bench.llm.retry import call_with_retries, classify
 from trace_bench.llm.session import EventSink, LLMSession
 from trace_bench.llm.tokens import estimate_prompt_tokens, estimate_text_tokens
 from trace_bench.llm.types import Completion, Usage
@@ -73,6 +73,18 @@ def resolve_base_url(base_url: str | None, provider: str | None) -> str | None:
     if provider in (None, "openai", "openrouter", "custom"):
         custom = os.environ.get("TRACE_CUSTOMLLM_URL") if _custom_backend() else None
         return custom or os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL") or None
+    return None
+
+
+def token_count(value: Any) -> int | None:
+    """A ``usage`` field as the API defines it, a non-negative integer; None for anything else
+    (a string, null, a negative or fractional number): the call's usage is then estimated."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
     return None
 
 
@@ -128,27 +140,57 @@ class LiteLLMBackend:
         import litellm
 
         request = self._request(messages, n, params)
+        return self._attempts(messages, request, lambda: litellm.completion(**request))
+
+    def _attempts(self, messages: list[dict[str, Any]], request: dict[str, Any], send: Any) -> Completion:
+        """``send()`` with retries.  An attempt answered with a 200 the client cannot use (no
+        choices, a body that is no JSON) reached the provider, which bills it: each is charged as
+        a call cut off in flight (:meth:`_unusable_charge`), in the completion's ``unusable`` or,
+        when the call finally fails, in the error's."""
+        unusable: list[Completion] = []
 
         def call() -> Any:
-            with limited():
-                response = litellm.completion(**request)
+            try:
+                with limited():
+                    response = send()
+            except Exception as exc:
+                if isinstance(classify(exc), MalformedResponseError):
+                    unusable.append(self._unusable_charge(messages, request))
+                raise
             choices = getattr(response, "choices", None)
             if not choices or getattr(choices[0], "message", None) is None:
+                unusable.append(self._unusable_charge(messages, request))
                 raise MalformedResponseError("provider returned no choices")
             return response
 
-        response, retries = call_with_retries(call, max_retries=self.max_retries, rng=self.rng)
-        return self._completion(messages, response, retries)
+        try:
+            response, retries = call_with_retries(call, max_retries=self.max_retries, rng=self.rng)
+        except LLMError as exc:
+            exc.unusable = unusable  # type: ignore[attr-defined]
+            raise
+        completion = self._completion(messages, response, retries)
+        completion.unusable = unusable
+        return completion
+
+    def _unusable_charge(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Completion:
+        """What an attempt with an unusable answer is charged, as a call cut off in flight: its
+        prompt as sent and a completion up to the request's limit, their cost, flagged estimated."""
+        prompt = estimate_prompt_tokens(messages)
+        completion = completion_limit(request) or 0
+        return Completion(texts=[], usage=Usage(prompt, completion, prompt + completion), model=self.model,
+                          estimated=True, cost_usd=self.estimate_cost(prompt, completion))
 
     def _completion(self, messages: list[dict[str, Any]], response: Any, retries: int) -> Completion:
         texts = [str(getattr(c.message, "content", "") or "") for c in response.choices]
         usage = getattr(response, "usage", None)
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0
-        completion = int(getattr(usage, "completion_tokens", 0) or 0) if usage else 0
-        estimated = usage is None or (prompt == 0 and completion == 0)
+        given = [token_count(getattr(usage, field, None)) if usage is not None else None
+                 for field in ("prompt_tokens", "completion_tokens")]
+        estimated = None in given or given == [0, 0]
         if estimated:
             prompt = estimate_prompt_tokens(messages)
             completion = sum(estimate_text_tokens(t) for t in texts)
+        else:
+            prompt, completion = int(given[0] or 0), int(given[1] or 0)
         return Completion(texts=texts, usage=Usage(prompt, completion, prompt + completion), model=self.model,
                           estimated=estimated, retries=retries,
                           cost_usd=cost_of(self.model, prompt, completion, self.prices))
@@ -182,17 +224,7 @@ class OpenAIBackend(LiteLLMBackend):
         request["model"] = self.wire_model
         client = self.client()
 
-        def call() -> Any:
-            with limited():
-                response = client.chat.completions.create(**request)
-            if not getattr(response, "choices", None) or getattr(response.choices[0], "message", None) is None:
-                raise MalformedResponseError("provider returned no choices")
-            return response
-
-        response, retries = call_with_retries(call, max_retries=self.max_retries, rng=self.rng)
-        return self._completion(messages, response, retries)
-
-    _completion = LiteLLMBackend._completion
+        return self._attempts(messages, request, lambda: client.chat.completions.create(**request))
 
 
 def resolve_provider(llm: dict[str, Any], role: str) -> str | None:

@@ -71,6 +71,12 @@ class _Call:
     reservation: Spent | None
     ticket: int | None
     started: float
+def _charged(completions: list[Completion]) -> tuple[int, int, float]:
+    """``(calls, tokens, usd)`` the journal settles a call with: each completion is a call."""
+    return (len(completions), sum(c.usage.total_tokens for c in completions),
+            sum(c.cost_usd or 0.0 for c in completions))
+
+
 _PHASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("trace_bench_llm_phase", default=None)
 
 _SAMPLING_KEYS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "response_format", "n", "stop", "seed")
@@ -203,8 +209,10 @@ class LLMSession:
                 completion = backend.complete(messages, n=n, sample_index=sample_index, **params)
         except LLMError as exc:
             if self._end(call_id):
+                unusable = list(getattr(exc, "unusable", None) or [])
+                self._record_unusable(role, unusable, phase)
                 self._record_error(role, backend.model, exc, time.perf_counter() - started, phase, call.reservation)
-                self._journal(call.ticket, 0, 0, 0.0)
+                self._journal(call.ticket, *_charged(unusable))
             raise
         except BaseException:
             if self._end(call_id):
@@ -213,8 +221,9 @@ class LLMSession:
             raise
         latency = time.perf_counter() - started
         if self._end(call_id):  # else it was charged as cut off (the job ended while it ran)
+            self._record_unusable(role, completion.unusable, phase)
             self._record(role, completion, latency, phase, call.reservation)
-            self._journal(call.ticket, 1, completion.usage.total_tokens, completion.cost_usd or 0.0)
+            self._journal(call.ticket, *_charged([*completion.unusable, completion]))
         return ChatResponse.from_texts(completion.texts, completion.usage, completion.model)
 
     def _begin(self, role: str, backend: Backend, phase: str, messages: list[dict[str, Any]],
@@ -259,6 +268,12 @@ class LLMSession:
             self._journal(call.ticket, 1, usage.total_tokens, call.usd_if_cut or 0.0)
         return len(calls)
 
+    def _record_unusable(self, role: str, attempts: list[Completion], phase: str) -> None:
+        """Charge the attempts the provider answered unusably (no choices, a truncated body) as calls
+        of their own, estimated like calls cut off (``unusable: true`` in their ``llm_call`` event)."""
+        for attempt in attempts:
+            self._record(role, attempt, 0.0, phase, unusable=True)
+
     def _journal(self, ticket: int | None, calls: int, tokens: int, usd: float) -> None:
         if ticket is not None and self.journal is not None:
             self.journal.settled(ticket, llm_calls=calls, tokens=tokens, usd=usd)
@@ -269,7 +284,7 @@ class LLMSession:
                 self.budget.release(reservation)
 
     def _record(self, role: str, completion: Completion, latency: float, phase: str = "train",
-                reservation: Spent | None = None, cut_off: bool = False) -> None:
+                reservation: Spent | None = None, cut_off: bool = False, unusable: bool = False) -> None:
         usage = completion.usage
         cost = completion.cost_usd or 0.0
         with self._lock:
@@ -287,6 +302,7 @@ class LLMSession:
             "total_tokens": usage.total_tokens, "cost_usd": cost, "cost_known": completion.cost_usd is not None,
             "latency_s": round(latency, 6), "cached": completion.cached, "retries": completion.retries,
             "estimated": completion.estimated, "phase": phase, **({"cut_off": True} if cut_off else {}),
+            **({"unusable": True} if unusable else {}),
         })
 
     def _record_error(self, role: str, model: str, exc: LLMError, latency: float, phase: str = "train",

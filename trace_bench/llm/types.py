@@ -53,7 +53,11 @@ class ChatResponse:
 
 @dataclass
 class Completion:
-    """What a backend returns for one request: texts, exact usage, and whether usage was estimated."""
+    """What a backend returns for one request: texts, exact usage, and whether usage was estimated.
+
+    ``unusable``: the attempts before this answer that the provider received and answered with a
+    200 the client could not use (no choices, a truncated body), each charged as an estimated call
+    (texts empty); the session counts them as calls of their own."""
 
     texts: list[str]
     usage: Usage
@@ -62,3 +66,4 @@ class Completion:
     cached: bool = False
     retries: int = 0
     cost_usd: float | None = None
+    unusable: list[Completion] = field(default_factory=list)

@@ -18,7 +18,7 @@ from typing import Any
 from trace_bench._util.errors import ConfigError
 from trace_bench.config.defaults import effective_job_timeout
 from trace_bench.config.models import RunConfig
-from trace_bench.llm.credentials import check_credentials, unset_key_variables
+from trace_bench.llm.credentials import check_credentials, register_keys, unset_key_variables
 from trace_bench.matrix.expand import JobSpec, expand_matrix
 from trace_bench.matrix.identity import config_hash, new_run_id
 from trace_bench.registry.tasks import TaskCatalog
@@ -88,6 +88,9 @@ def open_run(config: RunConfig, options: RunOptions, store: RunStore | None = No
         lock = store.lock()
     except RunLocked as exc:
         raise ConfigError(str(exc), key_path="--resume") from None
+    except OSError as exc:  # a read-only or missing location: nothing ran, a usage error (exit 2)
+        raise ConfigError(f"cannot create the run directory {store.root}: {exc.strerror or exc}",
+                          key_path="--runs-dir", hint="choose a writable directory with --runs-dir") from None
     try:
         created_at = (manifest.created_at if manifest is not None else "") or utc_now()
         store.write_snapshot(snapshot_text(config))
@@ -135,6 +138,7 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
         stored = listing[0].task_root if listing else None
         if stored and Path(stored).is_dir():
             options.root = stored
+    register_keys(config.llm.model_dump(mode="json"))  # masked in the driver's files and console from here
     check_credentials(config)  # before any file or job: a missing key is a config error, not N failed jobs
     for warning in unset_key_variables(config):
         print(f"trace-bench: warning: {warning}", file=sys.stderr, flush=True)

@@ -60,15 +60,18 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
         (measure if entry.phase == "measure" else train).add_call(
             prompt_tokens=cut_prompt, completion_tokens=cut_completion, total_tokens=cut_prompt + cut_completion,
             cost_usd=cut_cost, estimated=True)
+    carried = carried or {}
+    record.carried_llm_calls, record.carried_tokens = int(carried.get("llm_calls", 0)), int(carried.get("tokens", 0))
+    record.carried_cost_usd = round(float(carried.get("usd", 0.0)), 10)
     record.tokens_estimated = train.estimated or measure.estimated
     record.cache_hits = train.cache_hits
-    record.llm_calls, record.prompt_tokens = train.llm_calls, train.prompt_tokens
-    record.completion_tokens, record.total_tokens = train.completion_tokens, train.total_tokens
-    record.cost_usd = round(train.cost_usd, 10)
+    record.llm_calls, record.prompt_tokens = train.llm_calls + record.carried_llm_calls, train.prompt_tokens
+    record.completion_tokens = train.completion_tokens
+    record.total_tokens = train.total_tokens + record.carried_tokens
+    record.cost_usd = round(train.cost_usd + record.carried_cost_usd, 10)
     record.measure_llm_calls, record.measure_tokens = measure.llm_calls, measure.total_tokens
     record.measure_cost_usd = round(measure.cost_usd, 10)
     spent = spent_in_training(job)
-    carried = carried or {}
     record.budget_spent = {k: spent.get(k, 0) + carried.get(k, 0) for k in ("llm_calls", "tokens", "usd")}
     if rows and rows[-1].kind not in ("final", "harness_final", "stop"):
         _close_curve(job, rows[-1], record, wall_s)

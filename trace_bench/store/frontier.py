@@ -1,6 +1,7 @@
 """The cost–quality frontier: which arms of a task no other arm beats on both cost and score.
 
-An arm is a point (mean trainer-phase cost per job, mean score) over its scored seeds.  It is on the
+An arm is a point (mean trainer-phase cost per job over every job that ran, failed ones included,
+since a provider bills a job that then failed; mean score over its scored seeds).  It is on the
 task's Pareto frontier when no other arm costs at most as much and scores at least as well, better in
 one of the two.  Equal points are all on it (neither beats the other); an arm without a scored seed
 is never on it, and neither is an *incomplete* arm (failed or missing seeds: its surviving seeds may
@@ -27,7 +28,7 @@ COST_TOLERANCE = 1e-9
 
 
 def cost_axis(jobs: Iterable[tuple[float, float, float]]) -> str:
-    """The axis a task's frontier is drawn on, from its scored jobs' (llm_calls, tokens, usd): the
+    """The axis a task's frontier is drawn on, from its jobs' (llm_calls, tokens, usd) (those that ran): the
     first of ``usd``, ``tokens``, ``llm_calls`` that is positive for every job that made a trainer
     call (``llm_calls`` when none did, or when some job's USD and tokens are both unknown)."""
     callers = [(tokens, usd) for calls, tokens, usd in jobs if calls and calls > 0]

@@ -70,5 +70,8 @@ COMPLETE: frozenset[Status] = SUCCESSFUL | {Status.SKIPPED}
 #: The job ended abnormally on its own (not stopped by the user, not skipped).
 FAILED: frozenset[Status] = frozenset({Status.FAILED, Status.TIMEOUT, Status.OOM, Status.INFRA_ERROR,
                                        Status.TASK_ERROR})
+#: The job ran, however it ended (only a skipped job did not): what it spent is part of its arm's
+#: cost per job, failed jobs included, since a provider bills the calls of a job that then failed.
+RAN: frozenset[Status] = frozenset(Status) - {Status.SKIPPED}
 #: Every status is terminal: a job with a status has ended; ``running``/``pending`` are not statuses.
 TERMINAL: frozenset[Status] = frozenset(Status)

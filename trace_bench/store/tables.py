@@ -28,7 +28,7 @@ from trace_bench.store.models import CSV_COLUMNS, Arm, JobResult, Summary
 from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, arm_ranks, task_metric
 from trace_bench.store.results_index import LazyResult, loaded
 from trace_bench.store.stats import summarize
-from trace_bench.store.status import SUCCESSFUL
+from trace_bench.store.status import RAN, SUCCESSFUL
 
 
 class LeaderboardRow(TypedDict):
@@ -174,17 +174,20 @@ class ResultTables:
         task's ranking metric (``ranked_on``): a held-out test score where some scored job of the task
         has one, else the best selection score.  Complete arms (every planned seed scored) come
         before incomplete ones (``complete`` false; ``count`` of ``planned`` seeds scored).
-        ``on_frontier``: the arm is on the task's cost–quality frontier (that mean against the mean
-        trainer-phase cost on ``frontier_axis``, see :mod:`trace_bench.store.frontier`); an
+        ``mean_llm_calls``, ``mean_tokens``, ``mean_cost_usd``: the cost per job over every job of
+        the arm that ran, failed ones included.  ``on_frontier``: the arm is on the task's
+        cost–quality frontier (that mean against the mean trainer-phase cost on ``frontier_axis``, see :mod:`trace_bench.store.frontier`); an
         incomplete arm never is, and its ``complete`` false says why."""
         planned = planned or {}
         arms = {**{arm: [] for arm in planned}, **arms}  # an arm none of whose jobs ended yet is listed too
         scored_by_arm = {arm: [m for m in members if m.scored] for arm, members in arms.items()}
+        # cost per job: every job that ran (a failed job spent too), not only the scored ones
+        ran_by_arm = {arm: [m for m in members if m.ran] for arm, members in arms.items()}
         held_out = {arm[0] for arm, scored in scored_by_arm.items() if any(m.get(metric) is not None for m in scored)}
         rows: list[LeaderboardRow] = []
         for arm, members in arms.items():
             task, trainer, label = arm
-            scored = scored_by_arm[arm]
+            scored, ran = scored_by_arm[arm], ran_by_arm[arm]
             ranked_on = task_metric(task in held_out, metric)
             n, mean, std, low, high = summarize([v for m in scored if (v := m.get(ranked_on)) is not None])
             _, mean_best, std_best, _, _ = summarize([m.best for m in scored])  # type: ignore[misc]
@@ -198,17 +201,17 @@ class ResultTables:
                 "mean_test": _mean([m.test_best for m in scored]),  # type: ignore[misc]
                 "mean_test_last": _mean([m.test_last for m in scored]),  # type: ignore[misc]
                 "mean_initial": _mean([m.initial for m in scored]),  # type: ignore[misc]
-                "mean_llm_calls": _mean([float(m.llm_calls) for m in scored]),
-                "mean_tokens": _mean([float(m.tokens) for m in scored]),
-                "mean_cost_usd": _mean([m.cost_usd for m in scored]), "frontier_axis": "", "on_frontier": False,
+                "mean_llm_calls": _mean([float(m.llm_calls) for m in ran]),
+                "mean_tokens": _mean([float(m.tokens) for m in ran]),
+                "mean_cost_usd": _mean([m.cost_usd for m in ran]), "frontier_axis": "", "on_frontier": False,
             })
         by_task: dict[str, list[LeaderboardRow]] = defaultdict(list)
         for row in rows:
             by_task[row["task"]].append(row)
         for row in rows:
             row["complete"] = row["count"] == row["planned"] > 0
-        axes = {task: cost_axis((m.llm_calls, m.tokens, m.cost_usd) for (t, _, _), scored in scored_by_arm.items()
-                                if t == task for m in scored) for task in by_task}
+        axes = {task: cost_axis((m.llm_calls, m.tokens, m.cost_usd) for (t, _, _), ran in ran_by_arm.items()
+                                if t == task for m in ran) for task in by_task}
         ranked: list[LeaderboardRow] = []
         for task in sorted(by_task):
             entries = by_task[task]
@@ -238,6 +241,7 @@ class _Scores:
 
     suite: str
     scored: bool
+    ran: bool
     best: float | None
     test_best: float | None
     test_last: float | None
@@ -248,7 +252,8 @@ class _Scores:
 
     @classmethod
     def of(cls, record: JobResult) -> _Scores:
-        return cls(record.spec.suite, record.status in SUCCESSFUL and record.score_best is not None, record.score_best,
+        return cls(record.spec.suite, record.status in SUCCESSFUL and record.score_best is not None,
+                   record.status in RAN, record.score_best,
                    record.score_test_best, record.score_test_last, record.score_initial, record.llm_calls,
                    record.total_tokens, record.cost_usd)
 

@@ -148,16 +148,15 @@ class JobRecorder:
     def on_step(self, report: Any) -> None:
         """The ``on_step`` callback of ``TrainerContext`` (a ``StepReport``)."""
         improved = self.best.offer(report.score, report.state, report.score_dict, step=report.step)
-        totals, _ = _phases(self.session)
+        calls, tokens, usd = _trainer_spend(self.session)
         if self.console:
             print(f"[Step {report.step}] score: {_short(report.score)} best: {_short(self.best.score)} "
-                  f"llm_calls: {totals.llm_calls}", flush=True)
+                  f"llm_calls: {calls}", flush=True)
         self.steps = report.step
         self._curve_row(report.step, report.score, report.n_evals, report.score_dict, "step")
         fields: dict[str, Any] = {"step": report.step, "score": report.score, "best_score": self.best.score,
                                   "score_dict": report.score_dict,
-                                  "n_evals": report.n_evals, "llm_calls": totals.llm_calls,
-                                  "tokens": totals.total_tokens, "usd": totals.cost_usd,
+                                  "n_evals": report.n_evals, "llm_calls": calls, "tokens": tokens, "usd": usd,
                                   "wall_s": round(report.wall_s, 6)}
         if report.info:
             fields["info"] = report.info
@@ -202,9 +201,9 @@ class JobRecorder:
         if self._curve is None or self._curve.closed:
             return
         train, measure = _phases(self.session)
+        calls, tokens, usd = _trainer_spend(self.session)
         self._curve.row(CurveRow(step=step, wall_s=round(time.monotonic() - self._t0, 6), n_evals=n_evals,
-                                 llm_calls=train.llm_calls, tokens=train.total_tokens,
-                                 usd=round(train.cost_usd, 10), score=score, best_score=self.best.score,
+                                 llm_calls=calls, tokens=tokens, usd=usd, score=score, best_score=self.best.score,
                                  measure_llm_calls=measure.llm_calls, measure_tokens=measure.total_tokens,
                                  measure_usd=round(measure.cost_usd, 10),
                                  objectives={name: score_dict[name] for name in objective_names(score_dict)},
@@ -221,3 +220,14 @@ def _phases(session: Any) -> tuple[Any, Any]:
     quantity a budget counts; the harness's measurements are recorded beside it."""
     by_phase = session.totals.by_phase
     return by_phase["train"], by_phase["measure"]
+
+
+def _trainer_spend(session: Any) -> tuple[int, int, float]:
+    """``(llm_calls, tokens, usd)`` of the trainer in the job so far, what earlier (interrupted)
+    attempts spent included: a resumed job's curve starts at the spend carried into it and ends at
+    the record's cost columns."""
+    train, _ = _phases(session)
+    carried = session.budget.carried
+    return (train.llm_calls + int(carried.llm_calls), train.total_tokens + int(carried.tokens),
+            round(train.cost_usd + carried.usd, 10))
+

@@ -105,17 +105,21 @@ def finalise(result: JobResult, setup: JobSetup, recorder: JobRecorder, outcome:
 
 def fill_usage(result: JobResult, session: Any) -> None:
     """The job's LLM usage: the trainer's calls (the ``train`` phase, what the budget counts) as the
-    job's cost, the harness's measurement calls apart, every role and phase in ``usage_by_role``
-    (errors and retries of both phases), and what its budget counted."""
+    job's cost, earlier attempts' spend included (``carried_*``), the harness's measurement calls
+    apart, every role and phase in ``usage_by_role`` (errors and retries of both phases, this
+    attempt's), and what its budget counted."""
     totals = session.totals
     train, measure = totals.by_phase["train"], totals.by_phase["measure"]
-    result.llm_calls = train.llm_calls
+    carried = session.budget.carried
+    result.carried_llm_calls, result.carried_tokens = int(carried.llm_calls), int(carried.tokens)
+    result.carried_cost_usd = round(carried.usd, 10)
+    result.llm_calls = train.llm_calls + result.carried_llm_calls
     result.cache_hits = train.cache_hits
     result.prompt_tokens = train.prompt_tokens
     result.completion_tokens = train.completion_tokens
-    result.total_tokens = train.total_tokens
+    result.total_tokens = train.total_tokens + result.carried_tokens
     result.tokens_estimated = totals.estimated
-    result.cost_usd = round(train.cost_usd, 10)
+    result.cost_usd = round(train.cost_usd + carried.usd, 10)
     result.measure_llm_calls = measure.llm_calls
     result.measure_tokens = measure.total_tokens
     result.measure_cost_usd = round(measure.cost_usd, 10)

@@ -152,6 +152,28 @@ def _spec_from_flat(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "spec": spec}
 
 
+#: (cost column, its ``carried_*`` part, its key in ``budget_spent``/``attempts.json``'s ``carried``)
+CARRIED_SPEND = (("llm_calls", "carried_llm_calls", "llm_calls"), ("total_tokens", "carried_tokens", "tokens"),
+                 ("cost_usd", "carried_cost_usd", "usd"))
+
+
+def _carried_spend(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 6 -> 7: the cost columns counted the last attempt only; a re-run job's
+    ``budget_spent`` (its spend plus what earlier attempts spent) gives back the carried part."""
+    spent = data.get("budget_spent") or {}
+    if int(data.get("attempt") or 1) <= 1 or not isinstance(spent, dict):
+        return data
+    out = dict(data)
+    for column, carried, key in CARRIED_SPEND:
+        own = float(data.get(column) or 0)
+        part = max(0.0, float(spent.get(key) or 0) - own)
+        if column == "cost_usd":
+            out[carried], out[column] = round(part, 10), round(own + part, 10)
+        else:
+            out[carried], out[column] = int(part), int(own + part)
+    return out
+
+
 class JobResult(StoreModel):
     """A job's record: its specification (``spec``, embedded whole), how it ended, its scores and
     its spend.  The file also shows the specification's results.csv columns (``task``, ``trainer``,
@@ -173,11 +195,14 @@ class JobResult(StoreModel):
     ``sandbox_denial_kinds`` (null in older files: not audited), ``task_label`` (empty in older
     files: the task id) and ``guide_errors_scored`` (null), and the status ``task_error``.
     Version 6 embeds the whole specification under ``spec`` (older files: rebuilt from their
-    columns)."""
+    columns).  Version 7: ``llm_calls``, ``total_tokens`` and ``cost_usd`` are the job's spend over
+    all its attempts (an interrupted attempt's spend carried into the resumed one), the part earlier
+    attempts spent in ``carried_*``; a version-6 file counted its last attempt only and reads with
+    the carried spend its ``budget_spent`` shows added (``carried_*`` null for a job that ran once)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
-    SCHEMA_VERSION: ClassVar[int] = 6
-    UPGRADES: ClassVar[dict[int, Upgrade]] = {3: _test_best_from_test, 5: _spec_from_flat}
+    SCHEMA_VERSION: ClassVar[int] = 7
+    UPGRADES: ClassVar[dict[int, Upgrade]] = {3: _test_best_from_test, 5: _spec_from_flat, 6: _carried_spend}
     FILE: ClassVar[str] = "results.json"
     FLAT: ClassVar[dict[str, str]] = {"resolved": RESOLVED_PREFIX}
     #: what the file shows of ``spec`` (results.csv's specification columns, then the original's names)
@@ -210,6 +235,14 @@ class JobResult(StoreModel):
     total_tokens: int = 0
     tokens_estimated: bool = False
     cost_usd: float = 0.0
+    carried_llm_calls: int | None = Field(default=None, description="the part of ``llm_calls`` that earlier, "
+                                          "interrupted attempts of the job spent (0 for a job that ran once); null "
+                                          "in older files of a job that ran once (version 7)")
+    carried_tokens: int | None = Field(default=None, description="the part of ``total_tokens`` that earlier "
+                                       "attempts spent; ``prompt_tokens`` + ``completion_tokens`` split the rest "
+                                       "(version 7)")
+    carried_cost_usd: float | None = Field(default=None, description="the part of ``cost_usd`` that earlier "
+                                           "attempts spent (version 7)")
     measure_llm_calls: int | None = Field(default=None, description="the harness's measurement calls (scoring "
                                           "states on the selection and test splits); null in files before version 4, "
                                           "whose ``llm_calls`` included them")
