@@ -82,15 +82,12 @@ def _litellm_missing(model: str) -> list[str]:
 
 def missing_credentials(llm: dict[str, Any]) -> list[str]:
     """One message per distinct missing credential among the roles (empty when all are there)."""
-    from trace_bench.llm.providers import resolve_base_url, resolve_key, resolve_model, resolve_provider
+    from trace_bench.llm.providers import resolve_key, role_endpoint
 
     problems: dict[str, str] = {}
     for role in ROLES:
-        role_cfg = (llm.get("roles") or {}).get(role) or {}
-        provider = resolve_provider(llm, role)
-        base_url = resolve_base_url(role_cfg.get("base_url") or llm.get("base_url"), provider)
-        model = resolve_model(role_cfg.get("model") or llm.get("model"), provider, base_url)
-        key_env = role_cfg.get("api_key_env") or llm.get("api_key_env")
+        endpoint = role_endpoint(llm, role)
+        provider, base_url, model, key_env = endpoint.provider, endpoint.base_url, endpoint.model, endpoint.key_env
         if is_loopback_url(base_url):
             continue
         prefix = model.split("/", 1)[0] if "/" in model else "openai"

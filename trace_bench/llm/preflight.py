@@ -25,11 +25,12 @@ import json
 import time
 import urllib.error
 import urllib.request
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from trace_bench._util.errors import ConfigError
 from trace_bench.config.model_names import ROLES
+from trace_bench.store.models import Preflight as Check  # what a check found and spent is the run's event
 
 OPENAI_API = "https://api.openai.com/v1"
 OPENROUTER_API = "https://openrouter.ai/api/v1"
@@ -60,39 +61,15 @@ class Target:
     list_models: bool = True
 
 
-@dataclass
-class Check:
-    """What one preflight request found and spent (a run-level ``preflight`` event)."""
-
-    endpoint: str
-    model: str
-    key_variable: str
-    method: str = "models"
-    status: int | None = None
-    ok: bool = True
-    latency_s: float = 0.0
-    requests: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def targets(llm: dict[str, Any]) -> list[Target]:
     """The distinct (endpoint, model, key variable) of the roles, in role order."""
     from trace_bench.llm.credentials import key_variable
-    from trace_bench.llm.providers import resolve_base_url, resolve_key, resolve_model, resolve_provider
+    from trace_bench.llm.providers import resolve_key, role_endpoint
 
     found: dict[tuple[str, str, str], Target] = {}
     for role in ROLES:
-        role_cfg = (llm.get("roles") or {}).get(role) or {}
-        provider = resolve_provider(llm, role)
-        base_url = resolve_base_url(role_cfg.get("base_url") or llm.get("base_url"), provider)
-        model = resolve_model(role_cfg.get("model") or llm.get("model"), provider, base_url)
-        key_env = role_cfg.get("api_key_env") or llm.get("api_key_env")
+        endpoint = role_endpoint(llm, role)
+        provider, base_url, model, key_env = endpoint.provider, endpoint.base_url, endpoint.model, endpoint.key_env
         variable = key_variable(key_env, provider)
         key = resolve_key(key_env, provider)
         prefix = model.split("/", 1)[0] if "/" in model else "openai"
@@ -116,7 +93,7 @@ def run_preflight(llm: dict[str, Any], *, timeout_s: float = 10.0) -> list[Check
 
 
 def check_target(target: Target, timeout_s: float, prices: dict[str, Any] | None = None) -> Check:
-    check = Check(target.endpoint, target.model, target.key_variable)
+    check = Check(endpoint=target.endpoint, model=target.model, key_variable=target.key_variable)
     started = time.perf_counter()
     try:
         if not target.openai_compatible:

@@ -12,6 +12,7 @@ import os
 import random
 import re
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from trace_bench.config.model_names import ROLES, configured_model, custom_backend
@@ -233,14 +234,31 @@ def resolve_provider(llm: dict[str, Any], role: str) -> str | None:
         "openrouter" if os.environ.get("OPENROUTER_API_KEY") and not os.environ.get("OPENAI_API_KEY") else None)
 
 
-def build_backend(llm: dict[str, Any], role: str, seed: int) -> LiteLLMBackend:
-    role_cfg = (llm.get("roles") or {}).get(role) or {}
+@dataclass(frozen=True)
+class RoleEndpoint:
+    """Where one role's calls go, resolved once for the clients, the credential check and the preflight."""
+
+    settings: dict[str, Any]  # the role's own ``llm.roles.<role>`` (each falls back to the run's ``llm``)
+    provider: str | None
+    base_url: str | None
+    model: str
+    key_env: str | None
+
+
+def role_endpoint(llm: dict[str, Any], role: str) -> RoleEndpoint:
+    settings = (llm.get("roles") or {}).get(role) or {}
     provider = resolve_provider(llm, role)
-    base_url = resolve_base_url(role_cfg.get("base_url") or llm.get("base_url"), provider)
-    model = resolve_model(role_cfg.get("model") or llm.get("model"), provider, base_url)
+    base_url = resolve_base_url(settings.get("base_url") or llm.get("base_url"), provider)
+    model = resolve_model(settings.get("model") or llm.get("model"), provider, base_url)
+    return RoleEndpoint(settings, provider, base_url, model, settings.get("api_key_env") or llm.get("api_key_env"))
+
+
+def build_backend(llm: dict[str, Any], role: str, seed: int) -> LiteLLMBackend:
+    endpoint = role_endpoint(llm, role)
+    role_cfg, provider, base_url, model = endpoint.settings, endpoint.provider, endpoint.base_url, endpoint.model
     temperature = role_cfg.get("temperature", llm.get("temperature"))
     options: dict[str, Any] = dict(
-        model=model, api_key=resolve_key(role_cfg.get("api_key_env") or llm.get("api_key_env"), provider),
+        model=model, api_key=resolve_key(endpoint.key_env, provider),
         base_url=base_url, temperature=temperature, max_tokens=role_cfg.get("max_tokens") or llm.get("max_tokens"),
         timeout_s=float(llm.get("timeout_s") or 120.0), max_retries=int(llm.get("max_retries", 4)),
         prices=llm.get("prices") or {}, seed=seed)

@@ -3,15 +3,20 @@
 Listing must cost what ``list-tasks`` costs, so it imports no trainer module (they bring pydantic
 and, later, ``opto`` and the external libraries): availability comes from ``find_spec`` of the
 packages a trainer requires.  Resolution (``registry.trainers.all_trainers``) imports the classes;
-``tests/cli/test_listing.py`` checks that this table says exactly what the classes say, so the two
-cannot drift.  Entry-point plugins have no static metadata: their classes are imported to list them.
+the table (``trainers/catalog.json``) is the one place a built-in trainer's id and metadata are
+written: the classes take theirs from it (``tests/cli/test_listing.py`` checks they agree).
+Entry-point plugins have no static metadata: their classes are imported to list them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
+import json
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from trace_bench.registry.specs import missing_packages
 
@@ -61,64 +66,22 @@ def unavailable_reason(requires: tuple[str, ...], extra: str | None, probe: str 
     return str(reason) if reason else None
 
 
-_OPTO = "trace_bench.trainers.opto_search"
-_EXTERNAL = "trace_bench.trainers.external"
+def _builtin_trainers() -> tuple[TrainerMetadata, ...]:
+    """The rows of trace_bench/trainers/catalog.json, in listing order inside a source (the one table
+    of built-in trainers: their classes take their ids and metadata from it too).  Read as a file:
+    importing the trainers package would not be cheap for every caller."""
+    path = Path(__file__).resolve().parents[1] / "trainers" / "catalog.json"
+    fields = {f.name for f in dataclasses.fields(TrainerMetadata)}
+    rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    metadata = []
+    for row in rows:
+        values: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
+                                  for key, value in row.items() if key in fields}
+        metadata.append(TrainerMetadata(**values))
+    return tuple(metadata)
 
-# Listing order inside a source; ``optional`` entries were added after the first two.
-BUILTIN_TRAINERS: tuple[TrainerMetadata, ...] = (
-    TrainerMetadata("NoOpTrainer", "trace_bench.trainers.noop:NoOpTrainer",
-                    "Baseline: evaluates the initial parameters, never updates them."),
-    TrainerMetadata("PrioritySearch", f"{_OPTO}.priority_search:PrioritySearch",
-                    "Priority queue of candidates with their own optimizers; proposals validated per step."),
-    TrainerMetadata("StreamingPrioritySearch", f"{_OPTO}.streaming:StreamingPrioritySearch",
-                    "PrioritySearch without validation: proposals are evaluated on the next training batch.",
-                    optional=True),
-    TrainerMetadata("GEPA-Base", f"{_OPTO}.gepa:GEPABase",
-                    "GEPA: parents by Pareto-subset wins, reflective mutation, always-add children, merges.",
-                    optional=True),
-    TrainerMetadata("GEPA-UCB", f"{_OPTO}.gepa:GEPAUCB",
-                    "GEPA with UCB-search plumbing: evicts the single worst (wins, mean) above max_buffer_size.",
-                    optional=True),
-    TrainerMetadata("GEPA-Beam", f"{_OPTO}.gepa:GEPABeam",
-                    "GEPA with the beam-search plumbing and defaults (keeps the top 16 by wins, then mean).",
-                    optional=True),
-    TrainerMetadata("BeamsearchAlgorithm", f"{_OPTO}.beam:BeamsearchAlgorithm",
-                    "Beam of states; all members propose, the top beam_width on a validation minibatch survive.",
-                    optional=True),
-    TrainerMetadata("BeamsearchHistoryAlgorithm", f"{_OPTO}.beam:BeamsearchHistoryAlgorithm",
-                    "Beam search whose feedback lists earlier selected states and their validation scores.",
-                    optional=True),
-    TrainerMetadata("UCBSearchAlgorithm", f"{_OPTO}.ucb:UCBSearchAlgorithm",
-                    "Bandit over a buffer of states: improve the highest UCB, add the child, evict the lowest.",
-                    optional=True),
-    TrainerMetadata("MinibatchAlgorithm", f"{_OPTO}.minibatch:MinibatchAlgorithm",
-                    "One state; one proposal per minibatch, rolled back unless it improves on the same batch.",
-                    optional=True),
-    TrainerMetadata("BasicSearchAlgorithm", f"{_OPTO}.minibatch:BasicSearchAlgorithm",
-                    "Minibatch with num_proposals proposals per batch, the best on the validation set kept.",
-                    optional=True),
-    TrainerMetadata("DSPyTrainer", f"{_EXTERNAL}.dspy_trainer:DSPyTrainer",
-                    "DSPy optimizers (MIPROv2, GEPA, COPRO, SIMBA, BootstrapFewShot) via the gateway.",
-                    source="external", requires=("dspy",), extra="dspy", optional=True),
-    TrainerMetadata("TextGradTrainer", f"{_EXTERNAL}.textgrad_trainer:TextGradTrainer",
-                    "textgrad's TGD (textual gradients) over every trainable parameter, via the gateway.",
-                    source="external", requires=("textgrad",), extra="textgrad", optional=True),
-    TrainerMetadata("OpenEvolveTrainer", f"{_EXTERNAL}.openevolve_trainer:OpenEvolveTrainer",
-                    "OpenEvolve's islands + MAP-Elites evolution over the parameters as one program, via the "
-                    "gateway.",
-                    source="external", requires=("openevolve",), extra="openevolve", optional=True),
-    TrainerMetadata("GEPATrainer", f"{_EXTERNAL}.gepa_trainer:GEPATrainer",
-                    "The gepa library's reflective evolution over every parameter's text, via the gateway.",
-                    source="external", requires=("gepa",), extra="gepa", optional=True),
-    TrainerMetadata("SkyDiscover", f"{_EXTERNAL}.skydiscover_trainer:SkyDiscoverTrainer",
-                    "SkyDiscover's searches (AdaEvolve, EvoX, top-k, beam, best-of-n) over the program, via the "
-                    "gateway.",
-                    source="external", requires=("skydiscover",), extra="skydiscover", optional=True),
-    TrainerMetadata("ShinkaEvolve", f"{_EXTERNAL}.shinkaevolve_trainer:ShinkaEvolveTrainer",
-                    "ShinkaEvolve (Sakana AI) through SkyDiscover's shinkaevolve backend, via the gateway.",
-                    source="external", requires=("skydiscover",), extra="skydiscover", optional=True,
-                    probe=f"{_EXTERNAL}.shinka_probe:unavailable_reason"),
-)
+
+BUILTIN_TRAINERS: tuple[TrainerMetadata, ...] = _builtin_trainers()
 
 
 @dataclass(frozen=True)

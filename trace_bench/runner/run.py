@@ -177,7 +177,7 @@ def _preflight(config: RunConfig, options: RunOptions) -> list[dict[str, Any]]:
             how = "model listed" if check.method == "models" else "one-token completion"
             print(f"preflight: {check.endpoint} model {check.model} ({check.key_variable}): ok, {how} in "
                   f"{check.latency_s:.2f} s", file=sys.stderr, flush=True)
-    return [check.to_dict() for check in checks]
+    return [check.model_dump(exclude={"ts", "type"}) for check in checks]
 
 
 def _expand(config: RunConfig, options: RunOptions, opened: OpenedRun) -> list[JobSpec]:

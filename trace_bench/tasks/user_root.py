@@ -15,7 +15,6 @@ folders and modules side by side.  Modules are loaded under unique names with pa
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import re
 import sys
 import threading
@@ -24,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from trace_bench._util.errors import ConfigError
+from trace_bench._util.imports import import_file
 from trace_bench.tasks.spec import TaskSpec
 
 _LOCK = threading.Lock()
@@ -104,18 +104,7 @@ def load_module_from_path(source: Path) -> ModuleType:
     with _LOCK:
         if name in sys.modules:
             return sys.modules[name]
-        locations = [str(source.parent)] if source.name == "__init__.py" else None
-        spec = importlib.util.spec_from_file_location(name, source, submodule_search_locations=locations)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load task module {source}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(name, None)
-            raise
-        return module
+        return import_file(name, source, package=source.parent if source.name == "__init__.py" else None)
 
 
 def build_from_path(spec: TaskSpec, eval_kwargs: dict[str, Any]) -> Any:

@@ -8,11 +8,19 @@ for every member of a family, not only for one literal id.
 ``Trainer`` is generic over its knobs' type: ``class MySearch(Trainer[MySearchParams])`` types
 ``self.params`` as ``MySearchParams`` (and ``Params = MySearchParams`` names the model the runner
 validates the config with).  A subclass with a richer model re-declares ``params: ItsParams``.
+
+A built-in trainer's names and listing metadata (``id``, ``aliases``, ``family``, ``description``,
+``source``, ``requires``, ``extra``, ``probe``) are written once, in its row of ``catalog.json``
+beside this module, which ``list-trainers`` reads without importing any trainer; the class gets
+them from that row when it is defined.  A plugin trainer declares them as class attributes.
 """
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
+from functools import cache
+from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -33,8 +41,16 @@ COMMON_ALIASES: dict[str, str] = {"threads": "num_threads"}
 ParamsT = TypeVar("ParamsT", bound=TrainerParams)
 
 
+@cache
+def builtin_rows() -> dict[str, dict[str, Any]]:
+    """The rows of ``catalog.json`` (the built-in trainers), by ``module:Class``."""
+    rows = json.loads(Path(__file__).with_name("catalog.json").read_text(encoding="utf-8"))
+    return {row["target"]: row for row in rows}
+
+
 class Trainer(ABC, Generic[ParamsT]):
-    """Base of every trainer. Subclasses set ``id``, ``Params`` and implement :meth:`train`."""
+    """Base of every trainer. Subclasses set ``id`` (a built-in: its ``catalog.json`` row does),
+    ``Params`` and implement :meth:`train`."""
 
     id: ClassVar[str]
     aliases: ClassVar[tuple[str, ...]] = ()
@@ -51,6 +67,15 @@ class Trainer(ABC, Generic[ParamsT]):
     probe: ClassVar[str | None] = None
 
     params: ParamsT
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        row = builtin_rows().get(f"{cls.__module__}:{cls.__qualname__}")
+        if row is not None:
+            cls.id, cls.description = row["id"], row["description"]
+            cls.aliases, cls.family = tuple(row.get("aliases", ())), row.get("family", "")
+            cls.source, cls.requires = row.get("source", "built-in"), tuple(row.get("requires", ()))
+            cls.extra, cls.probe = row.get("extra"), row.get("probe")
 
     def __init__(self, context: TrainerContext, params: ParamsT) -> None:
         self.ctx = context

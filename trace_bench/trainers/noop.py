@@ -17,10 +17,6 @@ class NoOpParams(TrainerParams):
 
 
 class NoOpTrainer(Trainer[NoOpParams]):
-    id = "NoOpTrainer"
-    aliases = ("NoopTrainer", "noop")
-    family = "baseline"
-    description = "Baseline: evaluates the initial parameters, never updates them."
     Params = NoOpParams
     uses_optimizer = False
     knob_aliases = {"ps_steps": "num_steps"}

@@ -8,8 +8,9 @@ task's other arms.  Text from the run passes through :func:`.readers.markdown_te
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from trace_bench.ui.readers import markdown_text
+from trace_bench.ui.readers import markdown_text, with_analysis
 
 NO_FLAG = "**Integrity audit:** no arm flagged (no held-out item in any audited state, no sandbox denial, no unusual gap)."
 
@@ -17,15 +18,15 @@ NO_FLAG = "**Integrity audit:** no arm flagged (no held-out item in any audited 
 def integrity_markdown(run_dir: Path) -> str:
     """Markdown listing the flagged arms of a run (one line each), or that none is; a short message
     when the run cannot be read yet or the analysis extra is missing."""
-    try:
-        from trace_bench.analysis.integrity import describe_row, integrity_table
-        from trace_bench.analysis.load import RunDirError, load_jobs
-    except ImportError as exc:
-        return f"Integrity audit needs the analysis extra: {markdown_text(str(exc))}"
-    try:
-        table = integrity_table(load_jobs(run_dir))
-    except RunDirError as exc:
-        return f"Integrity audit: {markdown_text(str(exc))}"
+    return with_analysis(run_dir, _flagged_arms,
+                         needs_extra=lambda why: f"Integrity audit needs the analysis extra: {markdown_text(why)}",
+                         unreadable=lambda why: f"Integrity audit: {markdown_text(why)}")
+
+
+def _flagged_arms(jobs: Any) -> str:
+    from trace_bench.analysis.integrity import describe_row, integrity_table
+
+    table = integrity_table(jobs)
     flagged = table[table["flags"] != ""]
     if flagged.empty:
         return NO_FLAG

@@ -17,6 +17,7 @@ from trace_bench.store.models import StoreError, arm_label
 from trace_bench.store.ranking import variant_of
 from trace_bench.store.run_store import RunStore
 from trace_bench.ui.discovery import job_entries
+from trace_bench.ui.readers import with_analysis
 
 AXES = {"llm_calls": "LLM calls", "tokens": "tokens", "usd": "USD", "wall_s": "wall time (s)", "step": "step"}
 POINT_COLUMNS = ("step", "wall_s", "n_evals", "llm_calls", "tokens", "usd", "score", "best_score")
@@ -99,16 +100,18 @@ def run_curve_frame(run_dir: Path, axis: str = "llm_calls", group: str = "traine
 def frontier_html(run_dir: Path) -> str:
     """The cost–quality frontier of each task of a run, as report.html draws it (one chart per task,
     arms coloured as in the curves), with the frontier's arms listed above each chart."""
-    try:
-        from trace_bench.analysis.frontier import frontier_lines, frontier_table
-        from trace_bench.analysis.frontier_chart import frontier_chart
-        from trace_bench.analysis.load import RunDirError, load_jobs
-    except ImportError as exc:
-        return f'<p class="tb-frontier-note">the frontier needs the analysis extra: {html.escape(str(exc))}</p>'
-    try:
-        frame = frontier_table(load_jobs(run_dir))
-    except RunDirError as exc:
-        return f'<p class="tb-frontier-note">no frontier: {html.escape(str(exc))}</p>'
+    return with_analysis(
+        run_dir, _frontier_charts,
+        needs_extra=lambda why: ('<p class="tb-frontier-note">the frontier needs the analysis extra: '
+                                 f'{html.escape(why)}</p>'),
+        unreadable=lambda why: f'<p class="tb-frontier-note">no frontier: {html.escape(why)}</p>')
+
+
+def _frontier_charts(jobs: Any) -> str:
+    from trace_bench.analysis.frontier import frontier_lines, frontier_table
+    from trace_bench.analysis.frontier_chart import frontier_chart
+
+    frame = frontier_table(jobs)
     if frame.empty:
         return '<p class="tb-frontier-note">no frontier: no jobs yet</p>'
     arms = sorted({(str(t), str(p)) for t, p in zip(frame["trainer"], frame["params_label"], strict=True)})

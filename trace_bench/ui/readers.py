@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -199,3 +200,22 @@ def numeric(value: Any) -> float | None:
 def file_stamp(*paths: Path) -> tuple[tuple[int, int], ...]:
     """(mtime_ns, size) of each path, (0, 0) when absent: cheap change detection for live views."""
     return reading.file_stamp(*(Path(p) for p in paths))
+
+
+def with_analysis(run_dir: Path, panel: Callable[[Any], str], *, needs_extra: Callable[[str], str],
+                  unreadable: Callable[[str], str]) -> str:
+    """A panel drawn by the analysis layer: ``panel(jobs)`` on the run's jobs as that layer loads
+    them (``panel`` imports what else it uses of it); ``needs_extra(why)`` where the analysis extra
+    is missing, ``unreadable(why)`` where the run cannot be read yet."""
+    try:
+        from trace_bench.analysis.load import RunDirError, load_jobs
+    except ImportError as exc:
+        return needs_extra(str(exc))
+    try:
+        jobs = load_jobs(run_dir)
+    except RunDirError as exc:
+        return unreadable(str(exc))
+    try:
+        return panel(jobs)
+    except ImportError as exc:
+        return needs_extra(str(exc))

@@ -20,11 +20,13 @@ import os
 import random
 import sys
 import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy
 import numpy.random  # noqa: F401 - numpy loads it lazily, ~50 ms a call: loaded once in the zygote instead
 
+from trace_bench._util.imports import import_file
 from trace_bench.tasks.discovery.problems import (  # noqa: F401 - loaded once in the zygote, see above
     autocorrelation,
     circle_packing,
@@ -51,13 +53,7 @@ def load_evaluator(payload: dict[str, Any]) -> Any:
             handle.write(data if isinstance(data, bytes) else str(data).encode("utf-8"))
     sys.path.insert(0, task_dir)
     os.chdir(task_dir)
-    spec = importlib.util.spec_from_file_location("evaluator", os.path.join(task_dir, str(payload["entry"])))
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {payload['entry']}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["evaluator"] = module
-    spec.loader.exec_module(module)
-    return module
+    return import_file("evaluator", Path(task_dir, str(payload["entry"])))
 
 
 def write_program(program: str, suffix: str = ".py") -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trace_bench._util.imports import import_file
 from trace_bench.tasks.discovery.folder import EVALUATOR, Form, TaskFolder
 from trace_bench.tasks.discovery.program import EvolveProgram, parse_program
 
@@ -113,15 +114,9 @@ def _trusted_evaluator(source: Path) -> Any:
     here; its ``run`` imports candidates and runs in the sandbox alone)."""
     if source not in _MODULES:
         name = f"trace_bench_discovery_evaluator_{abs(hash(str(source))):x}"
-        spec = importlib.util.spec_from_file_location(name, source)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {source}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
         if str(source.parent) not in sys.path:  # its sibling modules, as in the sandbox
             sys.path.insert(0, str(source.parent))
-        spec.loader.exec_module(module)
-        _MODULES[source] = module
+        _MODULES[source] = import_file(name, source)
     return _MODULES[source]
 
 

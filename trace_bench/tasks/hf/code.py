@@ -14,9 +14,6 @@ import re
 import textwrap
 from typing import Any
 
-from opto import trace
-
-from trace_bench.llm.current import get_llm
 from trace_bench.tasks.hf.catalog import HFDataset
 
 INITIAL_INSTRUCTION = "Write the Python function."
@@ -80,28 +77,3 @@ def code_example(row: dict[str, Any], entry: HFDataset) -> tuple[dict[str, Any],
     info = {"task_type": "code", "task_id": f"{entry.id}/{task_id}", "test": test_source,
             "entry_point": entry_point, "answer": entry_point}
     return {"task_id": info["task_id"], "question": request, "prompt": prompt, "entry_point": entry_point}, info
-
-
-@trace.model
-class HFCodeAgent:
-    """``forward(input)`` -> the program the tests run: the prompt (if any) plus the reply's code."""
-
-    def __init__(self, instruction: str = INITIAL_INSTRUCTION, max_tokens: int = 1024) -> None:
-        self.instruction = trace.node(instruction, trainable=True, name="instruction",
-                                      description="Instructions the agent follows to write each function.")
-        self.max_tokens = max_tokens
-
-    def forward(self, task: Any) -> Any:
-        return self.write(self.instruction, task)
-
-    @trace.bundle(catch_execution_error=False)
-    def write(self, instruction: str, task: dict[str, str]) -> str:
-        """Ask the LLM for the function and assemble the program that the tests will run."""
-        from trace_bench.tasks.humaneval.prompted import program_from_reply
-
-        reply = get_llm("agent")(
-            messages=[{"role": "system", "content": str(instruction)}, {"role": "user", "content": task["question"]}],
-            max_tokens=self.max_tokens,
-        )
-        text = str(reply.choices[0].message.content or "")
-        return program_from_reply(text, task["prompt"], task["entry_point"])

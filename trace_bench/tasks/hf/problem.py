@@ -108,14 +108,15 @@ def _agent_and_guide(kind: str, eval_kwargs: dict[str, Any]) -> tuple[Any, Any, 
     the sandboxed unit tests score; every other task answers in text scored by :class:`QAGuide`."""
     max_tokens = int(eval_kwargs.get("max_tokens", 1024))
     if kind == "code":
-        from trace_bench.tasks.hf.code import INITIAL_INSTRUCTION, HFCodeAgent
+        from trace_bench.tasks.hf.code import INITIAL_INSTRUCTION
         from trace_bench.tasks.hf.code import STUB_INSTRUCTIONS as CODE_STUBS
         from trace_bench.tasks.humaneval.guide import UnitTestGuide
+        from trace_bench.tasks.humaneval.prompted import CodeAgent
 
         instruction = str(eval_kwargs.get("initial_instructions") or INITIAL_INSTRUCTION)
         guide = UnitTestGuide(timeout_s=float(eval_kwargs.get("timeout_s", 10.0)),
                               memory_mb=int(eval_kwargs.get("memory_mb", 1024)))
-        return HFCodeAgent(instruction, max_tokens=max_tokens), guide, CODE_STUBS
+        return CodeAgent(instruction, max_tokens=max_tokens), guide, CODE_STUBS
     instruction = str(eval_kwargs.get("initial_instructions") or INITIAL_INSTRUCTIONS[kind])
     return QAAgent(instruction, max_tokens=max_tokens), metrics.QAGuide(), STUB_INSTRUCTIONS[kind]
 

@@ -47,7 +47,10 @@ def program_from_reply(reply: str, prompt: str, entry_point: str) -> str:
 
 @trace.model
 class CodeAgent:
-    """``forward({"task_id", "prompt", "entry_point"})`` -> a program for the guide to test."""
+    """``forward({"task_id", "prompt", "entry_point"})`` -> a program for the guide to test.
+
+    The request is the input's ``question`` where it has one (the HF code datasets phrase it per
+    row), else "complete this function" around the prompt (HumanEval)."""
 
     def __init__(self, instruction: str = INITIAL_INSTRUCTION, max_tokens: int = 1024) -> None:
         self.instruction = trace.node(instruction, trainable=True, name="instruction",
@@ -60,7 +63,7 @@ class CodeAgent:
     @trace.bundle(catch_execution_error=False)
     def write(self, instruction: str, task: dict[str, str]) -> str:
         """Ask the LLM for the function and assemble the program that the tests will run."""
-        request = f"Complete this function:\n\n```python\n{task['prompt']}```"
+        request = task.get("question") or f"Complete this function:\n\n```python\n{task['prompt']}```"
         reply = get_llm("agent")(
             messages=[{"role": "system", "content": str(instruction)}, {"role": "user", "content": request}],
             max_tokens=self.max_tokens,

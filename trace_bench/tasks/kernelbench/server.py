@@ -16,28 +16,17 @@ import json
 import os
 import threading
 from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from http.server import ThreadingHTTPServer
 
+from trace_bench._util.http import JSONHandler
 from trace_bench.tasks.kernelbench.local import LocalEvaluator
 
 
 def make_server(host: str, port: int, token: str | None, evaluator: LocalEvaluator) -> ThreadingHTTPServer:
     gpu = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(JSONHandler):
         protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
 
         def _authorized(self) -> bool:
             if not token:
@@ -47,30 +36,30 @@ def make_server(host: str, port: int, token: str | None, evaluator: LocalEvaluat
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             if not self._authorized():
-                self._send(401, {"error": "invalid token"})
+                self.send_json(401, {"error": "invalid token"})
             elif self.path.rstrip("/") == "/health":
-                self._send(200, {"status": "ok"})
+                self.send_json(200, {"status": "ok"})
             else:
-                self._send(404, {"error": "not found"})
+                self.send_json(404, {"error": "not found"})
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             if not self._authorized():
-                self._send(401, {"error": "invalid token"})
+                self.send_json(401, {"error": "invalid token"})
                 return
             if self.path.rstrip("/") != "/evaluate":
-                self._send(404, {"error": "not found"})
+                self.send_json(404, {"error": "not found"})
                 return
             try:
                 body = json.loads(raw)
                 args = (str(body["problem_id"]), str(body["ref_arch_src"]), str(body["custom_src"]), int(body["seed"]))
                 timeout = float(body.get("timeout") or evaluator.timeout_s)
             except (ValueError, KeyError, TypeError) as exc:
-                self._send(400, {"error": f"bad request: {exc}"})
+                self.send_json(400, {"error": f"bad request: {exc}"})
                 return
             with gpu:
                 result = LocalEvaluator(timeout_s=timeout, trials=evaluator.trials).evaluate(*args)
-            self._send(200, result.to_json())
+            self.send_json(200, result.to_json())
 
     return ThreadingHTTPServer((host, port), Handler)
 

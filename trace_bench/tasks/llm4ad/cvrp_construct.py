@@ -12,17 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import (
-    InvalidSolution,
-    Recorder,
-    as_int,
-    distance_matrix,
-    load_candidate,
-    replay_all,
-    rng,
-    summarize,
-)
-from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
+from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, as_int, constructive, dims, distance_matrix, rng
+from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
 
 TEMPLATE = '''import numpy as np
 
@@ -168,31 +159,16 @@ def route_distance(select: Any, dist: np.ndarray, demands: np.ndarray, capacity:
     raise InvalidSolution("the routes did not serve every customer within the step limit")
 
 
-def _data(payload: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
-    return instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_customers"]))
-
-
-def solve(payload: dict[str, Any]) -> list[list[int]]:
-    """Sandbox target: the candidate's choices, one list per instance."""
-    select = load_candidate(payload["program"], TASK.entry)
-    routes = []
-    for dist, demands in _data(payload):
-        recorder = Recorder(select)
-        route_distance(recorder, dist, demands, float(payload["capacity"]))
-        routes.append(recorder.decisions())
-    return routes
-
-
-def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
-    """Trusted: replay the candidate's choices on our own instances and measure the routes."""
+def _data(payload: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray, float]]:
     capacity = float(payload["capacity"])
-    data = _data(payload)
-    totals = replay_all(run(f"{__name__}:solve", payload), len(data),
-                        lambda replay, i: route_distance(replay, data[i][0], data[i][1], capacity))
-    stats = summarize(totals, label="route distance", higher_is_better=False)
-    return {"score": -stats["mean"], "instance_scores": totals, "worst": stats["worst"],
-            "summary": f"Mean total distance {stats['mean']:.4f} over {len(totals)} instances of "
-                       f"{payload['n_customers']} customers, capacity {capacity:g} (lower is better)."}
+    return [(dist, demands, capacity) for dist, demands in instances(*dims(payload, "n_customers"))]
+
+
+solve, evaluate = constructive(
+    TASK, _data, lambda select, instance: route_distance(select, *instance), label="route distance",
+    higher_is_better=False, summary=lambda mean, totals, _, payload: (
+        f"Mean total distance {mean:.4f} over {len(totals)} instances of {payload['n_customers']} customers, "
+        f"capacity {float(payload['capacity']):g} (lower is better)."))
 
 
 def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:

@@ -74,6 +74,23 @@ def load_candidate(program: Any, entry: str) -> Callable[..., Any]:
     return func
 
 
+def open_candidate(payload: dict[str, Any]) -> Any:
+    """In a sandbox target that never runs candidate code: the :class:`~trace_bench.sandbox.rpc.CandidateProxy`
+    to the candidate's own process, or the load failure that process reported, raised as the exception
+    type the guide maps to that phase (``SyntaxError``, :class:`MissingEntryError`, :class:`CandidateLoadError`)."""
+    from trace_bench.sandbox.rpc import CandidateGone, CandidateProxy  # not on the zygote's import path
+
+    try:
+        proxy = CandidateProxy(payload)
+    except CandidateGone as exc:
+        raise CandidateLoadError(str(exc)) from None
+    if not proxy.ready:
+        kind, message = str(proxy.failure.get("kind") or ""), str(proxy.failure.get("message") or "")
+        errors: dict[str, type[Exception]] = {"SyntaxError": SyntaxError, "MissingEntryError": MissingEntryError}
+        raise errors.get(kind, CandidateLoadError)(message or "the candidate could not be loaded")
+    return proxy
+
+
 def as_int(value: Any, what: str) -> int:
     """A heuristic's answer as a Python int, or :class:`InvalidSolution` saying what was wrong."""
     if isinstance(value, (bool, np.bool_)):
@@ -157,6 +174,50 @@ def replay_all(solution: Any, count: int, simulate: Callable[[Replay, int], Any]
         results.append(simulate(replay, index))
         replay.finish()
     return results
+
+
+Play = Callable[[Callable[..., Any], Any], Any]
+"""A constructive task's simulation: ``play(decide, instance)`` asks ``decide`` at each step and returns
+the instance's value (tour length, bins used, ...), raising :class:`InvalidSolution` on a bad decision."""
+
+
+def constructive(task: Any, data: Callable[[dict[str, Any]], Sequence[Any]], play: Play, *, label: str,
+                 higher_is_better: bool, summary: Callable[[float, list[Any], Sequence[Any], dict[str, Any]], str],
+                 fmt: str = ".4f", wrap: Callable[[Callable[..., Any]], Callable[..., Any]] = lambda func: func,
+                 ) -> tuple[Callable[[dict[str, Any]], list[list[int]]], Callable[[dict[str, Any], Any], dict[str, Any]]]:
+    """The two halves of a constructive task, ``(solve, evaluate)``, for its module to bind by those names.
+
+    ``solve`` (the sandbox target) plays each instance of ``data(payload)`` with a :class:`Recorder`
+    around the candidate's ``task.entry`` (through ``wrap``, where the task turns its answer into a
+    decision) and returns the decisions; ``evaluate`` (trusted) calls it through ``run``, replays the
+    decisions on instances it generates itself and scores the mean of the values ``play`` returns
+    (negated where lower is better), with ``summary(mean, values, instances, payload)``.
+    """
+    target = f"{task.evaluator.partition(':')[0]}:solve"
+
+    def solve(payload: dict[str, Any]) -> list[list[int]]:
+        decide = wrap(load_candidate(payload["program"], task.entry))
+        decisions = []
+        for instance in data(payload):
+            recorder = Recorder(decide)
+            play(recorder, instance)
+            decisions.append(recorder.decisions())
+        return decisions
+
+    def evaluate(payload: dict[str, Any], run: Any) -> dict[str, Any]:
+        instances = data(payload)
+        values = replay_all(run(target, payload), len(instances), lambda replay, i: play(replay, instances[i]))
+        stats = summarize(values, label=label, higher_is_better=higher_is_better, fmt=fmt)
+        mean = stats["mean"]
+        return {"score": mean if higher_is_better else -mean, "instance_scores": values, "worst": stats["worst"],
+                "summary": summary(mean, values, instances, payload)}
+
+    return solve, evaluate
+
+
+def dims(payload: dict[str, Any], *names: str) -> list[int]:
+    """An instance generator's arguments as the payload carries them: seed, n_instances, then ``names``."""
+    return [int(payload[name]) for name in ("seed", "n_instances", *names)]
 
 
 def rng(seed: int, salt: int = 0) -> np.random.Generator:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, load_candidate
+from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, load_candidate, open_candidate
 
 MAX_PARAMS = 10
 FITTING_MODULE = __name__  # the only module of an equation task that its sandbox shows
@@ -127,17 +127,9 @@ def serve_equation(payload: dict[str, Any]) -> None:
 def fit_with_candidate(payload: dict[str, Any]) -> dict[str, Any]:
     """Sandbox target (no candidate code here): fit the parameters, asking the candidate's process for
     each prediction; returns the fitted parameters and the predictions at them."""
-    from trace_bench.sandbox.rpc import CandidateGone, CandidateProxy
-    from trace_bench.tasks.llm4ad.evalkit import CandidateLoadError, MissingEntryError
+    from trace_bench.sandbox.rpc import CandidateGone
 
-    try:
-        proxy = CandidateProxy(payload)
-    except CandidateGone as exc:
-        raise CandidateLoadError(str(exc)) from None
-    if not proxy.ready:
-        kind, message = str(proxy.failure.get("kind") or ""), str(proxy.failure.get("message") or "")
-        errors: dict[str, type[Exception]] = {"SyntaxError": SyntaxError, "MissingEntryError": MissingEntryError}
-        raise errors.get(kind, CandidateLoadError)(message or "the candidate could not be loaded")
+    proxy = open_candidate(payload)
     target = np.asarray(payload["target"], dtype=float)
 
     def remote(params: np.ndarray) -> np.ndarray:

@@ -8,20 +8,13 @@ starts as soon as both its machine and its job are free.  Score = -mean makespan
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import (
-    InvalidSolution,
-    Recorder,
-    as_int,
-    load_candidate,
-    replay_all,
-    rng,
-    summarize,
-)
-from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
+from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, as_int, constructive, dims, rng
+from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
 
 TEMPLATE = '''import numpy as np
 
@@ -104,31 +97,18 @@ def makespan(select: Any, machines: np.ndarray, durations: np.ndarray) -> float:
 
 
 def _data(payload: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
-    return instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_jobs"]),
-                     int(payload["n_machines"]))
+    return instances(*dims(payload, "n_jobs", "n_machines"))
 
 
-def solve(payload: dict[str, Any]) -> list[list[int]]:
-    """Sandbox target: the candidate's choices, one list per instance."""
-    select = load_candidate(payload["program"], TASK.entry)
-    schedules = []
-    for machines, durations in _data(payload):
-        recorder = Recorder(select)
-        makespan(recorder, machines, durations)
-        schedules.append(recorder.decisions())
-    return schedules
-
-
-def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
-    """Trusted: replay the candidate's choices on our own instances and measure the makespans."""
-    data = _data(payload)
-    spans = replay_all(run(f"{__name__}:solve", payload), len(data), lambda replay, i: makespan(replay, *data[i]))
-    stats = summarize(spans, label="makespan", higher_is_better=False, fmt=".0f")
+def _summary(mean: float, spans: list[Any], data: Sequence[Any], payload: dict[str, Any]) -> str:
     bounds = [max(d.sum(axis=1).max(), max(d[m == k].sum() for k in range(m.shape[1]))) for m, d in data]
     gap = 100.0 * float(np.mean([s / b - 1 for s, b in zip(spans, bounds, strict=True)]))
-    return {"score": -stats["mean"], "instance_scores": spans, "worst": stats["worst"],
-            "summary": f"Mean makespan {stats['mean']:.2f} over {len(spans)} instances of {payload['n_jobs']} jobs x "
-                       f"{payload['n_machines']} machines; {gap:.1f}% above a simple lower bound (lower is better)."}
+    return (f"Mean makespan {mean:.2f} over {len(spans)} instances of {payload['n_jobs']} jobs x "
+            f"{payload['n_machines']} machines; {gap:.1f}% above a simple lower bound (lower is better).")
+
+
+solve, evaluate = constructive(TASK, _data, lambda select, instance: makespan(select, *instance), label="makespan",
+                               higher_is_better=False, fmt=".0f", summary=_summary)
 
 
 def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:

@@ -11,16 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import (
-    InvalidSolution,
-    Recorder,
-    as_int,
-    load_candidate,
-    replay_all,
-    rng,
-    summarize,
-)
-from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
+from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, as_int, constructive, dims, rng
+from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
 
 TEMPLATE = '''import numpy as np
 
@@ -123,29 +115,14 @@ def packed_value(select: Any, weights: np.ndarray, values: np.ndarray, capacity:
 
 
 def _data(payload: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray, float]]:
-    return instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_items"]))
+    return instances(*dims(payload, "n_items"))
 
 
-def solve(payload: dict[str, Any]) -> list[list[int]]:
-    """Sandbox target: the candidate's choices, one list per instance."""
-    select = load_candidate(payload["program"], TASK.entry)
-    picks = []
-    for weights, values, capacity in _data(payload):
-        recorder = Recorder(select)
-        packed_value(recorder, weights, values, capacity)
-        picks.append(recorder.decisions())
-    return picks
-
-
-def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
-    """Trusted: replay the candidate's choices on our own instances and add up the packed values."""
-    data = _data(payload)
-    totals = replay_all(run(f"{__name__}:solve", payload), len(data),
-                        lambda replay, i: packed_value(replay, *data[i]))
-    stats = summarize(totals, label="packed value", higher_is_better=True)
-    return {"score": stats["mean"], "instance_scores": totals, "worst": stats["worst"],
-            "summary": f"Mean packed value {stats['mean']:.4f} over {len(totals)} instances of "
-                       f"{payload['n_items']} items (higher is better)."}
+solve, evaluate = constructive(
+    TASK, _data, lambda select, instance: packed_value(select, *instance), label="packed value",
+    higher_is_better=True, summary=lambda mean, totals, _, payload: (
+        f"Mean packed value {mean:.4f} over {len(totals)} instances of {payload['n_items']} items "
+        "(higher is better)."))
 
 
 def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import json
 import re
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from trace_bench._util.imports import import_file
 from trace_bench.tasks.spec import TaskSpec, Unavailable, UnavailableKind
 
 _LOCK = threading.RLock()
@@ -89,16 +89,7 @@ def _register_loader(root: Path) -> None:
         return
     for candidate in (root / f"{LOADER_NAME}.py", root.parent / f"{LOADER_NAME}.py"):
         if candidate.is_file():
-            spec = importlib.util.spec_from_file_location(LOADER_NAME, candidate)
-            if spec is None or spec.loader is None:
-                return
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[LOADER_NAME] = module
-            try:
-                spec.loader.exec_module(module)
-            except BaseException:
-                sys.modules.pop(LOADER_NAME, None)
-                raise
+            import_file(LOADER_NAME, candidate)
             return
 
 
@@ -131,19 +122,8 @@ def load_task_module(task_dir: Path) -> ModuleType:
         if name in sys.modules:
             return sys.modules[name]
         _register_loader(task_dir.parent)
-        spec = importlib.util.spec_from_file_location(name, source, submodule_search_locations=[str(task_dir)])
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {source}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            with task_import_scope(task_dir):
-                spec.loader.exec_module(module)
-        except BaseException:
-            for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
-                del sys.modules[key]
-            raise
-        return module
+        with task_import_scope(task_dir):
+            return import_file(name, source, package=task_dir)
 
 
 def load_root_problem(spec: TaskSpec, eval_kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -137,17 +137,9 @@ def _refuse_compiling(program: str) -> None:
 def run_package_checker(payload: dict[str, Any]) -> float:
     """Sandbox target (the package and its data, never candidate code): the package's ``evaluate_program``,
     calling the candidate's function through a proxy; returns the score it computes."""
-    from trace_bench.sandbox.rpc import CandidateGone, CandidateProxy
-    from trace_bench.tasks.llm4ad.evalkit import CandidateLoadError, InvalidSolution, MissingEntryError
+    from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, open_candidate
 
-    try:
-        proxy = CandidateProxy(payload)
-    except CandidateGone as exc:
-        raise CandidateLoadError(str(exc)) from None
-    if not proxy.ready:
-        kind, message = str(proxy.failure.get("kind") or ""), str(proxy.failure.get("message") or "")
-        errors: dict[str, type[Exception]] = {"SyntaxError": SyntaxError, "MissingEntryError": MissingEntryError}
-        raise errors.get(kind, CandidateLoadError)(message or "the candidate could not be loaded")
+    proxy = open_candidate(payload)
     module = importlib.import_module(payload["module"])
     evaluation = find_evaluation_class(module)()
     _refuse_compiling(str(payload["program"]))

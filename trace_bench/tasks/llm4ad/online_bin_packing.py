@@ -9,21 +9,13 @@ Score = -mean number of bins used.  Sized to evaluate in well under a second.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import (
-    InvalidSolution,
-    Recorder,
-    as_int,
-    load_candidate,
-    replay_all,
-    rng,
-    summarize,
-)
-from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
+from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, as_int, constructive, dims, rng
+from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
 
 CAPACITY = 100.0
 
@@ -109,29 +101,17 @@ def lower_bound(items: np.ndarray) -> int:
 
 
 def sequences_for(payload: dict[str, Any]) -> list[np.ndarray]:
-    return instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_items"]))
+    return instances(*dims(payload, "n_items"))
 
 
-def solve(payload: dict[str, Any]) -> list[list[int]]:
-    """Sandbox target: the bin the candidate's priorities chose for each item, one list per sequence."""
-    choose = by_priority(load_candidate(payload["program"], TASK.entry))
-    placements = []
-    for items in sequences_for(payload):
-        recorder = Recorder(choose)
-        pack(recorder, items)
-        placements.append(recorder.decisions())
-    return placements
-
-
-def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
-    """Trusted: replay the placements on our own item sequences and count the bins."""
-    sequences = sequences_for(payload)
-    used = replay_all(run(f"{__name__}:solve", payload), len(sequences), lambda replay, i: pack(replay, sequences[i]))
+def _summary(mean: float, used: list[Any], sequences: Sequence[Any], payload: dict[str, Any]) -> str:
     excess = 100.0 * float(np.mean([u / lower_bound(s) - 1 for u, s in zip(used, sequences, strict=True)]))
-    stats = summarize(used, label="bins used", higher_is_better=False, fmt=".0f")
-    return {"score": -stats["mean"], "instance_scores": used, "worst": stats["worst"],
-            "summary": f"Mean bins used {stats['mean']:.2f} over {len(used)} sequences of {payload['n_items']} "
-                       f"items; {excess:.2f}% above the volume lower bound (lower is better)."}
+    return (f"Mean bins used {mean:.2f} over {len(used)} sequences of {payload['n_items']} items; "
+            f"{excess:.2f}% above the volume lower bound (lower is better).")
+
+
+solve, evaluate = constructive(TASK, sequences_for, pack, label="bins used", higher_is_better=False, fmt=".0f",
+                               summary=_summary, wrap=by_priority)
 
 
 def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:

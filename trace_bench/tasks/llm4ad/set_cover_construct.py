@@ -12,16 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import (
-    InvalidSolution,
-    Recorder,
-    as_int,
-    load_candidate,
-    replay_all,
-    rng,
-    summarize,
-)
-from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
+from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, as_int, constructive, dims, rng
+from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
 
 TEMPLATE = '''import numpy as np
 
@@ -102,29 +94,14 @@ def cover_size(select: Any, membership: np.ndarray) -> int:
 
 
 def _data(payload: dict[str, Any]) -> list[np.ndarray]:
-    return instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_elements"]),
-                     int(payload["n_subsets"]))
+    return instances(*dims(payload, "n_elements", "n_subsets"))
 
 
-def solve(payload: dict[str, Any]) -> list[list[int]]:
-    """Sandbox target: the candidate's choices, one list per instance."""
-    select = load_candidate(payload["program"], TASK.entry)
-    covers = []
-    for membership in _data(payload):
-        recorder = Recorder(select)
-        cover_size(recorder, membership)
-        covers.append(recorder.decisions())
-    return covers
-
-
-def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
-    """Trusted: replay the candidate's choices on our own instances and count the subsets."""
-    data = _data(payload)
-    sizes = replay_all(run(f"{__name__}:solve", payload), len(data), lambda replay, i: cover_size(replay, data[i]))
-    stats = summarize(sizes, label="subsets used", higher_is_better=False, fmt=".0f")
-    return {"score": -stats["mean"], "instance_scores": sizes, "worst": stats["worst"],
-            "summary": f"Mean cover size {stats['mean']:.3f} subsets over {len(sizes)} instances "
-                       f"({payload['n_elements']} elements, {payload['n_subsets']} subsets; lower is better)."}
+solve, evaluate = constructive(
+    TASK, _data, cover_size, label="subsets used", higher_is_better=False, fmt=".0f",
+    summary=lambda mean, used, _, payload: (
+        f"Mean cover size {mean:.3f} subsets over {len(used)} instances ({payload['n_elements']} elements, "
+        f"{payload['n_subsets']} subsets; lower is better)."))
 
 
 def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:

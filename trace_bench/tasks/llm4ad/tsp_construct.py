@@ -11,17 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from trace_bench.tasks.llm4ad.evalkit import (
-    InvalidSolution,
-    Recorder,
-    as_int,
-    distance_matrix,
-    load_candidate,
-    replay_all,
-    rng,
-    summarize,
-)
-from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
+from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, as_int, constructive, dims, distance_matrix, rng
+from trace_bench.tasks.llm4ad.problem import CodeTask, build_problem
 
 TEMPLATE = '''import numpy as np
 
@@ -140,29 +131,14 @@ def tour_length(select: Any, dist: np.ndarray) -> float:
 
 
 def _matrices(payload: dict[str, Any]) -> list[np.ndarray]:
-    return instances(int(payload["seed"]), int(payload["n_instances"]), int(payload["n_nodes"]))
+    return instances(*dims(payload, "n_nodes"))
 
 
-def solve(payload: dict[str, Any]) -> list[list[int]]:
-    """Sandbox target: the candidate's choices, one list per instance."""
-    select = load_candidate(payload["program"], TASK.entry)
-    tours = []
-    for dist in _matrices(payload):
-        recorder = Recorder(select)
-        tour_length(recorder, dist)
-        tours.append(recorder.decisions())
-    return tours
-
-
-def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
-    """Trusted: replay the candidate's choices on our own instances and measure the tours."""
-    matrices = _matrices(payload)
-    lengths = replay_all(run(f"{__name__}:solve", payload), len(matrices),
-                         lambda replay, i: tour_length(replay, matrices[i]))
-    stats = summarize(lengths, label="tour length", higher_is_better=False)
-    return {"score": -stats["mean"], "instance_scores": lengths, "worst": stats["worst"],
-            "summary": f"Mean tour length {stats['mean']:.4f} over {len(lengths)} instances of "
-                       f"{payload['n_nodes']} cities (lower is better)."}
+solve, evaluate = constructive(
+    TASK, _matrices, tour_length, label="tour length", higher_is_better=False,
+    summary=lambda mean, lengths, _, payload: (
+        f"Mean tour length {mean:.4f} over {len(lengths)} instances of {payload['n_nodes']} cities "
+        "(lower is better)."))
 
 
 def build_trace_problem(**eval_kwargs: Any) -> dict[str, Any]:

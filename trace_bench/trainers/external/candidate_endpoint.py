@@ -19,6 +19,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from trace_bench._util.http import JSONHandler
+
 Evaluate = Callable[[str], dict[str, Any]]
 
 
@@ -67,34 +69,23 @@ class CandidateEndpoint:
 
 
 def _handler_for(endpoint: CandidateEndpoint) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JSONHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             given = self.headers.get("Authorization") or ""
             if not hmac.compare_digest(given.encode(), f"Bearer {endpoint.token}".encode()):
-                self._send(401, {"error": "invalid or missing token"})
+                self.send_json(401, {"error": "invalid or missing token"})
                 return
             try:
                 program = json.loads(raw or b"{}")["program"]
                 if not isinstance(program, str):
                     raise TypeError("program must be a string")
             except (ValueError, KeyError, TypeError) as exc:
-                self._send(400, {"error": f"bad request: {exc}"})
+                self.send_json(400, {"error": f"bad request: {exc}"})
                 return
             try:
-                self._send(200, endpoint.answer(program))
+                self.send_json(200, endpoint.answer(program))
             except Exception as exc:  # the job's evaluation failed: the library sees an evaluation error
-                self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
+                self.send_json(500, {"error": f"{type(exc).__name__}: {exc}"})
 
     return Handler

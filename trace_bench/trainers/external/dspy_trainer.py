@@ -65,16 +65,9 @@ class DSPyParams(TrainerParams):
 
 
 class DSPyTrainer(Trainer[DSPyParams]):
-    id = "DSPyTrainer"
-    aliases = ("DSPy",)
-    family = "external"
-    description = "DSPy optimizers (MIPROv2, GEPA, COPRO, SIMBA, BootstrapFewShot) via the gateway."
     Params = DSPyParams
     knob_aliases = {"optimizer_name": "dspy_optimizer", "ps_steps": "max_steps"}
-    source = "external"
     uses_optimizer = False
-    requires = ("dspy",)
-    extra = "dspy"
 
     def train(self) -> None:
         import dspy

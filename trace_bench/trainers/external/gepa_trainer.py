@@ -87,15 +87,8 @@ class ProblemAdapter:
 
 
 class GEPATrainer(Trainer[GEPAParams]):
-    id = "GEPATrainer"
-    aliases = ("gepa-library",)
-    family = "external"
-    description = "The gepa library's reflective evolution over every parameter's text, via the gateway."
     Params = GEPAParams
-    source = "external"
     uses_optimizer = False
-    requires = ("gepa",)
-    extra = "gepa"
 
     def train(self) -> None:
         import gepa

@@ -58,16 +58,9 @@ class OpenEvolveParams(TrainerParams):
 
 
 class OpenEvolveTrainer(Trainer[OpenEvolveParams]):
-    id = "OpenEvolveTrainer"
-    aliases = ("OpenEvolve",)
-    family = "external"
-    description = "OpenEvolve's islands + MAP-Elites evolution over the parameters as one program, via the gateway."
     Params = OpenEvolveParams
     knob_aliases = {"ps_steps": "iterations", "max_iterations": "iterations"}
-    source = "external"
     uses_optimizer = False
-    requires = ("openevolve",)
-    extra = "openevolve"
 
     def train(self) -> None:
         from openevolve.config import Config, LLMModelConfig

@@ -88,17 +88,9 @@ class ShinkaEvolveParams(TrainerParams):
 
 
 class ShinkaEvolveTrainer(Trainer[ShinkaEvolveParams]):
-    id = "ShinkaEvolve"
-    aliases = ("ShinkaEvolveTrainer", "SkyDiscover-ShinkaEvolve")
-    family = "external"
-    description = "ShinkaEvolve (Sakana AI) through SkyDiscover's shinkaevolve backend, via the gateway."
     Params = ShinkaEvolveParams
     knob_aliases = {"ps_steps": "iterations", "max_iterations": "iterations", "num_generations": "iterations"}
-    source = "external"
     uses_optimizer = False
-    requires = ("skydiscover",)
-    extra = "skydiscover"
-    probe = "trace_bench.trainers.external.shinka_probe:unavailable_reason"
 
     def train(self) -> None:
         from trace_bench.trainers.external.shinka_probe import import_shinka

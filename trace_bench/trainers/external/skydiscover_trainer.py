@@ -137,16 +137,9 @@ def _bridge_evaluator(directory: str, problem: Any) -> str:
 
 
 class SkyDiscoverTrainer(Trainer[SkyDiscoverParams]):
-    id = "SkyDiscover"
-    aliases = ("SkyDiscoverTrainer",)
-    family = "external"
-    description = "SkyDiscover's searches (AdaEvolve, EvoX, top-k, beam, best-of-n) over the program, via the gateway."
     Params = SkyDiscoverParams
     knob_aliases = {"ps_steps": "iterations", "max_iterations": "iterations"}
-    source = "external"
     uses_optimizer = False
-    requires = ("skydiscover",)
-    extra = "skydiscover"
 
     def train(self) -> None:
         ctx = self.ctx

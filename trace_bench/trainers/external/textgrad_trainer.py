@@ -90,16 +90,9 @@ def gateway_engine(link: GatewayLink, *, max_tokens: int, temperature: float) ->
 
 
 class TextGradTrainer(Trainer[TextGradParams]):
-    id = "TextGradTrainer"
-    aliases = ("TextGrad-TGD",)
-    family = "external"
-    description = "textgrad's TGD (textual gradients) over every trainable parameter, via the gateway."
     Params = TextGradParams
     knob_aliases = {"ps_steps": "num_steps", "num_epochs": "num_steps"}
-    source = "external"
     uses_optimizer = False
-    requires = ("textgrad",)
-    extra = "textgrad"
 
     def train(self) -> None:
         params = self.params

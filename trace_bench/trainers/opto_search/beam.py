@@ -34,10 +34,6 @@ class BeamsearchParams(SearchParams):
 
 
 class BeamsearchAlgorithm(Trainer[BeamsearchParams]):
-    id = "BeamsearchAlgorithm"
-    aliases = ("BeamSearch", "Beamsearch")
-    family = "beam_search"
-    description = "Beam of states; all members propose, the top beam_width on a validation minibatch survive."
     Params = BeamsearchParams
     knob_aliases = {"train_batch_size": "batch_size", "num_steps": "max_depth"}
 
@@ -97,10 +93,6 @@ class BeamsearchHistoryParams(BeamsearchParams):
 
 
 class BeamsearchHistoryAlgorithm(BeamsearchAlgorithm):
-    id = "BeamsearchHistoryAlgorithm"
-    aliases = ("BeamSearchHistory",)
-    family = "beam_search"
-    description = "Beam search whose feedback lists earlier selected states and their validation scores."
     Params = BeamsearchHistoryParams
 
     params: BeamsearchHistoryParams

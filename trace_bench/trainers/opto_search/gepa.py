@@ -98,10 +98,6 @@ _SEARCH_ALIASES = {**_GEPA_ALIASES, "gepa_iters": "num_search_iterations",
 
 
 class GEPABase(Trainer[GEPAParams]):
-    id = "GEPA-Base"
-    aliases = ("GEPAAlgorithmBase",)
-    family = "gepa"
-    description = "GEPA: parents by Pareto-subset wins, reflective mutation, always-add children, merges."
     Params = GEPABaseParams
     knob_aliases = {**_GEPA_ALIASES, "gepa_iters": "num_iters", "num_steps": "num_iters"}
 
@@ -209,9 +205,6 @@ class GEPABase(Trainer[GEPAParams]):
 
 
 class GEPAUCB(GEPABase):
-    id = "GEPA-UCB"
-    aliases = ("GEPAUCBSearch",)
-    description = "GEPA with UCB-search plumbing: evicts the single worst (wins, mean) above max_buffer_size."
     Params = GEPAUCBParams
     knob_aliases = _SEARCH_ALIASES
     params: GEPAUCBParams
@@ -224,8 +217,5 @@ class GEPAUCB(GEPABase):
 
 
 class GEPABeam(GEPABase):
-    id = "GEPA-Beam"
-    aliases = ("GEPABeamPareto",)
-    description = "GEPA with the beam-search plumbing and defaults (keeps the top 16 by wins, then mean)."
     Params = GEPABeamParams
     knob_aliases = _SEARCH_ALIASES

@@ -31,10 +31,6 @@ class MinibatchParams(SearchParams):
 
 
 class MinibatchAlgorithm(Trainer[MinibatchParams]):
-    id = "MinibatchAlgorithm"
-    aliases = ("Minibatch",)
-    family = "minibatch"
-    description = "One state; one proposal per minibatch, rolled back unless it improves on the same batch."
     Params = MinibatchParams
     knob_aliases = {"train_batch_size": "batch_size"}
 
@@ -79,10 +75,6 @@ class BasicSearchParams(MinibatchParams):
 
 
 class BasicSearchAlgorithm(MinibatchAlgorithm):
-    id = "BasicSearchAlgorithm"
-    aliases = ("BasicSearch",)
-    family = "minibatch"
-    description = "Minibatch with num_proposals proposals per batch, the best on the validation set kept."
     Params = BasicSearchParams
     params: BasicSearchParams
 

@@ -70,9 +70,6 @@ class PrioritySearchParams(SearchParams):
 
 
 class PrioritySearch(Trainer[PrioritySearchParams]):
-    id = "PrioritySearch"
-    family = "priority_search"
-    description = "Priority queue of candidates with their own optimizers; proposals validated per step."
     Params = PrioritySearchParams
     knob_aliases = PS_ALIASES
 

@@ -37,9 +37,6 @@ class StreamingPrioritySearchParams(PrioritySearchParams):
 
 
 class StreamingPrioritySearch(PrioritySearch):
-    id = "StreamingPrioritySearch"
-    family = "priority_search"
-    description = "PrioritySearch without validation: proposals are evaluated on the next training batch."
     Params = StreamingPrioritySearchParams
     knob_aliases = PS_ALIASES
 

@@ -56,10 +56,6 @@ class BufferEntry:
 
 
 class UCBSearchAlgorithm(Trainer[UCBSearchParams]):
-    id = "UCBSearchAlgorithm"
-    aliases = ("UCBSearch",)
-    family = "ucb_search"
-    description = "Bandit over a buffer of states: improve the highest UCB, add the child, evict the lowest."
     Params = UCBSearchParams
     knob_aliases = {"num_steps": "num_search_iterations", "batch_size": "train_batch_size"}
 

@@ -3,13 +3,14 @@ construction's shape and numbers (trusted side)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
+
+from trace_bench._util.imports import import_file
 
 
 class InvalidConstruction(ValueError):
@@ -18,13 +19,7 @@ class InvalidConstruction(ValueError):
 
 def load_program(program_path: str) -> ModuleType:
     """Import the candidate program (sandbox side only)."""
-    spec = importlib.util.spec_from_file_location("candidate_program", program_path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {program_path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["candidate_program"] = module
-    spec.loader.exec_module(module)
-    return module
+    return import_file("candidate_program", Path(program_path))
 
 
 def entry(module: ModuleType, name: str) -> Any:
