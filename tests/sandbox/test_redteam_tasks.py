@@ -80,7 +80,9 @@ def test_constructive_task_scores_the_replayed_decisions_only() -> None:
         def select_next_node(c, d, unvisited, m):
             return int(unvisited[0])
     ''')
-    assert patched == FAILURE_SCORE  # no decisions were recorded: nothing to score
+    # the sandbox's copy of the simulation is patched, not the trusted one: the candidate is scored on
+    # the decisions it really makes (its tours), never on the 0.0 it tried to plant
+    assert patched == expected != 0.0
     forged, _ = score(built, FORGE + "\n_forge([list(range(1, 50))] * 2)\n" + honest)
     assert forged == expected  # its forged tours are the same tours: scored as what they are
     wrong, feedback = score(built, FORGE + "\n_forge([[1, 1, 1]] * 2)\n" + honest)
