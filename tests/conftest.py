@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,3 +50,14 @@ def only_run_dir(runs: Path) -> Path:
     dirs = [d for d in runs.iterdir() if d.is_dir()]
     assert len(dirs) == 1, dirs
     return dirs[0]
+
+
+@pytest.fixture
+def drivers() -> Iterator[list[subprocess.Popen[Any]]]:
+    """Drivers a test started; whatever is still running when it ends (a failed wait) is killed."""
+    from tests.waiting import kill_group
+
+    started: list[subprocess.Popen[Any]] = []
+    yield started
+    for proc in started:
+        kill_group(proc)

@@ -15,7 +15,6 @@ import random
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,6 @@ from tests.waiting import (
     PATIENCE_S,
     LineReader,
     job_pids,
-    kill_group,
     read_events,
     wait_for_events,
     wait_gone,
@@ -128,15 +126,6 @@ def test_ten_random_kills_then_resume(tmp_path: Path, drivers: list[subprocess.P
     assert kills >= 5, "most kills must land while the run is going on"
     assert len(expected) == 52 and duplicates == 0 and lost == 0
     assert all(r["status"] == "ok" for r in rows)
-
-
-@pytest.fixture
-def drivers() -> Iterator[list[subprocess.Popen[Any]]]:
-    """Drivers a test started; whatever is still running when it ends (a failed wait) is killed."""
-    started: list[subprocess.Popen[Any]] = []
-    yield started
-    for proc in started:
-        kill_group(proc)
 
 
 def _start_interruptible(tmp_path: Path, config_text: str,

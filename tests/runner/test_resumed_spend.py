@@ -13,28 +13,17 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.conftest import REPO, run_cli
 from tests.llm.servers import StallingServer
-from tests.waiting import PATIENCE_S, LineReader, job_pids, kill_group, wait_gone, wait_until
+from tests.waiting import PATIENCE_S, LineReader, job_pids, wait_gone, wait_until
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
     with open(path, encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
-
-
-@pytest.fixture
-def drivers() -> Iterator[list[subprocess.Popen[Any]]]:
-    started: list[subprocess.Popen[Any]] = []
-    yield started
-    for proc in started:
-        kill_group(proc)
 
 
 def test_a_resumed_jobs_cost_and_curve_include_its_interrupted_attempt(

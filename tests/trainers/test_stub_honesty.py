@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.trainers.optima import KNOWN_OPTIMUM
 from trace_bench.llm.stub_mutations import RESOLUTION, Hint, implied_target, numeric_proposal
 from trace_bench.testing.trainer_contract import run_trainer
 
@@ -28,16 +29,6 @@ def _require(package: str) -> None:
         pytest.skip(f"{package} is not installed")
 
 
-# toy tasks and the best score any state can have (on the selection split)
-OPTIMUM = {
-    "internal:numeric_param": 0.0,
-    "internal:multi_param": 0.0,
-    "internal:code_param": 1.0,
-    "internal:multiobjective_convex": 0.98069,  # -(f + 0.1 |x|^2) at about (0.086, -0.704)
-    "trace_examples:train_single_node_stub": 0.0,
-    "trace_examples:opentrace_train_single_node": 0.0,
-    "trace_examples:greeting_stub": 1.0,
-}
 # Not here: internal:opentrace_greeting and internal:multiobjective_bbeh start at their optimum (the
 # tasks check that a trainer keeps a working agent working), internal:non_trainable has nothing to
 # train, and internal:multiobjective_gsm8k is checked below on its error objective.
@@ -73,7 +64,7 @@ def test_no_trainer_reaches_a_toy_optimum_in_40_steps(trainer: str, tmp_path: Pa
         _require(EXTRAS[trainer])
     trainer_id, params, optimizer = TRAINERS[trainer]
     improved = []
-    for task, optimum in OPTIMUM.items():
+    for task, optimum in KNOWN_OPTIMUM.items():
         outcome = run_trainer(trainer_id, tmp_path, task=task, params=params, optimizer=optimizer, seed=2,
                               run_name=f"{trainer}-{task}".replace(":", "_"))
         result = outcome.result
@@ -85,7 +76,7 @@ def test_no_trainer_reaches_a_toy_optimum_in_40_steps(trainer: str, tmp_path: Pa
             assert not any(str(v).strip().endswith(canonical.strip()) or str(v) == canonical
                            for state in _states(outcome) for v in state), f"{trainer} on {task}: canonical"
         improved.append(result.score_best > result.score_initial)
-    assert sum(improved) >= len(OPTIMUM) - 1, f"{trainer}: improved on only {sum(improved)} of {len(OPTIMUM)} tasks"
+    assert sum(improved) >= len(KNOWN_OPTIMUM) - 1, f"{trainer}: improved on only {sum(improved)} of {len(KNOWN_OPTIMUM)} tasks"
 
 
 def test_the_stub_agent_never_solves_every_gsm8k_question(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.trainers.optima import KNOWN_OPTIMUM
 from trace_bench.llm.stub import StubPolicy, Variable
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.tasks.problem import Problem
@@ -24,16 +25,6 @@ from trace_bench.testing.trainer_contract import run_trainer
 from trace_bench.trainers.evaluate import make_evaluator, summarize
 from trace_bench.trainers.objectives import ObjectiveConfig
 from trace_bench.trainers.state import apply_state, snapshot, trainable_parameters
-
-KNOWN_OPTIMUM = {
-    "internal:numeric_param": 0.0,
-    "internal:multi_param": 0.0,
-    "internal:code_param": 1.0,
-    "internal:multiobjective_convex": 0.98069,  # -(f + 0.1 |x|^2) at about (0.086, -0.704)
-    "trace_examples:train_single_node_stub": 0.0,
-    "trace_examples:greeting_stub": 1.0,
-    "trace_examples:opentrace_train_single_node": 0.0,
-}
 
 
 def _kind(node: Any) -> str:
