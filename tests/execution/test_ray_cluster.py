@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import only_run_dir, run_cli
+from tests.execution.ray_diagnostics import run_ray_cli
 
 pytest.importorskip("ray")
 
@@ -61,8 +62,8 @@ def test_jobs_spread_over_two_worker_nodes_with_local_results(tmp_path: Path, cl
     config = tmp_path / "c.yaml"
     config.write_text(CONFIG)
     run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "local"), "--quiet", check=True)
-    run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "ray"), "--executor", "ray",
-            "--ray-address", cluster.address, "--quiet", check=True, timeout=600)
+    run_ray_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "ray"), "--executor", "ray",
+                "--ray-address", cluster.address, "--quiet", timeout=600)
     local_run, ray_run = only_run_dir(tmp_path / "local"), only_run_dir(tmp_path / "ray")
     assert _rows(local_run) == _rows(ray_run) and len(_rows(ray_run)) == 8
     nodes = {json.loads((job / "job_meta.json").read_text())["node_id"] for job in (ray_run / "jobs").iterdir()}

@@ -117,6 +117,24 @@ def init_ray(address: str | None, num_cpus: int | None = None) -> Any:
     return ray
 
 
+def death_reason(exc: BaseException, limit: int = 400) -> str:
+    """Ray's own account of why an actor died, on one line.
+
+    An ``ActorDiedError`` opens with the same sentence whatever happened, then the actor's ids, and
+    only then the cause ("Worker exit type: NODE_OUT_OF_MEMORY ...", "... killed by SIGKILL"): the
+    console summary shows one line per task, so the cause goes first and the boilerplate goes."""
+    lines = [line.strip() for line in str(exc).splitlines()]
+    generic = "The actor died unexpectedly before finishing this task."
+    cause = [line for line in lines if line and line != generic and not _is_actor_field(line)]
+    text = " ".join(cause) or (lines[0] if lines else type(exc).__name__)
+    return text[:limit]
+
+
+def _is_actor_field(line: str) -> bool:
+    name, sep, _ = line.partition(":")
+    return bool(sep) and name in {"class_name", "actor_id", "pid", "name", "namespace", "ip"}
+
+
 @dataclass
 class _Busy:
     actor: Any
@@ -191,7 +209,7 @@ class RayExecutor:
                     self.submit(busy.launch, tries=busy.tries + 1)
                     continue
                 finished.append(Finished(job_id, None, None, busy.killed, wall,
-                                         error=None if busy.killed else f"worker lost: {lost}: {str(exc)[:300]}"))
+                                         error=None if busy.killed else f"worker lost: {lost}: {death_reason(exc)}"))
                 continue
             self.idle.append(busy.actor)
             finished.append(Finished(job_id, value["record"], value["exitcode"], value["killed"], wall,
