@@ -296,7 +296,7 @@ def test_a_kernel_reaches_nothing_and_cannot_forge_its_speedup(tmp_path: Path, t
     (bin_dir / "nvidia-smi").chmod(0o755)
     env = {"PYTHONPATH": os.pathsep.join(p for p in (str(FIXTURES / "fake_torch"), os.environ.get("PYTHONPATH")) if p),
            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "TRACE_BENCH_KERNELBENCH_URL": None}
-    body = f"tasks: [kernelbench:level0/relu]\ntrainers:\n  - id: {SEARCH}\n"
+    body = f"tasks:\n  - id: kernelbench:level0/relu\n    eval_kwargs: {{trials: 2}}\ntrainers:\n  - id: {SEARCH}\n"
     with FakeLLMServer(attacks=[Attack("exfiltrate and forge", trap.exfiltrate(then=FORGED_LINE))],
                        record=True) as server:
         proc, run, rows = real_run(tmp_path, server, trap, body, env=env)

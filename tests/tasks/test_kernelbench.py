@@ -164,6 +164,19 @@ def test_unavailable_without_cuda_or_server(monkeypatch: pytest.MonkeyPatch) -> 
     assert job.skip_reason is None
 
 
+
+def test_trials_per_timed_run_reach_the_local_evaluator(monkeypatch: pytest.MonkeyPatch) -> None:
+    """eval_kwargs.trials sets how many inputs each timed run takes on this machine's GPU."""
+    from trace_bench.tasks.kernelbench import problem as kernel_problem
+    from trace_bench.tasks.kernelbench.local import LocalEvaluator
+
+    monkeypatch.delenv("TRACE_BENCH_KERNELBENCH_URL", raising=False)
+    monkeypatch.setattr(kernel_problem, "cuda_available", lambda: True)
+    monkeypatch.setattr(LocalEvaluator, "prepare", lambda self: None)
+    default = kernel_problem.build_trace_problem("level0/relu")["guide"].evaluator
+    chosen = kernel_problem.build_trace_problem("level0/relu", trials=3)["guide"].evaluator
+    assert isinstance(chosen, LocalEvaluator) and (default.trials, chosen.trials) == (20, 3)
+
 @pytest.mark.gpu
 def test_local_cuda_evaluation() -> None:
     torch = pytest.importorskip("torch")

@@ -61,12 +61,14 @@ class KernelGuide(Guide):
                          "kernel to go faster.")
 
 
-def make_evaluator(eval_server_url: str | None, token_env: str, timeout_s: float) -> RemoteEvaluator | LocalEvaluator:
+def make_evaluator(eval_server_url: str | None, token_env: str, timeout_s: float,
+                   trials: int = 20) -> RemoteEvaluator | LocalEvaluator:
+    """``trials``: inputs per timed run on this machine (a server decides its own, ``--trials``)."""
     url = eval_server_url or os.environ.get(URL_ENV)
     if url:
         return RemoteEvaluator(url, token=os.environ.get(token_env), timeout_s=timeout_s)
     if cuda_available():
-        evaluator = LocalEvaluator(timeout_s=timeout_s)
+        evaluator = LocalEvaluator(timeout_s=timeout_s, trials=trials)
         evaluator.prepare()  # candidates run in the sandbox: a job that cannot have one fails now, saying why
         return evaluator
     raise RuntimeError(f"no CUDA and no eval_server_url: set eval_kwargs.eval_server_url or {URL_ENV}")
@@ -74,7 +76,7 @@ def make_evaluator(eval_server_url: str | None, token_env: str, timeout_s: float
 
 def build_trace_problem(problem: str = "level0/elementwise_add", eval_server_url: str | None = None,
                         eval_server_token_env: str = TOKEN_ENV, timeout_s: float = 300.0, seed: int = 0,
-                        kernelbench_root: str | None = None, **_: Any) -> dict[str, Any]:
+                        kernelbench_root: str | None = None, trials: int = 20, **_: Any) -> dict[str, Any]:
     from opto import trace
 
     catalog = problems(kernelbench_root)
@@ -82,7 +84,7 @@ def build_trace_problem(problem: str = "level0/elementwise_add", eval_server_url
         raise ValueError(f"unknown KernelBench problem {problem!r}; known: {', '.join(sorted(catalog)) or 'none'}")
     entry = catalog[problem]
     reference = entry.source()
-    evaluator = make_evaluator(eval_server_url, eval_server_token_env, float(timeout_s))
+    evaluator = make_evaluator(eval_server_url, eval_server_token_env, float(timeout_s), int(trials))
     source = trace.node(initial_candidate(reference), name="kernel_src", trainable=True,
                         description="Python source defining class ModelNew(nn.Module): same constructor and forward "
                                     "as Model, computed with faster custom kernels.")
