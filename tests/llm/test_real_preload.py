@@ -1,8 +1,9 @@
-"""Real mode pays no library import per job; stub mode never loads the provider libraries.
+"""Real mode pays no library import per job; nor does an external trainer in stub mode (its
+library calls the job's gateway through the provider clients); other stub runs never load them.
 
 A task of a user directory reports, from inside its job and before any LLM call, whether
-``openai`` and ``litellm`` are loaded for real (not the deferred placeholders): a real run's jobs
-are forked from a template that imported them once, a stub run's from the lean template.
+``openai`` and ``litellm`` are loaded for real (not the deferred placeholders): such a run's jobs
+are forked from a template that imported them once, a plain stub run's from the lean template.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def build_trace_problem(**eval_kwargs):
 '''
 
 
-def _run(tmp_path: Path, mode: str, url: str) -> dict[str, bool]:
+def _run(tmp_path: Path, mode: str, url: str, trainer: str = "{id: MinibatchAlgorithm, num_steps: 1}") -> dict[str, bool]:
     root = tmp_path / "tasks"
     root.mkdir(exist_ok=True)
     (root / "probe.py").write_text(PROBE)
@@ -44,7 +45,7 @@ def _run(tmp_path: Path, mode: str, url: str) -> dict[str, bool]:
     config.write_text(f"""
 mode: {mode}
 tasks: [probe]
-trainers: [{{id: MinibatchAlgorithm, num_steps: 1}}]
+trainers: [{trainer}]
 seeds: [1]
 llm: {{base_url: "{url}", model: fake-model, api_key_env: PROBE_KEY}}
 """)
@@ -62,4 +63,29 @@ def test_provider_libraries_are_loaded_in_a_real_job_and_never_in_a_stub_job(tmp
         loaded = _run(tmp_path, mode, server.url)
     expected = mode == "real"
     assert loaded == {"openai": expected, "litellm": expected}
+
+
+def test_an_external_trainers_stub_job_starts_with_the_provider_libraries_loaded(tmp_path: Path) -> None:
+    """Before: each OpenEvolve, GEPA or SkyDiscover stub job imported them (0.8-1 s of its wall time)."""
+    with FakeLLMServer() as server:
+        loaded = _run(tmp_path, "stub", server.url, trainer="{id: GEPATrainer, max_metric_calls: 2}")
+    assert loaded == {"openai": True, "litellm": True}
+
+
+def test_the_cli_peeks_at_the_config_text_for_the_template_it_starts(tmp_path: Path) -> None:
+    from tests.conftest import REPO
+    from trace_bench.runner.warm import peek_provider_stack
+
+    config = tmp_path / "c.yaml"
+    cases = {"mode: stub\ntrainers: [PrioritySearch]\n": False,
+             "mode: real\ntrainers: [PrioritySearch]\n": True,
+             "mode: real\nllm: {cache: replay}\ntrainers: [PrioritySearch]\n": False,
+             "trainers:\n  - id: openevolve\n    iterations: 2\n": True,  # an alias, any case
+             "trainers:\n  - {id: SkyDiscover, search: evox}\n": True,
+             "trainers: [my_module:MyTrainer]\n": False}
+    for text, expected in cases.items():
+        config.write_text(text)
+        assert peek_provider_stack(config) is expected, text
+    assert peek_provider_stack(REPO / "configs" / "discovery_arena.yaml")
+    assert not peek_provider_stack(tmp_path / "missing.yaml") and not peek_provider_stack(None)
 

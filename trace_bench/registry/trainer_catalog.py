@@ -35,6 +35,7 @@ class TrainerMetadata:
     extra: str | None = None
     optional: bool = False  # the module may be absent from a checkout: registered only when present
     probe: str | None = None  # "module:function" returning a finer reason (or None); must import nothing heavy
+    aliases: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -82,6 +83,12 @@ def _builtin_trainers() -> tuple[TrainerMetadata, ...]:
 
 
 BUILTIN_TRAINERS: tuple[TrainerMetadata, ...] = _builtin_trainers()
+
+
+def external_trainer_names() -> frozenset[str]:
+    """The ids and aliases (lower case) of the built-in trainers that drive an external library."""
+    return frozenset(name.lower() for meta in BUILTIN_TRAINERS if meta.source == "external"
+                     for name in (meta.id, *meta.aliases))
 
 
 @dataclass(frozen=True)

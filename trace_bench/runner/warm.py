@@ -5,10 +5,13 @@ it is asynchronous and cheap, so ``run`` starts it before reading its config and
 both processes overlap.  Nothing of a run happens in it until a job is submitted, after the run's
 directory exists.
 
-A real run's template also imports the provider libraries (``openai``, ``litellm``) once, so no
-job pays for them at its first call; a stub run's does not.  The CLI starts the template before
-the config is validated, so it peeks at the config's ``mode`` (:func:`peek_real`): a look at the
-text, with the full validation still to come.
+A run whose jobs load the provider libraries (``openai``, ``litellm``) gets a template that imports
+them once, so no job pays for them: a real run (at its first call), and a run of an external
+trainer, stub mode included (OpenEvolve, GEPA, SkyDiscover, DSPy and TextGrad reach the job's
+gateway through those clients; the import was 0.8-1 s of every such job's wall time, which the
+cost-quality frontier compares across trainers).  Other stub runs keep the lean template.  The CLI
+starts the template before the config is validated, so it peeks at the config's text
+(:func:`peek_provider_stack`), with the full validation still to come.
 """
 
 from __future__ import annotations
@@ -28,20 +31,37 @@ def needs_provider(mode: str | None, cache: str | None) -> bool:
     return mode == "real" and cache != "replay"
 
 
+def uses_external_trainer(trainer_ids: Any) -> bool:
+    from trace_bench.registry.trainer_catalog import external_trainer_names
+
+    external = external_trainer_names()
+    return any(str(name).lower() in external for name in trainer_ids)
+
+
+def needs_provider_stack(config: Any) -> bool:
+    """True when a run's jobs load the provider libraries: real mode that is not a replay, or an
+    external trainer (whose library calls the job's gateway through them)."""
+    return needs_provider(config.mode, config.llm.cache) or uses_external_trainer(t.id for t in config.trainers)
+
+
 def preload_for(config: Any) -> tuple[str, ...]:
     """The template a run's jobs are forked from."""
-    return PRELOAD_REAL if needs_provider(config.mode, config.llm.cache) else PRELOAD
+    return PRELOAD_REAL if needs_provider_stack(config) else PRELOAD
 
 
 _MODE_REAL = re.compile(r"""^mode[ \t]*:[ \t]*["']?real["']?[ \t]*(#.*)?$""", re.MULTILINE)
 _CACHE_REPLAY = re.compile(r"""(^[ \t]+|[{,][ \t]*)cache[ \t]*:[ \t]*["']?replay\b""", re.MULTILINE)
 
 
-def peek_real(config_path: str | Path | None) -> bool:
-    """Whether the config at ``config_path`` asks for real mode, read cheaply: a look at its text
-    for a top-level ``mode: real`` (and no ``cache: replay``), no YAML parser and no validation,
-    which come next.  A miss only costs the jobs their import at the first call; an unreadable
-    file is False (the real load says why)."""
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+
+
+def peek_provider_stack(config_path: str | Path | None, replay: bool = False) -> bool:
+    """Whether the config at ``config_path`` needs the provider stack (:func:`needs_provider_stack`),
+    read cheaply: a look at its text for a top-level ``mode: real`` (and no ``cache: replay``) or
+    the name of an external trainer, no YAML parser and no validation, which come next.  A miss
+    only costs the jobs their import; a name in a comment only costs the template the import; an
+    unreadable file is False (the real load says why)."""
     if not config_path:
         return False
     try:
@@ -49,7 +69,9 @@ def peek_real(config_path: str | Path | None) -> bool:
             text = handle.read(1 << 20)
     except OSError:
         return False
-    return bool(_MODE_REAL.search(text)) and not _CACHE_REPLAY.search(text)
+    if not replay and _MODE_REAL.search(text) and not _CACHE_REPLAY.search(text):
+        return True
+    return uses_external_trainer(_WORD.findall(text))
 
 
 def start_job_template(real: bool = False) -> None:
