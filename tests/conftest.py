@@ -18,6 +18,13 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # Ray binds 127.0.0.1: loopback only
 
+# As in every job process: opto's bundle() calls inspect.stack(), whose standard version scans all of
+# sys.modules for every frame; in a test worker (gradio, pandas, hypothesis loaded) importing
+# opto.trace took 8.7 s and every bundle made in a test paid the same scan.
+from trace_bench._util import fast_inspect  # noqa: E402
+
+fast_inspect.install()
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 USER_TASKS = FIXTURES / "user_tasks"
@@ -61,3 +68,29 @@ def drivers() -> Iterator[list[subprocess.Popen[Any]]]:
     yield started
     for proc in started:
         kill_group(proc)
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """A module's tests that share a module-scoped fixture (a run, a UI server, a browser) run on
+    one test worker, so the fixture is built once: under ``--dist loadgroup`` (pyproject's addopts)
+    their module is their group.  Before, the browser tests' server and runs, and the runs of
+    the table and power tests, were built once per worker.  (At collection: xdist reads the marks
+    in its own ``pytest_collection_modifyitems``.)"""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None or any(item.iter_markers("xdist_group")):
+        return
+    if any(fixture.scope == "module" for defs in info.name2fixturedefs.values() for fixture in defs):
+        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Fail the session, not silently, where ``--dist loadgroup`` cannot see the groups: pytest
+    9.2 reads node ids from a field that pytest-xdist 3.8 does not set, so the Ray modules ran on
+    two workers at once (one run joined the other's cluster, which shut down under it)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ or not getattr(config.option, "loadgroup", False):
+        return  # groups only mean something to the workers of a --dist loadgroup session
+    for item in items:
+        if any(item.iter_markers("xdist_group")) and "@" not in item.nodeid:
+            raise pytest.UsageError(f"xdist_group is ignored for {item.nodeid}: this pytest and pytest-xdist do not "
+                                    "work together (see the pytest pin in pyproject.toml)")

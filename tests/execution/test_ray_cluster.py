@@ -37,7 +37,7 @@ def _rows(run: Path) -> dict[str, tuple[str, ...]]:
                 for r in csv.DictReader(handle)}
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
     from ray.cluster_utils import Cluster
 
@@ -66,10 +66,26 @@ def test_jobs_spread_over_two_worker_nodes_with_local_results(tmp_path: Path, cl
                 "--ray-address", cluster.address, "--quiet", timeout=600)
     local_run, ray_run = only_run_dir(tmp_path / "local"), only_run_dir(tmp_path / "ray")
     assert _rows(local_run) == _rows(ray_run) and len(_rows(ray_run)) == 8
-    nodes = {json.loads((job / "job_meta.json").read_text())["node_id"] for job in (ray_run / "jobs").iterdir()}
+    nodes = _nodes(ray_run)
     assert None not in nodes and len(nodes) == 2, nodes
     assert all(json.loads((job / "job_meta.json").read_text())["node_id"] is None
                for job in (local_run / "jobs").iterdir()), "a local job names no node"
+
+
+def _nodes(run: Path) -> set[str]:
+    return {json.loads((job / "job_meta.json").read_text())["node_id"] for job in (run / "jobs").iterdir()}
+
+
+def test_a_run_without_an_address_starts_its_own_cluster_beside_a_running_one(tmp_path: Path, cluster: Any) -> None:
+    """Plain ``ray.init()`` joins the cluster started last on the machine (recorded in /tmp/ray):
+    a run did, and lost every job when that cluster shut down (CI: 12 of 12 "actor died")."""
+    config = tmp_path / "c.yaml"
+    config.write_text(CONFIG)
+    theirs = {node.node_id for node in cluster.list_all_nodes()}
+    run_ray_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "own"), "--executor", "ray", "--quiet",
+                env={"RAY_ADDRESS": None}, timeout=600)
+    own = _nodes(only_run_dir(tmp_path / "own"))
+    assert len(own) == 1 and not own & theirs, (own, theirs)
 
 
 def test_unreachable_cluster_is_a_one_line_error_before_the_run(tmp_path: Path) -> None:

@@ -97,17 +97,27 @@ def _no_main_module() -> Iterator[None]:
 
 
 def init_ray(address: str | None, num_cpus: int | None = None) -> Any:
-    """Connect to (or start) Ray; a cluster that cannot be reached is a :class:`RayConnectionError`."""
+    """Connect to (or start) Ray; a cluster that cannot be reached is a :class:`RayConnectionError`.
+
+    Without an address (none given, no ``RAY_ADDRESS``) the run starts a private local cluster.
+    Plain ``ray.init()`` would instead join the cluster started last on this machine (the one
+    recorded in /tmp/ray by ``ray start`` or a test's cluster): a run that joined another
+    process's cluster lost every job when that cluster shut down."""
+    import os
+
     import ray
 
+    address = address or os.environ.get("RAY_ADDRESS") or None
     if not ray.is_initialized():
         options: dict[str, Any] = {"ignore_reinit_error": True, "include_dashboard": False, "log_to_driver": False,
                                    "configure_logging": False}
         if address:
             _probe(address)
             options["address"] = address
-        elif num_cpus:
-            options["num_cpus"] = num_cpus
+        else:
+            options["address"] = "local"
+            if num_cpus:
+                options["num_cpus"] = num_cpus
         try:
             ray.init(**options)
         except Exception as exc:  # noqa: BLE001 - ray raises bare Exception for a node that did not start
