@@ -20,7 +20,7 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 KERNEL = "trace-bench-tests"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # cheap: the notebooks need not share a test worker for it
 def kernel_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("jupyter")
     spec = root / "kernels" / KERNEL
