@@ -35,6 +35,7 @@ TARGET = "trace_bench.tasks.kernelbench.local_eval:serve_model"
 TOLERANCE = 1e-2
 CORRECTNESS_ROUNDS = 3
 TIMING_ROUNDS = 3
+TRIALS = 20  # inputs per timed run, unless a task's eval_kwargs.trials or the server's --trials says
 FRAME_BYTES = 8 << 20
 GPU_PROCESSES = 64  # nvcc, ninja and the compilers they start
 GPU_FILES_MB = 2048  # extension builds in the call's private /tmp
@@ -56,7 +57,7 @@ class _Measured:
 class LocalEvaluator:
     """Evaluates candidates on this machine (``device`` ``cuda``; the tests' stand-in uses ``cpu``)."""
 
-    def __init__(self, *, timeout_s: float = 300.0, trials: int = 20, device: str = "cuda",
+    def __init__(self, *, timeout_s: float = 300.0, trials: int = TRIALS, device: str = "cuda",
                  packages: tuple[str, ...] = ()) -> None:
         self.timeout_s = timeout_s
         self.trials = max(1, int(trials))

@@ -21,7 +21,7 @@ from typing import Any
 from trace_bench.tasks.guide import Guide
 from trace_bench.tasks.kernelbench.catalog import initial_candidate, problems
 from trace_bench.tasks.kernelbench.evaluation import KernelResult, RemoteEvaluator, cuda_available
-from trace_bench.tasks.kernelbench.local import LocalEvaluator
+from trace_bench.tasks.kernelbench.local import TRIALS, LocalEvaluator
 
 URL_ENV = "TRACE_BENCH_KERNELBENCH_URL"
 TOKEN_ENV = "TRACE_BENCH_KERNELBENCH_TOKEN"
@@ -62,7 +62,7 @@ class KernelGuide(Guide):
 
 
 def make_evaluator(eval_server_url: str | None, token_env: str, timeout_s: float,
-                   trials: int = 20) -> RemoteEvaluator | LocalEvaluator:
+                   trials: int = TRIALS) -> RemoteEvaluator | LocalEvaluator:
     """``trials``: inputs per timed run on this machine (a server decides its own, ``--trials``)."""
     url = eval_server_url or os.environ.get(URL_ENV)
     if url:
@@ -76,7 +76,7 @@ def make_evaluator(eval_server_url: str | None, token_env: str, timeout_s: float
 
 def build_trace_problem(problem: str = "level0/elementwise_add", eval_server_url: str | None = None,
                         eval_server_token_env: str = TOKEN_ENV, timeout_s: float = 300.0, seed: int = 0,
-                        kernelbench_root: str | None = None, trials: int = 20, **_: Any) -> dict[str, Any]:
+                        kernelbench_root: str | None = None, trials: int = TRIALS, **_: Any) -> dict[str, Any]:
     from opto import trace
 
     catalog = problems(kernelbench_root)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from http.server import ThreadingHTTPServer
 
 from trace_bench._util.http import JSONHandler
-from trace_bench.tasks.kernelbench.local import LocalEvaluator
+from trace_bench.tasks.kernelbench.local import TRIALS, LocalEvaluator
 
 
 def make_server(host: str, port: int, token: str | None, evaluator: LocalEvaluator) -> ThreadingHTTPServer:
@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=6000)
     parser.add_argument("--token-env", help="environment variable holding the required bearer token")
-    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--trials", type=int, default=TRIALS)
     args = parser.parse_args(argv)
     token = os.environ.get(args.token_env) if args.token_env else None
     if args.token_env and not token:
