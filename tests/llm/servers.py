@@ -68,21 +68,33 @@ class HoldingServer(FakeLLMServer):
 
 class StallingServer(FakeLLMServer):
     """Answers ``answered`` chat completions, then holds each later one until :meth:`release`
-    (or ``PATIENCE_S``)."""
+    (or ``PATIENCE_S``).  Wait on :meth:`holding`, not on the stats' ``in_flight``: an answered
+    request is still in flight after ``ok`` counted it, until its answer is written."""
 
     def __init__(self, answered: int = 0, **options: Any) -> None:
         super().__init__(**options)
         self.answered = answered
         self._released = threading.Event()
         self._seen = 0
+        self._holding = 0
 
     def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             self._seen += 1
             hold = self._seen > self.answered
+            self._holding += hold
         if hold:
-            self._released.wait(timeout=PATIENCE_S)
+            try:
+                self._released.wait(timeout=PATIENCE_S)
+            finally:
+                with self._lock:
+                    self._holding -= 1
         return super()._completion(body)
+
+    def holding(self) -> int:
+        """How many requests the server holds now (each arrived after the ``answered`` ones)."""
+        with self._lock:
+            return self._holding
 
     def release(self) -> None:
         self._released.set()

@@ -45,7 +45,7 @@ llm: {{base_url: "{server.url}", model: fake-model, max_tokens: {CAP}, max_retri
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             run = tmp_path / "runs" / "cut"
-            wait_until(lambda: server.stats()["in_flight"] == 1 and server.stats()["ok"] == 2,
+            wait_until(lambda: server.holding() == 1 and server.stats()["ok"] == 2,
                        what="the third call in flight", process=proc)
             (pid,) = wait_until(lambda: job_pids(run), what="the job's pid", process=proc)
             os.kill(pid, signal.SIGKILL)

@@ -48,7 +48,7 @@ llm: {{base_url: "{server.url}", model: fake-model, max_retries: 0, max_tokens: 
         drivers.append(proc)
         assert proc.stderr is not None
         console = LineReader(proc.stderr)
-        wait_until(lambda: server.stats()["in_flight"] == 1 and server.stats()["ok"] == 3, process=proc,
+        wait_until(lambda: server.holding() == 1 and server.stats()["ok"] == 3, process=proc,
                    what="three answered calls and a fourth held in flight")
         pids = job_pids(run)
         os.kill(proc.pid, signal.SIGINT)
