@@ -6,7 +6,7 @@ import os
 import platform
 import subprocess
 import sys
-from importlib.metadata import distributions
+from importlib.metadata import Distribution, distributions
 from pathlib import Path
 
 from trace_bench._util.masking import mask_secrets, secret_name
@@ -24,14 +24,39 @@ def environment_info() -> EnvInfo:
     for name, value in sorted(os.environ.items()):
         if name.startswith(_ENV_PREFIXES) or name in _ENV_NAMES:
             env[name] = "***" if secret_name(name) else mask_secrets(value)
-    packages = {}
-    for dist in distributions():
-        name = dist.metadata["Name"]
-        if name:
-            packages[name] = dist.version
     return EnvInfo(captured_at=utc_now(), python=sys.version.split()[0], implementation=platform.python_implementation(),
                    platform=platform.platform(), machine=platform.machine(), cpu_count=os.cpu_count(), env=env,
-                   packages=dict(sorted(packages.items(), key=lambda kv: kv[0].lower())))
+                   packages=installed_packages())
+
+
+def installed_packages(path: list[str] | None = None) -> dict[str, str]:
+    """``{name: version}`` of every distribution importlib.metadata finds on ``path`` (default
+    ``sys.path``), sorted by name.
+
+    Only the ``Name`` and ``Version`` headers are read: ``dist.metadata`` runs the email parser over
+    the whole file, description included, which took ~0.25 s of a run's start for 200 packages."""
+    packages: dict[str, str] = {}
+    for dist in distributions(path=sys.path if path is None else path):
+        name, version = _name_and_version(dist)
+        if name and name not in packages:  # the first on sys.path wins, as for an import
+            packages[name] = version
+    return dict(sorted(packages.items(), key=lambda kv: kv[0].lower()))
+
+
+def _name_and_version(dist: Distribution) -> tuple[str | None, str]:
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            break  # the headers end at the first blank line
+        key, sep, value = line.partition(":")
+        if sep and key in ("Name", "Version") and key not in found:
+            found[key] = value.strip()
+            if len(found) == 2:
+                break
+    if "Name" not in found:  # an unusual layout: let importlib.metadata parse it
+        return dist.metadata["Name"], dist.version
+    return found["Name"], found.get("Version") or dist.version
 
 
 def git_info(start: Path | None = None) -> GitInfo:
