@@ -14,10 +14,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.tasks.arena import check_arena_run
 from tests.waiting import PATIENCE_S
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 KERNEL = "trace-bench-tests"
+# Notebooks whose run a test checks further: the run the notebook made is the check's input.
+RUN_CHECKS = {"08_discovery_arena": check_arena_run}
 
 
 @pytest.fixture(scope="session")  # cheap: the notebooks need not share a test worker for it
@@ -59,3 +62,7 @@ def test_notebook_runs_offline(path: Path, kernel_path: Path, tmp_path: Path,
     client.execute()
     errors = [o for c in book.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors
+    check = RUN_CHECKS.get(path.stem)
+    if check is not None:
+        [run] = [p for p in (tmp_path / "runs").iterdir() if (p / "results.csv").exists()]
+        check(run)
