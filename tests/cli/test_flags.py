@@ -124,6 +124,39 @@ def test_real_mode_without_a_key_fails_before_any_job(tmp_path: Path, llm: str, 
     assert not (tmp_path / "runs").exists()
 
 
+def _templates_in_session(session: int) -> list[int]:
+    """Pids of job templates (multiprocessing forkservers) in the process session ``session``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="utf-8", errors="replace")
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:  # exited meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # state, ppid, pgrp, session, ...
+        if int(fields[3]) == session and b"multiprocessing.forkserver" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+def test_a_real_run_refused_before_its_first_job_leaves_no_job_template_behind(tmp_path: Path) -> None:
+    """The CLI starts a real run's template before it reads the config; it imports the provider
+    libraries for seconds.  A run refused before its first job (here: no key) left it importing
+    after the command had exited, for up to 10 s of CPU."""
+    config = _config(tmp_path, SMOKE + "mode: real\nllm: {model: gpt-4o-mini}\n")
+    env = {k: v for k, v in os.environ.items() if k not in _PROVIDER_ENV}
+    log = tmp_path / "stderr.txt"
+    with open(log, "w", encoding="utf-8") as stderr:  # not a pipe: reading one to its end waits for the template
+        proc = subprocess.Popen([sys.executable, "-m", "trace_bench", "run", "--config", str(config), "--runs-dir",
+                                 str(tmp_path / "runs")], cwd=REPO, env=env, start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=stderr)
+        assert proc.wait(timeout=180) == 2, log.read_text(encoding="utf-8")
+    assert _templates_in_session(proc.pid) == []
+
+
 def test_a_loopback_endpoint_and_replay_need_no_key(tmp_path: Path) -> None:
     local = _config(tmp_path, SMOKE + "mode: real\nllm: {base_url: 'http://127.0.0.1:9/v1', model: m}\n", "a.yaml")
     assert _cli_without_keys("validate", "--config", str(local)).returncode == 0

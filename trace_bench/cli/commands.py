@@ -125,6 +125,16 @@ def cmd_run(args: Namespace) -> int:
 
 
 def _run(args: Namespace, interrupts: Any) -> int:
+    try:
+        return _run_command(args, interrupts)
+    finally:
+        if args.executor in (None, "local"):
+            from trace_bench.runner.warm import stop_job_template
+
+            stop_job_template()
+
+
+def _run_command(args: Namespace, interrupts: Any) -> int:
     from trace_bench.store import layout
 
     resume_mode, resume_run = None, None

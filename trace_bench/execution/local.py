@@ -10,6 +10,7 @@ killing the whole process group, and receives each job's outcome over a pipe.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import time
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # imported where used: starting the template early must stay 
     from trace_bench.execution.job_process import Finished, JobBody, JobLaunch
 
 _CONTEXT: Any = None
+_FORKED_JOBS = False  # whether the template has forked a job (and so may own processes)
 _REAPER = "trace_bench.execution.reaper"  # first: the template owns every job's processes
 
 
@@ -79,6 +81,34 @@ def warm_up(preload: Sequence[str] = ()) -> None:
         from multiprocessing import forkserver
 
         forkserver.ensure_running()
+
+
+def stop_job_template() -> None:
+    """Stop the template now, when the driver is done with it (the CLI at its exit).
+
+    Left alone it exits when it sees the driver gone, but only once its imports are done: after a
+    run that ended before its first job (a config error, a refused key) a real run's template went
+    on importing the provider libraries for seconds of CPU, and outlived the command by up to 10 s.
+    A template that never forked a job owns no process and is killed at once.  One that did is
+    idle in its loop: it is asked to exit (its pipe closed) and waited for, so what the jobs left
+    is killed on its way out (:mod:`.reaper`) before the command returns."""
+    if _CONTEXT is None or _CONTEXT.get_start_method() != "forkserver":
+        return
+    import signal
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver  # type: ignore[attr-defined]
+    with server._lock:
+        pid = server._forkserver_pid
+        if pid is None:
+            return
+        if not _FORKED_JOBS:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            server._stop_unlocked()  # closes its pipe, reaps it, removes its socket
+        except (OSError, ChildProcessError):  # already reaped, or its socket already gone
+            server._forkserver_pid = server._forkserver_address = server._forkserver_alive_fd = None
 
 
 def _job_process_main(body: JobBody, launch: JobLaunch, conn: Connection) -> None:
@@ -147,7 +177,9 @@ class LocalExecutor:
         return self.max_workers - len(self.running)
 
     def submit(self, launch: JobLaunch) -> None:
+        global _FORKED_JOBS
         context = job_context(self.preload)
+        _FORKED_JOBS = True
         receiver, sender = context.Pipe(duplex=False)
         process = context.Process(target=_job_process_main, args=(self.body, launch, sender),
                                   name=f"job-{launch.job_id}", daemon=False)

@@ -78,3 +78,10 @@ def start_job_template(real: bool = False) -> None:
     from trace_bench.execution.local import warm_up
 
     warm_up(PRELOAD_REAL if real else PRELOAD)
+
+
+def stop_job_template() -> None:
+    """Stop the template at the end of the command (see :func:`trace_bench.execution.local.stop_job_template`)."""
+    from trace_bench.execution.local import stop_job_template as stop
+
+    stop()
