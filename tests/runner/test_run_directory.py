@@ -49,8 +49,8 @@ def test_a_run_directory_deleted_or_replaced_mid_run_stops_the_run(tmp_path: Pat
         run.rename(tmp_path / "moved-away")  # atomic: the job process may be writing into it
         if how == "deleted":
             shutil.rmtree(tmp_path / "moved-away", ignore_errors=True)
-        else:
-            run.mkdir()
+        else:  # the job may have recreated it meanwhile (its writes make their folders): still not the run's
+            run.mkdir(exist_ok=True)
         stdout, stderr = proc.communicate(timeout=PATIENCE_S)
     finally:
         kill_group(proc)

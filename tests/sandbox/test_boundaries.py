@@ -185,7 +185,8 @@ def test_a_sandbox_that_stops_answering_holds_the_job_no_longer_than_the_limit_a
 
     monkeypatch.setattr(policy, "GRACE_S", 1.0)
     assert run("result = 1").ok
-    call = runner.start_call(RUN, {"code": "import time\ntime.sleep(600)"}, SandboxLimits(wall_s=1))
+    # the supervisor's own clock starts now: stop it before that limit (3 s), or it ends the call itself
+    call = runner.start_call(RUN, {"code": "import time\ntime.sleep(600)"}, SandboxLimits(wall_s=3))
     assert isinstance(call, runner.Call)
     sandbox = call.handle.proc
     for pid in [sandbox.pid, *_descendants(sandbox.pid)]:  # nothing inside can end the call any more
