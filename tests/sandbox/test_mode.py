@@ -132,3 +132,40 @@ def test_a_sandbox_whose_calls_cannot_get_namespaces_is_refused_at_start(monkeyp
         monkeypatch.undo()
         shutdown()
     assert run_sandboxed("tests.sandbox.targets:echo", {"x": 2}).value == {"x": 2}
+
+
+def test_prepare_reads_the_views_sources_before_its_warm_up_thread_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPython 3.11 keeps one AST recursion counter per interpreter: the warm-up thread's
+    ``ast.parse``, racing the job's own, failed with "SystemError: AST constructor recursion depth
+    mismatch" (seen in CI). The thread parses nothing now: the caller has built the view."""
+    import ast
+    import threading
+
+    from trace_bench.sandbox import mode, view
+
+    monkeypatch.setenv(SETTING_ENV, "weak")  # bwrap first, the weak mode allowed: no refusal here
+    threads: list[object] = []
+
+    class NotStarted:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            threads.append(kwargs.get("name"))
+
+        def start(self) -> None:
+            pass
+
+    parsed_in: list[threading.Thread] = []
+    real_parse = ast.parse
+
+    def parse(*args: object, **kwargs: object) -> ast.AST:
+        parsed_in.append(threading.current_thread())
+        return real_parse(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mode.threading, "Thread", NotStarted)
+    monkeypatch.setattr(view.ast, "parse", parse)
+    view.closure.cache_clear()
+    mode.prepare("trace_bench.tasks.code_nodes.execution")
+    assert threads == ["trace-bench-sandbox-warm-up"]
+    assert parsed_in and set(parsed_in) == {threading.current_thread()}
+    parsed_in.clear()
+    mode.policy.own_files(mode.policy.view_names(["trace_bench.tasks.code_nodes.execution"]))
+    assert parsed_in == [], "what the thread asks for is already built"

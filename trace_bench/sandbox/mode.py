@@ -83,11 +83,19 @@ def prepare(*modules: str) -> None:
             raise SandboxUnavailable(f"candidate code needs the sandbox, and bubblewrap does not work here "
                                      f"({missing}); {INSTALL_HINT}")
 
+    names = policy.view_names(modules)
+    if wanted != "force-weak":
+        # The view's import closure parses source files with ``ast``: here, not in the thread.
+        # CPython 3.11 keeps one AST recursion counter per interpreter, and the thread's parsing,
+        # racing the job's own (opto's ``bundle``), failed with "SystemError: AST constructor
+        # recursion depth mismatch" (seen in CI); either thread could get it.
+        policy.own_files(names)
+
     def start() -> None:
         try:
-            server.release(handle_for(policy.view_names(modules)))
-        except (SandboxUnavailable, server.ZygoteUnavailable):
-            pass  # remembered by the server: the first call reports it
+            server.release(handle_for(names))
+        except Exception:  # noqa: BLE001 - remembered by the server, or met again: the first call reports it
+            pass
 
     threading.Thread(target=start, name="trace-bench-sandbox-warm-up", daemon=True).start()
 
