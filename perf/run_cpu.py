@@ -14,13 +14,12 @@ import ctypes
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _util import BIN, REPO, report
+from _util import REPO, report
+from run_overhead import run
 
 PR_SET_CHILD_SUBREAPER = 36
 TEN_JOBS = """run_id: ten
@@ -38,12 +37,8 @@ def _children_cpu() -> float:
 
 def run_cpu(config: Path, runs: Path) -> tuple[float, float]:
     """(core-seconds of every process of the run, wall seconds)."""
-    before, start = _children_cpu(), time.perf_counter()
-    proc = subprocess.run([str(BIN / "trace-bench"), "run", "--config", str(config), "--runs-dir", str(runs),
-                           "--quiet"], cwd=REPO, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - start
-    if proc.returncode != 0:
-        sys.exit(proc.stderr)
+    before = _children_cpu()
+    wall, _ = run(config, runs)
     while True:  # the template and its jobs, re-parented to this process when the driver exited
         try:
             os.wait()
