@@ -6,7 +6,9 @@ both processes overlap.  Nothing of a run happens in it until a job is submitted
 directory exists.
 
 A run whose jobs load the provider libraries (``openai``, ``litellm``) gets a template that imports
-them once, so no job pays for them: a real run (at its first call), and a run of an external
+them once, so no job pays for them: a real run (at its first call; a replay from the cache too, whose
+jobs price every replayed answer with LiteLLM's price map: 2.4 s of CPU in each replayed job
+before), and a run of an external
 trainer, stub mode included (OpenEvolve, GEPA, SkyDiscover, DSPy and TextGrad reach the job's
 gateway through those clients; the import was 0.8-1 s of every such job's wall time, which the
 cost-quality frontier compares across trainers).  Other stub runs keep the lean template.  The CLI
@@ -26,11 +28,6 @@ PRELOAD = ("trace_bench.runner.job.template",)
 PRELOAD_REAL = ("trace_bench.runner.job.template_real",)
 
 
-def needs_provider(mode: str | None, cache: str | None) -> bool:
-    """True when a run's jobs call a provider: real mode that is not a replay from the cache."""
-    return mode == "real" and cache != "replay"
-
-
 def uses_external_trainer(trainer_ids: Any) -> bool:
     from trace_bench.registry.trainer_catalog import external_trainer_names
 
@@ -39,9 +36,10 @@ def uses_external_trainer(trainer_ids: Any) -> bool:
 
 
 def needs_provider_stack(config: Any) -> bool:
-    """True when a run's jobs load the provider libraries: real mode that is not a replay, or an
-    external trainer (whose library calls the job's gateway through them)."""
-    return needs_provider(config.mode, config.llm.cache) or uses_external_trainer(t.id for t in config.trainers)
+    """True when a run's jobs load the provider libraries: real mode, a replay included (its jobs
+    call no provider but price each answer), or an external trainer (whose library calls the job's
+    gateway through them)."""
+    return config.mode == "real" or uses_external_trainer(t.id for t in config.trainers)
 
 
 def preload_for(config: Any) -> tuple[str, ...]:
@@ -50,7 +48,6 @@ def preload_for(config: Any) -> tuple[str, ...]:
 
 
 _MODE_REAL = re.compile(r"""^mode[ \t]*:[ \t]*["']?real["']?[ \t]*(#.*)?$""", re.MULTILINE)
-_CACHE_REPLAY = re.compile(r"""(^[ \t]+|[{,][ \t]*)cache[ \t]*:[ \t]*["']?replay\b""", re.MULTILINE)
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
@@ -58,10 +55,13 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 
 def peek_provider_stack(config_path: str | Path | None, replay: bool = False) -> bool:
     """Whether the config at ``config_path`` needs the provider stack (:func:`needs_provider_stack`),
-    read cheaply: a look at its text for a top-level ``mode: real`` (and no ``cache: replay``) or
-    the name of an external trainer, no YAML parser and no validation, which come next.  A miss
-    only costs the jobs their import; a name in a comment only costs the template the import; an
-    unreadable file is False (the real load says why)."""
+    read cheaply: a look at its text for a top-level ``mode: real`` or the name of an external
+    trainer, no YAML parser and no validation, which come next.  ``replay`` (``run --replay``,
+    whose config is the recorded real run's) is True.  A miss only costs the jobs their import; a
+    name in a comment only costs the template the import; an unreadable file is False (the real
+    load says why)."""
+    if replay:
+        return True
     if not config_path:
         return False
     try:
@@ -69,7 +69,7 @@ def peek_provider_stack(config_path: str | Path | None, replay: bool = False) ->
             text = handle.read(1 << 20)
     except OSError:
         return False
-    if not replay and _MODE_REAL.search(text) and not _CACHE_REPLAY.search(text):
+    if _MODE_REAL.search(text):
         return True
     return uses_external_trainer(_WORD.findall(text))
 
