@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import stdtrit  # what t.ppf computes, without importing scipy.stats (0.5 s more)
 
 from trace_bench.analysis.load import ARM, JOB_KEYS, SCORED_STATUSES
 from trace_bench.store.models import CREDITED_CURVE_KINDS
@@ -110,7 +110,7 @@ def arm_curves(curves: pd.DataFrame, axis: str = "llm_calls", points: int = 60,
             mean = np.divide(filled.sum(axis=0), n, out=np.full(len(grid), np.nan), where=n > 0)
             squares = np.where(finite, (matrix - mean) ** 2, 0.0).sum(axis=0)
             std = np.sqrt(np.divide(squares, n - 1, out=np.full(len(grid), np.nan), where=n > 1))
-            quantile = stats.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1))
+            quantile = stdtrit(np.maximum(n - 1, 1), 0.5 + confidence / 2)
             half = np.where(n > 1, quantile * std / np.sqrt(np.maximum(n, 1)), 0.0)
             keep = n > 0
             count = int(keep.sum())
