@@ -30,6 +30,17 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 USER_TASKS = FIXTURES / "user_tasks"
 
 
+def require(*modules: str) -> None:
+    """Skip the calling test module when a module is not installed, without importing it at
+    collection as ``pytest.importorskip`` does: every test worker collects every module, and
+    importing gradio there cost each worker about 3 s of CPU for tests that run on one."""
+    import importlib.util
+
+    for name in modules:
+        if importlib.util.find_spec(name) is None:
+            pytest.skip(f"{name} is not installed", allow_module_level=True)
+
+
 def run_cli(*args: str, env: dict[str, str | None] | None = None, timeout: float = 600, cwd: Path | None = None,
             check: bool = False) -> subprocess.CompletedProcess[str]:
     """Run ``trace-bench`` as a user would (a fresh process); ``env`` adds variables, or removes

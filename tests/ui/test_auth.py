@@ -15,9 +15,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, require
 
-pytest.importorskip("gradio")
+require("gradio")
+# the modules that start gradio in the test process share a worker, which imports it once
+pytestmark = pytest.mark.xdist_group("gradio")
 
 
 def _routes(routes: list[Any], prefix: str = "") -> Iterator[tuple[str, set[str], str]]:

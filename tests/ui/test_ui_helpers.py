@@ -27,6 +27,9 @@ trainers:
     params_variants: [{ps_steps: 2}]
 """
 
+# gradio is imported in this process by some tests: on the worker of the other modules that import it
+pytestmark = pytest.mark.xdist_group("gradio")
+
 
 def _group_exists(pgid: int) -> bool:
     try:

@@ -19,6 +19,9 @@ from trace_bench.ui.readers import display_value, frame_of, markdown_text
 
 pytest.importorskip("pandas")
 
+# gradio is imported in this process by some tests: on the worker of the other modules that import it
+pytestmark = pytest.mark.xdist_group("gradio")
+
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
