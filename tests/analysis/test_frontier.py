@@ -13,9 +13,12 @@ import pytest
 
 pytest.importorskip("scipy")
 
+from tests.analysis.conftest import STUB_MATRIX_GROUP  # noqa: E402
 from tests.analysis.runs_kit import job, make_run  # noqa: E402
-from tests.conftest import only_run_dir, run_cli  # noqa: E402
+from tests.conftest import run_cli  # noqa: E402
 from trace_bench.analysis import write_report  # noqa: E402
+
+pytestmark = STUB_MATRIX_GROUP
 
 # arm -> (USD per job, held-out score per seed): a trade-off curve with two dominated arms and a twin
 ARMS = {"Cheap": (0.001, [0.2, 0.3, 0.4]),
@@ -74,18 +77,6 @@ def test_report_draws_the_frontier_with_intervals(tmp_path: Path) -> None:
     assert section.count("<td>yes</td>") == 4
 
 
-STUB_CONFIG = """
-mode: stub
-seeds: [1, 2, 3]
-max_workers: 2
-tasks: [internal:code_param, internal:numeric_param]
-trainers:
-  - {id: PrioritySearch, params_variants: [{ps_steps: 2}]}
-  - {id: BasicSearchAlgorithm, params_variants: [{num_steps: 2}, {num_steps: 1}]}
-  - NoOpTrainer
-"""
-
-
 def _pareto_from_results(run: Path) -> dict[tuple[str, str, str], bool]:
     """Brute force from results.csv: per task, mean tokens (stub USD is 0) against the mean held-out
     score of the best state (else the selection split's best), as leaderboard.csv ranks."""
@@ -110,10 +101,8 @@ def _pareto_from_results(run: Path) -> dict[tuple[str, str, str], bool]:
     return {arm: not beaten(arm) for arm in points}
 
 
-def test_leaderboard_csv_marks_the_frontier_of_a_stub_run(tmp_path: Path) -> None:
-    (tmp_path / "c.yaml").write_text(STUB_CONFIG)
-    run_cli("run", "--config", str(tmp_path / "c.yaml"), "--runs-dir", str(tmp_path / "runs"), "--quiet", check=True)
-    run = only_run_dir(tmp_path / "runs")
+def test_leaderboard_csv_marks_the_frontier_of_a_stub_run(stub_matrix_run: Path) -> None:
+    run = stub_matrix_run
     with open(run / "leaderboard.csv", encoding="utf-8") as handle:
         board = list(csv.DictReader(handle))
     marks = {(r["task"], r["trainer"], r["params_label"]): r["on_frontier"] == "true" for r in board}

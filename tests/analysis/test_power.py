@@ -16,8 +16,11 @@ import pytest
 pytest.importorskip("scipy")
 from scipy import stats  # noqa: E402
 
+from tests.analysis.conftest import STUB_MATRIX_GROUP, STUB_MATRIX_SEEDS  # noqa: E402
 from tests.analysis.runs_kit import job, make_run  # noqa: E402
-from tests.conftest import only_run_dir, run_cli  # noqa: E402
+from tests.conftest import run_cli  # noqa: E402
+
+pytestmark = STUB_MATRIX_GROUP
 from trace_bench.analysis.power import (  # noqa: E402
     detectable_effect,
     paired_power,
@@ -176,62 +179,45 @@ def _independent(run: Path) -> dict[tuple[str, str, str], dict[str, float]]:
     return out
 
 
-STUB_CONFIG = """
-mode: stub
-seeds: [1, 2, 3, 4]
-max_workers: 2
-tasks: [internal:code_param, internal:numeric_param]
-trainers:
-  - {id: PrioritySearch, params_variants: [{ps_steps: 2}]}
-  - {id: BasicSearchAlgorithm, params_variants: [{num_steps: 2}]}
-  - NoOpTrainer
-"""
 
 
-@pytest.fixture(scope="module")
-def stub_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("power")
-    (root / "c.yaml").write_text(STUB_CONFIG)
-    proc = run_cli("run", "--config", str(root / "c.yaml"), "--runs-dir", str(root / "runs"), "--quiet")
-    assert proc.returncode == 0, proc.stderr
-    return only_run_dir(root / "runs")
-
-
-def test_power_of_a_stub_run_equals_scipy(stub_run: Path) -> None:
-    proc = run_cli("power", str(stub_run), "--format", "json")
+def test_power_of_a_stub_run_equals_scipy(stub_matrix_run: Path) -> None:
+    proc = run_cli("power", str(stub_matrix_run), "--format", "json")
     assert proc.returncode == 0, proc.stderr
     printed = json.loads(proc.stdout)
     assert (printed["alpha"], printed["power"]) == (0.05, 0.8)
-    expected = _independent(stub_run)
+    expected = _independent(stub_matrix_run)
     assert {(r["task"], r["arm_a"], r["arm_b"]) for r in printed["rows"]} == set(expected)
     checked = 0
     for row in printed["rows"]:
         want = expected[(row["task"], row["arm_a"], row["arm_b"])]
-        assert row["n"] == want["n"] == 4
+        assert row["n"] == want["n"] == STUB_MATRIX_SEEDS
         assert row["mean_diff"] == pytest.approx(want["mean"], abs=1e-12)
         assert row["sd_diff"] == pytest.approx(want["sd"], rel=1e-9, abs=1e-12)
-        if want["sd"] == 0 or abs(want["effect"]) * 2 > 8:
-            assert row["power"] == pytest.approx(1.0) and row["seeds_for_80"] == 2
+        if want["sd"] == 0:  # identical arms: the false-positive rate; a constant difference: certain
+            assert row["power"] == pytest.approx(0.05 if want["effect"] == 0 else 1.0)
+            assert row["seeds_for_80"] == (None if want["effect"] == 0 else 2)
             continue
-        assert row["power"] == pytest.approx(scipy_power(want["effect"], 4), rel=1e-9)
+        assert row["power"] == pytest.approx(scipy_power(want["effect"], STUB_MATRIX_SEEDS), rel=1e-9)
         if want["effect"] == 0:
             assert row["seeds_for_80"] is None
-        else:
+        else:  # the fewest seeds that reach 80 % (two at least: one pair has no variance)
             needed = row["seeds_for_80"]
-            assert scipy_power(want["effect"], needed) >= 0.8 > scipy_power(want["effect"], needed - 1)
-        assert scipy_power(row["min_detectable_diff"] / want["sd"], 4) == pytest.approx(0.8, abs=1e-9)
+            assert scipy_power(want["effect"], needed) >= 0.8
+            assert needed == 2 or scipy_power(want["effect"], needed - 1) < 0.8
+        assert scipy_power(row["min_detectable_diff"] / want["sd"], STUB_MATRIX_SEEDS) == pytest.approx(0.8, abs=1e-9)
         checked += 1
     assert checked >= 2, "the stub run has pairs with an ordinary effect, checked against scipy"
     metrics = {r["task"]: r["metric"] for r in printed["rows"]}
     assert metrics == {"internal:code_param": "test_best", "internal:numeric_param": "best"}
 
 
-def test_formats_and_target(stub_run: Path) -> None:
-    markdown = run_cli("power", str(stub_run))
+def test_formats_and_target(stub_matrix_run: Path) -> None:
+    markdown = run_cli("power", str(stub_matrix_run))
     assert markdown.returncode == 0, markdown.stderr
     assert markdown.stdout.startswith("| task | A | B | metric | n | dropped | mean A − B | sd | power | seeds for 80% |")
     assert "Two-sided paired t-test at alpha 0.05" in markdown.stdout
-    table = list(csv.DictReader(run_cli("power", str(stub_run), "--format", "csv", "--power", "0.9",
+    table = list(csv.DictReader(run_cli("power", str(stub_matrix_run), "--format", "csv", "--power", "0.9",
                                         check=True).stdout.splitlines()))
     assert "seeds_for_90" in table[0] and "seeds_for_80" not in table[0]
     finite = [r for r in table if r["effect_size"] not in ("", "0", "inf", "-inf")]
@@ -252,10 +238,10 @@ def test_hand_made_run_through_the_cli(tmp_path: Path) -> None:
     assert row["power"] == pytest.approx(scipy_power(effect, 6), rel=1e-12)
 
 
-def test_user_errors_exit_2(tmp_path: Path, stub_run: Path) -> None:
-    for args, message in (((str(stub_run), "--alpha", "0.5", "--power", "0.4"), "power must be above alpha"),
+def test_user_errors_exit_2(tmp_path: Path, stub_matrix_run: Path) -> None:
+    for args, message in (((str(stub_matrix_run), "--alpha", "0.5", "--power", "0.4"), "power must be above alpha"),
                           ((str(tmp_path / "nope"),), "no such run directory"),
-                          ((str(stub_run), "--alpha", "1.5"), "between 0 and 1")):
+                          ((str(stub_matrix_run), "--alpha", "1.5"), "between 0 and 1")):
         proc = run_cli("power", *args)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     lonely = make_run(tmp_path, "one", [job("s:t", "A", 1, 0.5)])

@@ -11,30 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.analysis.conftest import STUB_MATRIX_GROUP, STUB_MATRIX_SEEDS
 from tests.analysis.runs_kit import job, make_run
-from tests.conftest import only_run_dir, run_cli
+from tests.conftest import run_cli
 
 pytest.importorskip("pandas")
 
-CONFIG = """
-mode: stub
-seeds: [1, 2, 3]
-max_workers: 2
-tasks: [internal:code_param, internal:numeric_param]
-trainers:
-  - {id: PrioritySearch, params_variants: [{ps_steps: 2}]}
-  - {id: BasicSearchAlgorithm, params_variants: [{num_steps: 2}]}
-  - NoOpTrainer
-"""
-
-
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("table")
-    (root / "c.yaml").write_text(CONFIG)
-    proc = run_cli("run", "--config", str(root / "c.yaml"), "--runs-dir", str(root / "runs"), "--quiet")
-    assert proc.returncode == 0, proc.stderr
-    return only_run_dir(root / "runs")
+pytestmark = STUB_MATRIX_GROUP
 
 
 def _expected(run: Path, preferred: str) -> dict[tuple[str, str, str], dict[str, float]]:
@@ -56,11 +39,11 @@ def _expected(run: Path, preferred: str) -> dict[tuple[str, str, str], dict[str,
 
 
 @pytest.mark.parametrize("metric", ["test_last", "test_best", "best"])
-def test_csv_numbers_match_results_csv(run_dir: Path, metric: str) -> None:
-    proc = run_cli("table", str(run_dir), "--metric", metric, "--format", "csv")
+def test_csv_numbers_match_results_csv(stub_matrix_run: Path, metric: str) -> None:
+    proc = run_cli("table", str(stub_matrix_run), "--metric", metric, "--format", "csv")
     assert proc.returncode == 0, proc.stderr
     table = list(csv.DictReader(proc.stdout.splitlines()))
-    expected = _expected(run_dir, metric)
+    expected = _expected(stub_matrix_run, metric)
     assert {(r["task"], r["trainer"], r["params_label"]) for r in table} == set(expected)
     for row in table:
         want = expected[(row["task"], row["trainer"], row["params_label"])]
@@ -75,8 +58,8 @@ def test_csv_numbers_match_results_csv(run_dir: Path, metric: str) -> None:
     assert means == sorted(means, reverse=True), "arms ordered by mean, best first"
 
 
-def test_markdown_and_latex_say_what_they_measure(run_dir: Path) -> None:
-    markdown = run_cli("table", str(run_dir))
+def test_markdown_and_latex_say_what_they_measure(stub_matrix_run: Path) -> None:
+    markdown = run_cli("table", str(stub_matrix_run))
     assert markdown.returncode == 0, markdown.stderr
     lines = markdown.stdout.splitlines()
     assert lines[0].startswith("| task | arm | score: mean (SE) | n |")
@@ -84,10 +67,10 @@ def test_markdown_and_latex_say_what_they_measure(run_dir: Path) -> None:
     assert "optimistic (internal:numeric_param)" in markdown.stdout
     numeric_rows = [line for line in lines if line.startswith("| internal:numeric_param")]
     assert numeric_rows and all(" * |" in line for line in numeric_rows), "fallback rows are marked"
-    latex = run_cli("table", str(run_dir), "--format", "latex", "--metric", "test_best")
+    latex = run_cli("table", str(stub_matrix_run), "--format", "latex", "--metric", "test_best")
     assert latex.returncode == 0, latex.stderr
     assert latex.stdout.startswith("\\begin{table}") and "internal:code\\_param" in latex.stdout
-    assert "\\caption{Mean (standard error) over 3 seeds of the held-out test score of the best state" in latex.stdout
+    assert f"\\caption{{Mean (standard error) over {STUB_MATRIX_SEEDS} seeds of the held-out test score of the best state" in latex.stdout
 
 
 def test_bad_input_exits_2_with_one_line(tmp_path: Path) -> None:
