@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,13 +22,23 @@ CONFIG = "mode: stub\nseeds: [1, 2, 3]\ntasks: [internal:numeric_param]\ntrainer
 TABLES = ("results.csv", "leaderboard.csv")
 
 
+@pytest.fixture(scope="module")
+def _original(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("index")
+    (root / "c.yaml").write_text(CONFIG)
+    proc = run_cli("run", "--config", str(root / "c.yaml"), "--runs-dir", str(root / "runs"), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    return only_run_dir(root / "runs")
+
+
 @pytest.fixture()
-def finished(tmp_path: Path) -> tuple[Path, Path]:
+def finished(_original: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """(config, a finished run of it) that the test may damage: a copy of one run made per module."""
     config = tmp_path / "c.yaml"
     config.write_text(CONFIG)
-    proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), "--quiet")
-    assert proc.returncode == 0, proc.stderr
-    return config, only_run_dir(tmp_path / "runs")
+    run = tmp_path / "runs" / _original.name
+    shutil.copytree(_original, run, symlinks=True)
+    return config, run
 
 
 def _resume(run: Path) -> None:
