@@ -103,11 +103,28 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
+#: modules of single tests that take a test worker half a minute or more (a notebook, a page of docs)
+LONG_SINGLE_TESTS = ("tests/test_notebooks.py", "tests/docs/test_doc_outputs.py")
+
+
+def _schedule_rank(item: pytest.Item) -> int:
+    if any(item.iter_markers("xdist_group")):
+        return 0
+    return 1 if item.nodeid.split("::", 1)[0] in LONG_SINGLE_TESTS else 2
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Fail the session, not silently, where ``--dist loadgroup`` cannot see the groups: pytest
+    """The test-worker groups (each runs whole on one worker, up to a minute and a half) and the
+    longest single tests are handed out first, the many short tests last, so the workers finish
+    together: in collection order the browser and gradio groups (tests/ui) came last, and one worker
+    ran them while the others had nothing left.  (``--dist loadgroup`` hands out work in the order
+    collected; every worker sorts alike, so they agree on it.)
+
+    Then fail the session, not silently, where ``--dist loadgroup`` cannot see the groups: pytest
     9.2 reads node ids from a field that pytest-xdist 3.8 does not set, so the Ray modules ran on
     two workers at once (one run joined the other's cluster, which shut down under it)."""
+    items.sort(key=_schedule_rank)  # stable: collection order within each rank
     if "PYTEST_XDIST_WORKER" not in os.environ or not getattr(config.option, "loadgroup", False):
         return  # groups only mean something to the workers of a --dist loadgroup session
     for item in items:
