@@ -149,7 +149,7 @@ def test_a_kernelbench_job_evaluates_on_the_local_gpu(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
     # eval_kwargs.trials: inputs per timed run (20 by default: ~7 s per evaluation on the fake torch's CPU)
     config.write_text("tasks:\n  - id: kernelbench:level0/relu\n    eval_kwargs: {trials: 2}\n"
-                      "trainers:\n  - id: PrioritySearch\n    ps_steps: 2\n    ps_candidates: 2\n    ps_proposals: 2\n")
+                      "trainers:\n  - id: PrioritySearch\n    ps_steps: 2\n    ps_candidates: 1\n    ps_proposals: 1\n")
     env: dict[str, str | None] = {
         "PYTHONPATH": os.pathsep.join(p for p in (str(FAKE_TORCH), os.environ.get("PYTHONPATH")) if p),
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "TRACE_BENCH_KERNELBENCH_URL": None,
