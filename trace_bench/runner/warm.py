@@ -6,12 +6,11 @@ both processes overlap.  Nothing of a run happens in it until a job is submitted
 directory exists.
 
 A run whose jobs load the provider libraries (``openai``, ``litellm``) gets a template that imports
-them once, so no job pays for them: a real run (at its first call; a replay from the cache too, whose
-jobs price every replayed answer with LiteLLM's price map: 2.4 s of CPU in each replayed job
-before), and a run of an external
-trainer, stub mode included (OpenEvolve, GEPA, SkyDiscover, DSPy and TextGrad reach the job's
-gateway through those clients; the import was 0.8-1 s of every such job's wall time, which the
-cost-quality frontier compares across trainers).  Other stub runs keep the lean template.  The CLI
+them once, so no job pays for them: a real run (at its first call; a replay from the cache too,
+whose jobs price every replayed answer with LiteLLM's price map: 2.4 s of CPU in each replayed job
+before), and a run of an external trainer, stub mode included (OpenEvolve, GEPA, SkyDiscover, DSPy
+and TextGrad reach the job's gateway through those clients; the import was 0.8-1 s of every such
+job's wall time, which the cost-quality frontier compares across trainers).  Other stub runs keep the lean template.  The CLI
 starts the template before the config is validated, so it peeks at the config's text
 (:func:`peek_provider_stack`), with the full validation still to come.
 """
