@@ -51,10 +51,12 @@ def build(ctx: UIContext) -> dict[str, Any]:
     import pandas as pd
 
     choices = ctx.run_choices()
+    # No value until the page loads: the load event picks the two newest runs of that moment.  A
+    # value computed here (when the server started) came back when the tab's own refresh, sent
+    # with the values the page held before the load's answer, was answered after it.
     with gr.Row():
-        run_a = gr.Dropdown(choices, value=preselect(None, choices, 0), label="Run A (newest first)",
-                            elem_id="tb-compare-a")
-        run_b = gr.Dropdown(choices, value=preselect(None, choices, 1), label="Run B", elem_id="tb-compare-b")
+        run_a = gr.Dropdown(choices, value=None, label="Run A (newest first)", elem_id="tb-compare-a")
+        run_b = gr.Dropdown(choices, value=None, label="Run B", elem_id="tb-compare-b")
     with gr.Row():
         compare = gr.Button("Compare", variant="primary", elem_id="tb-compare-btn")
         refresh = gr.Button("Refresh runs", elem_id="tb-compare-refresh")
