@@ -19,14 +19,14 @@ from scipy import stats  # noqa: E402
 from tests.analysis.conftest import STUB_MATRIX_GROUP, STUB_MATRIX_SEEDS  # noqa: E402
 from tests.analysis.runs_kit import job, make_run  # noqa: E402
 from tests.conftest import run_cli  # noqa: E402
-
-pytestmark = STUB_MATRIX_GROUP
 from trace_bench.analysis.power import (  # noqa: E402
     detectable_effect,
     paired_power,
     seeds_for_power,
     t_test_power,
 )
+
+pytestmark = STUB_MATRIX_GROUP
 
 
 def scipy_power(effect: float, n: int, alpha: float = 0.05) -> float:
@@ -177,8 +177,6 @@ def _independent(run: Path) -> dict[tuple[str, str, str], dict[str, float]]:
                 effect = 0.0 if abs(mean) <= 1e-9 else math.copysign(math.inf, mean) if sd == 0 else mean / sd
                 out[(task, arm_a, arm_b)] = {"n": len(diff), "mean": mean, "sd": sd, "effect": effect}
     return out
-
-
 
 
 def test_power_of_a_stub_run_equals_scipy(stub_matrix_run: Path) -> None:
