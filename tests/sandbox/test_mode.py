@@ -93,13 +93,18 @@ def test_a_run_fails_clearly_or_records_the_weak_mode(no_bwrap: dict[str, str], 
 
 def test_the_variable_forcing_the_weak_mode_is_recorded_everywhere(tmp_path: Path) -> None:
     """Finding 7: TRACE_BENCH_SANDBOX=force-weak ran weak while env.json said strong, and a weak run
-    warned nowhere and left no trace in results.csv, summary.json or the report."""
+    warned nowhere and left no trace in results.csv, summary.json or the report.  And a weak run
+    left an empty directory in the temporary directory for every spare call it did not use."""
     config = tmp_path / "c.yaml"
     config.write_text(CONFIG)
+    scratch = tmp_path / "t"  # the weak mode's per-call work directories go under TMPDIR
+    scratch.mkdir()
     proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "runs"), "--quiet",
-                   env={SETTING_ENV: "force-weak"})
+                   env={SETTING_ENV: "force-weak", "TMPDIR": str(scratch)})
     assert proc.returncode == 0, proc.stderr
     assert "WARNING: LLM-written code runs in the WEAK sandbox" in proc.stderr
+    # each call's directory is removed, the spare ones made ahead of a call that never came too
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith("trace-bench-sandbox-")]
     run = only_run_dir(tmp_path / "runs")
     setting = json.loads((run / "meta" / "env.json").read_text())["sandbox"]
     assert setting["setting"] == "weak" and setting["chosen_by"] == f"{SETTING_ENV}=force-weak"

@@ -16,9 +16,11 @@ import contextlib
 import json
 import os
 import queue
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -46,10 +48,12 @@ def _import_path() -> list[str]:
     return [os.path.abspath(p) for p in sys.path if isinstance(p, str) and p]
 
 
-def _commands(mode: str, packages: frozenset[str], control_fd: int) -> list[tuple[str, list[str]]]:
-    """(label, argv) to try in order until one starts; the zygote talks on ``control_fd``."""
+def _commands(mode: str, packages: frozenset[str], control_fd: int,
+              scratch: str | None = None) -> list[tuple[str, list[str]]]:
+    """(label, argv) to try in order until one starts; the zygote talks on ``control_fd``.
+    ``scratch``: the weak mode's temporary directory (see :class:`ZygoteHandle`)."""
     if mode != "bwrap":
-        config = json.dumps({"strong": False, "sys_path": _import_path()})
+        config = json.dumps({"strong": False, "sys_path": _import_path(), "scratch": scratch})
         return [("weak", [sys.executable, "-S", "-c", _BOOT, str(control_fd), config])]
     bwrap = policy.find_bwrap()
     if bwrap is None:
@@ -79,15 +83,21 @@ class ZygoteHandle:
         self.active = 0  # calls under way (server._LOCK guards it)
         self.retired = False  # superseded by a sandbox that shows more: stops with its last call
         self.info: dict[str, Any] = {}
+        self.owner_pid = os.getpid()
+        # The weak mode has no private /tmp: its calls' work directories (and whatever a candidate
+        # writes through ``tempfile``) go in one directory of its own, removed when it stops.  Per
+        # call they were left behind by every spare call made ahead and never used.
+        self.scratch = tempfile.mkdtemp(prefix="trace-bench-sandbox-") if mode != "bwrap" else None
         reasons: list[str] = []
         attempt = 0
         while True:
             parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
-                commands = _commands(mode, packages, child.fileno())
+                commands = _commands(mode, packages, child.fileno(), self.scratch)
             except ZygoteUnavailable:
                 parent.close()
                 child.close()
+                self._remove_scratch()
                 raise
             label, argv = commands[attempt]
             try:
@@ -96,11 +106,11 @@ class ZygoteHandle:
                 reasons.append(f"{label}: {exc}")
                 attempt += 1
                 if attempt == len(commands):
+                    self._remove_scratch()
                     raise ZygoteUnavailable("; ".join(reasons)) from exc
                 continue
             self.info["variant"] = label
             break
-        self.owner_pid = os.getpid()
 
     def _start(self, argv: list[str], parent: socket.socket, child: socket.socket) -> None:
         """Start one command line; its stderr is read only to explain a failed start."""
@@ -172,6 +182,8 @@ class ZygoteHandle:
             self.kill()
         if self.proc.stderr is not None and self.proc.returncode is not None:
             self.proc.stderr.close()
+        if self.proc.returncode is not None:
+            self._remove_scratch()
 
     def kill(self) -> None:
         """End the sandbox at once: bubblewrap's death takes its whole PID namespace with it."""
@@ -183,6 +195,14 @@ class ZygoteHandle:
             self.proc.wait(timeout=10)
         if self.proc.stderr is not None and self.proc.returncode is not None:
             self.proc.stderr.close()
+        if self.proc.returncode is not None:
+            self._remove_scratch()
+
+    def _remove_scratch(self) -> None:
+        """Only by the process that made it: a forked child's copy of the handle is not its owner."""
+        if self.scratch is not None and os.getpid() == self.owner_pid:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
 
 class _Starter:
@@ -267,6 +287,7 @@ def get_zygote(mode: str, packages: frozenset[str]) -> ZygoteHandle:
             _FAILED[mode] = (time.monotonic(), str(exc))
             raise
         _FAILED.pop(mode, None)
+        _stop_at_job_exit()
         for old in known:
             _HANDLES.remove(old)
             old.retired = True
@@ -306,6 +327,23 @@ def shutdown() -> None:
         _FAILED.clear()
     for handle in handles:
         handle.close()
+
+
+_EXIT_HOOK_PID = 0
+
+
+def _stop_at_job_exit() -> None:
+    """Stop this process's sandboxes when a job process ends, too (called under ``_LOCK``).
+
+    A job ends with ``os._exit``, which skips ``atexit`` but first runs multiprocessing's
+    finalizers of non-negative priority (:mod:`trace_bench.execution.local`); without this, a weak
+    sandbox's scratch directory outlived every job."""
+    global _EXIT_HOOK_PID
+    if _EXIT_HOOK_PID != os.getpid():
+        from multiprocessing import util
+
+        _EXIT_HOOK_PID = os.getpid()
+        util.Finalize(None, shutdown, exitpriority=10)
 
 
 def _forget_in_child() -> None:

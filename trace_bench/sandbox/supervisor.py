@@ -164,6 +164,8 @@ def prepare_call(to_supervisor: socket.socket, to_child: socket.socket, *, stron
     except (EOFError, OSError, ValueError, KeyError, TypeError):  # discarded before it had a call: end quietly
         if pid > 0:
             _kill(pid, strong)
+        if not strong and workdir != "/tmp":
+            shutil.rmtree(workdir, ignore_errors=True)
         os._exit(0)
     report: dict[str, Any] = {"setup_error": setup_error}
     if not setup_error:

@@ -210,6 +210,10 @@ def main() -> None:
     """Entry point: ``python -S -c BOOT <control fd> <config json>`` (see :mod:`.server`)."""
     fd, config = int(sys.argv[1]), json.loads(sys.argv[2])
     strong = bool(config["strong"])
+    if config.get("scratch"):  # the weak mode: every temporary file of its calls goes in the job's scratch
+        import tempfile
+
+        tempfile.tempdir = str(config["scratch"])
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the job; we follow its socket
     sock = socket.socket(fileno=fd)
     info: dict[str, Any] = {"uid": os.getuid(), "numpy": False, "network_namespace": strong}
