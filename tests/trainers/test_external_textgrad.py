@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,3 +43,18 @@ def test_a_budget_stop_ends_the_trainer_cleanly(tmp_path: Path, monkeypatch: pyt
     assert result.status == "budget_exhausted", (result.error, result.traceback)
     assert result.llm_calls <= 7 and 1 <= result.n_steps < 20
     assert (job / "artifacts" / "best_state.yaml").is_file()
+
+
+def test_importing_textgrad_leaves_no_log_behind(tmp_path: Path) -> None:
+    """textgrad opens a JSON log of every call at import (about 3.6 MB per job): its directory was
+    a fresh temporary one per job process, never removed, so runs filled the temporary directory."""
+    scratch = tmp_path / "t"
+    scratch.mkdir()
+    code = ("from trace_bench.trainers.external.textgrad_trainer import import_textgrad\n"
+            "tg = import_textgrad()\n"
+            "tg.logger.info('a call', extra={'text': 'x' * 1000})\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "TMPDIR": str(scratch)})
+    assert proc.returncode == 0, proc.stderr
+    assert list(scratch.iterdir()) == [] and not (tmp_path / "logs").exists()
+    assert "a call" not in proc.stderr  # nor are its records printed instead

@@ -13,7 +13,9 @@ metered, budgeted and stubbed like a built-in trainer's.
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
 import sys
 import tempfile
 from typing import Any
@@ -49,11 +51,15 @@ class TextGradParams(TrainerParams):
 
 
 def import_textgrad() -> Any:
-    """``import textgrad`` with its import-time log file sent to a temp dir (not ``./logs``)."""
+    """``import textgrad`` without its log.  At import it opens a JSON log of every call under
+    ``./logs`` (or ``$TEXTGRAD_LOG_DIR``), about 3.6 MB per job, each record JSON-encoded inside the
+    job's time.  The job records every call itself, so the log is made in a temporary directory
+    and removed at once, and its records go nowhere (not to the job's own log either)."""
     if "textgrad" in sys.modules:
         return sys.modules["textgrad"]
     previous = os.environ.get("TEXTGRAD_LOG_DIR")
-    os.environ["TEXTGRAD_LOG_DIR"] = tempfile.mkdtemp(prefix="trace-bench-textgrad-")
+    log_dir = tempfile.mkdtemp(prefix="trace-bench-textgrad-")
+    os.environ["TEXTGRAD_LOG_DIR"] = log_dir
     try:
         import textgrad
     finally:
@@ -61,6 +67,13 @@ def import_textgrad() -> Any:
             os.environ.pop("TEXTGRAD_LOG_DIR", None)
         else:
             os.environ["TEXTGRAD_LOG_DIR"] = previous
+        logger = logging.getLogger("textgrad")
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+            handler.close()
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+        shutil.rmtree(log_dir, ignore_errors=True)
     return textgrad
 
 
