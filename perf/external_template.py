@@ -25,7 +25,7 @@ from _util import REPO, python, report
 CONFIG = REPO / "configs" / "discovery_arena.yaml"
 # The CLI with the lean template forced, as before the change (a __main__ guard: forkserver re-imports it).
 LEAN = ("import sys\nif __name__ == '__main__':\n    import trace_bench.runner.warm as warm\n"
-        "    warm.PRELOAD_REAL = warm.PRELOAD\n    from trace_bench.cli.main import main\n"
+        "    warm.TEMPLATES[warm.FULL] = warm.PRELOAD\n    from trace_bench.cli.main import main\n"
         "    sys.exit(main(sys.argv[1:]))\n")
 
 

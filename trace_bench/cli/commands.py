@@ -151,7 +151,7 @@ def _run_command(args: Namespace, interrupts: Any) -> int:
         config_path = args.config or (layout.snapshot_file(run_dir) if run_dir else None)
         # asynchronous: the job template imports opto while this process reads the config (and,
         # for a real run or an external trainer, the provider libraries, once for every job)
-        start_job_template(real=peek_provider_stack(config_path, replay=bool(args.replay)))
+        start_job_template(peek_provider_stack(config_path, replay=bool(args.replay)))
     from trace_bench.runner.run import RunOptions, execute_run, locate_run
     from trace_bench.store.run_store import RunVanished
 

@@ -19,11 +19,12 @@ _COMPLETION = {"id": "preload", "object": "chat.completion", "created": 0, "mode
 _MODELS = {"object": "list", "data": [{"id": "preload", "object": "model", "created": 0, "owned_by": "preload"}]}
 
 
-def preload_llm_stack() -> None:
+def preload_llm_stack(litellm: bool = True) -> None:
     """Warm what ``openai`` and ``litellm`` do at first use: the OpenAI client's resources,
     request transform and response models (one chat completion and one model list answered by an
-    in-memory transport), the shared TLS context, LiteLLM's price lookup (every call's cost).
-    The caller has loaded both for real (in a job process they are deferred placeholders until
+    in-memory transport), the shared TLS context, LiteLLM's price lookup (every call's cost;
+    skipped when ``litellm`` is False: a run whose calls and prices need no LiteLLM).
+    The caller has loaded them for real (in a job process they are deferred placeholders until
     then: ``trace_bench._util.lazy.load``).  Idempotent; a missing library is left to the call that
     needs it."""
     from trace_bench.llm.providers import shared_ssl_context
@@ -33,11 +34,8 @@ def preload_llm_stack() -> None:
 
         _warm_openai(openai)
         openai.DefaultHttpxClient(verify=shared_ssl_context()).close()  # the real transport (httpcore, h11)
-    with contextlib.suppress(ImportError):
-        import litellm
-
-        with contextlib.suppress(Exception):
-            litellm.cost_per_token(model="gpt-4o-mini", prompt_tokens=1, completion_tokens=1)
+    if litellm:
+        _warm_litellm()
     import trace_bench.llm.pricing  # noqa: F401
     import trace_bench.llm.retry  # noqa: F401
 
@@ -54,3 +52,11 @@ def _warm_openai(openai: Any) -> None:
         client.chat.completions.create(model="preload", messages=[{"role": "user", "content": "hi"}], max_tokens=1,
                                        temperature=0.0)
         client.models.list()
+
+
+def _warm_litellm() -> None:
+    with contextlib.suppress(ImportError):
+        import litellm
+
+        with contextlib.suppress(Exception):
+            litellm.cost_per_token(model="gpt-4o-mini", prompt_tokens=1, completion_tokens=1)

@@ -5,13 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 
-def cost_of(model: str, prompt_tokens: int, completion_tokens: int,
-            prices: dict[str, Any] | None = None) -> float | None:
-    """Cost in USD, or None when the model's price is unknown."""
+def configured_price(model: str, prices: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The config's price of ``model`` (``llm.prices``, by its name with or without the provider
+    prefix), which :func:`cost_of` uses before LiteLLM's map; None when the config has none."""
     for name in (model, model.split("/", 1)[-1]):
         price = (prices or {}).get(name)
         if price:
-            return (prompt_tokens * float(price["input_per_mtok"]) + completion_tokens * float(price["output_per_mtok"])) / 1e6
+            return dict(price)
+    return None
+
+
+def cost_of(model: str, prompt_tokens: int, completion_tokens: int,
+            prices: dict[str, Any] | None = None) -> float | None:
+    """Cost in USD, or None when the model's price is unknown."""
+    price = configured_price(model, prices)
+    if price is not None:
+        return (prompt_tokens * float(price["input_per_mtok"]) + completion_tokens * float(price["output_per_mtok"])) / 1e6
     try:
         import litellm
 

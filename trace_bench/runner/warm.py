@@ -10,9 +10,12 @@ them once, so no job pays for them: a real run (at its first call; a replay from
 whose jobs price every replayed answer with LiteLLM's price map: 2.4 s of CPU in each replayed job
 before), and a run of an external trainer, stub mode included (OpenEvolve, GEPA, SkyDiscover, DSPy
 and TextGrad reach the job's gateway through those clients; the import was 0.8-1 s of every such
-job's wall time, which the cost-quality frontier compares across trainers).  Other stub runs keep the lean template.  The CLI
-starts the template before the config is validated, so it peeks at the config's text
-(:func:`peek_provider_stack`), with the full validation still to come.
+job's wall time, which the cost-quality frontier compares across trainers).  A real run whose
+calls and prices need no LiteLLM (every role on an OpenAI-compatible endpoint, every model priced
+in ``llm.prices``) gets a template with ``openai`` only: LiteLLM is most of the full template's
+import.  Other stub runs keep the lean template.  The CLI starts the template before the config is
+validated, so it peeks at the config (:func:`peek_provider_stack`), with the full validation still
+to come.
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-#: What the local executor's job template imports once (see trace_bench/runner/job/template.py).
-PRELOAD = ("trace_bench.runner.job.template",)
-#: The same for a real run (see trace_bench/runner/job/template_real.py).
-PRELOAD_REAL = ("trace_bench.runner.job.template_real",)
+#: The job templates (see trace_bench/runner/job/template*.py) by the provider stack they preload.
+LEAN, OPENAI, FULL = "lean", "openai", "full"
+TEMPLATES = {LEAN: ("trace_bench.runner.job.template",),
+             OPENAI: ("trace_bench.runner.job.template_openai",),
+             FULL: ("trace_bench.runner.job.template_real",)}
+PRELOAD = TEMPLATES[LEAN]
 
 
 def uses_external_trainer(trainer_ids: Any) -> bool:
@@ -34,16 +39,30 @@ def uses_external_trainer(trainer_ids: Any) -> bool:
     return any(str(name).lower() in external for name in trainer_ids)
 
 
-def needs_provider_stack(config: Any) -> bool:
-    """True when a run's jobs load the provider libraries: real mode, a replay included (its jobs
-    call no provider but price each answer), or an external trainer (whose library calls the job's
-    gateway through them)."""
-    return config.mode == "real" or uses_external_trainer(t.id for t in config.trainers)
+def _real_stack(llm: Any) -> str:
+    from trace_bench.llm.providers import calls_without_litellm
+
+    try:
+        return OPENAI if isinstance(llm, dict) and calls_without_litellm(llm) else FULL
+    except Exception:  # a malformed llm section: the validation says why; the full stack is never wrong
+        return FULL
+
+
+def provider_stack(config: Any) -> str:
+    """Which provider libraries a run's jobs load: :data:`FULL` for an external trainer (its
+    library calls the job's gateway through them) or a real run, a replay included (its jobs call
+    no provider but price each answer), unless its calls and prices need no LiteLLM
+    (:data:`OPENAI`); :data:`LEAN` for other stub runs."""
+    if uses_external_trainer(t.id for t in config.trainers):
+        return FULL
+    if config.mode != "real":
+        return LEAN
+    return _real_stack(config.llm.model_dump(mode="json"))
 
 
 def preload_for(config: Any) -> tuple[str, ...]:
     """The template a run's jobs are forked from."""
-    return PRELOAD_REAL if needs_provider_stack(config) else PRELOAD
+    return TEMPLATES[provider_stack(config)]
 
 
 _MODE_REAL = re.compile(r"""^mode[ \t]*:[ \t]*["']?real["']?[ \t]*(#.*)?$""", re.MULTILINE)
@@ -52,31 +71,39 @@ _MODE_REAL = re.compile(r"""^mode[ \t]*:[ \t]*["']?real["']?[ \t]*(#.*)?$""", re
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 
 
-def peek_provider_stack(config_path: str | Path | None, replay: bool = False) -> bool:
-    """Whether the config at ``config_path`` needs the provider stack (:func:`needs_provider_stack`),
-    read cheaply: a look at its text for a top-level ``mode: real`` or the name of an external
-    trainer, no YAML parser and no validation, which come next.  ``replay`` (``run --replay``,
-    whose config is the recorded real run's) is True.  A miss only costs the jobs their import; a
-    name in a comment only costs the template the import; an unreadable file is False (the real
-    load says why)."""
+def peek_provider_stack(config_path: str | Path | None, replay: bool = False) -> str:
+    """:func:`provider_stack` for the config at ``config_path``, read cheaply before the validation
+    that comes next: a look at its text for a top-level ``mode: real`` or the name of an external
+    trainer, and for a real run its parsed ``llm`` section (bounded like every config read).  A
+    replay (``run --replay``, whose config is the recorded real run's) is :data:`FULL`.  A miss
+    only costs the jobs their import; a name in a comment, or a config it cannot read, only costs the
+    template the import (an unreadable file is :data:`LEAN`: the real load says why)."""
     if replay:
-        return True
+        return FULL
     if not config_path:
-        return False
+        return LEAN
     try:
         with open(config_path, encoding="utf-8", errors="replace") as handle:
             text = handle.read(1 << 20)
     except OSError:
-        return False
-    if _MODE_REAL.search(text):
-        return True
-    return uses_external_trainer(_WORD.findall(text))
+        return LEAN
+    if uses_external_trainer(_WORD.findall(text)):
+        return FULL
+    if not _MODE_REAL.search(text):
+        return LEAN
+    from trace_bench.config.loader import read_config_data
+
+    try:
+        data = read_config_data(config_path)
+    except Exception:  # the validation reports it
+        return FULL
+    return _real_stack(data.get("llm") or {}) if isinstance(data, dict) else FULL
 
 
-def start_job_template(real: bool = False) -> None:
+def start_job_template(stack: str = LEAN) -> None:
     from trace_bench.execution.local import warm_up
 
-    warm_up(PRELOAD_REAL if real else PRELOAD)
+    warm_up(TEMPLATES[stack])
 
 
 def stop_job_template() -> None:

@@ -2,7 +2,7 @@
 (:mod:`.body`), its session setup (:mod:`.setup`), training and finalisation (:mod:`.training`),
 the recorder of its curve, events and states (:mod:`.recorder`), the measurements
 (:mod:`.measure`), the loading of its problem (:mod:`.problem`), its integrity audit
-(:mod:`.audit`) and the template's preloads (:mod:`.template`, :mod:`.template_real`).
+(:mod:`.audit`) and the template's preloads (:mod:`.template`, :mod:`.template_openai`, :mod:`.template_real`).
 
 The driver (the modules of ``trace_bench.runner`` beside this package) never imports it: it names
 the body for the executor (``JOB_BODY``) and the template for the local pool by module path.  This
