@@ -76,7 +76,7 @@ def build_trace_problem(**eval_kwargs):
 
 def _config(tmp_path: Path, mode: str, url: str = "", budget: int = BUDGET) -> Path:
     llm = (f"llm:\n  base_url: {url}\n  model: fake-model\n  api_key_env: FAKE_LLM_KEY\n  timeout_s: 30\n"
-           f"  max_tokens: {CAP}\n") if url else ""
+           f"  max_tokens: {CAP}\n  prices: {{fake-model: {{input_per_mtok: 0.5, output_per_mtok: 1.5}}}}\n") if url else ""
     config = tmp_path / "c.yaml"
     config.write_text(f"""
 run_id: orphans

@@ -31,7 +31,8 @@ trainers:
     ps_batches: 1
 seeds: [1]
 max_workers: 1
-llm: {{base_url: "{url}", model: fake-model, api_key_env: {variable}, max_retries: 1}}
+llm: {{base_url: "{url}", model: fake-model, api_key_env: {variable}, max_retries: 1,
+      prices: {{fake-model: {{input_per_mtok: 0.5, output_per_mtok: 1.5}}}}}}
 """, encoding="utf-8")
     return path
 

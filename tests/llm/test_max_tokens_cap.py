@@ -29,7 +29,8 @@ trainers:
   - {{id: MinibatchAlgorithm, num_steps: 2, optimizer: OptoPrime}}
   - {{id: MinibatchAlgorithm, num_steps: 2, optimizer: TextGrad}}
 seeds: [1]
-llm: {{base_url: "{server.url}", model: fake-model, max_tokens: 64}}
+llm: {{base_url: "{server.url}", model: fake-model, max_tokens: 64,
+      prices: {{fake-model: {{input_per_mtok: 0.5, output_per_mtok: 1.5}}}}}}
 """)
         proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet")
         stats = server.stats()

@@ -33,6 +33,7 @@ llm:
   model: fake-model
   api_key_env: FAKE_LLM_KEY
   max_retries: {max_retries}
+  prices: {{fake-model: {{input_per_mtok: 0.5, output_per_mtok: 1.5}}}}
   timeout_s: {timeout_s}
 {extra}
 """)
@@ -153,6 +154,7 @@ llm:
   base_url: {server.url}
   model: fake-model
   max_concurrency: 2
+  prices: {{fake-model: {{input_per_mtok: 0.5, output_per_mtok: 1.5}}}}
 """)
         run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet", check=True)
         stats = server.stats()

@@ -30,7 +30,8 @@ trainers: [{{id: PrioritySearch, ps_steps: 3, ps_batches: 1}}]
 seeds: [1]
 max_workers: 1
 budget: {{llm_calls: {calls}}}
-llm: {{base_url: "{server.url}", model: fake-model, max_retries: 2, max_tokens: {max_tokens}}}
+llm: {{base_url: "{server.url}", model: fake-model, max_retries: 2, max_tokens: {max_tokens},
+      prices: {{fake-model: {{input_per_mtok: 0.5, output_per_mtok: 1.5}}}}}}
 """, encoding="utf-8")
     proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet")
     assert "Traceback" not in proc.stderr, proc.stderr

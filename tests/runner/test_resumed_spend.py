@@ -38,7 +38,8 @@ trainers: [{{id: PrioritySearch, ps_steps: 20, ps_batches: 1}}]
 seeds: [1]
 max_workers: 1
 budget: {{llm_calls: 8}}
-llm: {{base_url: "{server.url}", model: fake-model, max_retries: 0, max_tokens: 50}}
+llm: {{base_url: "{server.url}", model: fake-model, max_retries: 0, max_tokens: 50,
+      prices: {{fake-model: {{input_per_mtok: 0.5, output_per_mtok: 1.5}}}}}}
 """, encoding="utf-8")
         runs = tmp_path / "runs"
         run = runs / "resumed"

@@ -163,6 +163,7 @@ llm:
   model: fake-model
   api_key_env: OPENAI_API_KEY
   timeout_s: 120
+  prices: {{fake-model: {{input_per_mtok: 0.5, output_per_mtok: 1.5}}}}
 {body}""")
     runs = tmp_path / "runs"
     proc = run_cli("run", "--config", str(config), "--runs-dir", str(runs), "--quiet", *extra_args,

@@ -23,7 +23,8 @@ TYPED_KEY = "sk-typed-for-launch-" + "t" * 20
 
 def _config(url: str, key_env: str = "OPENAI_API_KEY") -> str:
     return (f"mode: real\ntasks: [internal:numeric_param]\ntrainers:\n  - id: PrioritySearch\n    ps_steps: 1\n"
-            f"llm:\n  base_url: {url}\n  model: fake-model\n  api_key_env: {key_env}\n  max_retries: 0\n")
+            f"llm:\n  base_url: {url}\n  model: fake-model\n  api_key_env: {key_env}\n  max_retries: 0\n"
+            "  prices: {fake-model: {input_per_mtok: 0.5, output_per_mtok: 1.5}}\n")
 
 
 @pytest.fixture

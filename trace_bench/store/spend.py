@@ -165,4 +165,6 @@ def read_spend(path: str | Path) -> dict[str, float] | None:
             total["llm_calls"] += 1
             total["tokens"] += prompt + completion
             total["usd"] += usd
-    return {"llm_calls": int(total["llm_calls"]), "tokens": int(total["tokens"]), "usd": total["usd"]}
+    # rounded as a job's results round their cost columns: a sum of many small float costs differs
+    # from theirs in the 17th digit, and the two must read alike (a resume carries this one)
+    return {"llm_calls": int(total["llm_calls"]), "tokens": int(total["tokens"]), "usd": round(total["usd"], 10)}
