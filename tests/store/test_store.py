@@ -44,6 +44,17 @@ def test_masking_is_by_value_not_by_key(monkeypatch: pytest.MonkeyPatch) -> None
     assert "per-run-gateway-token-123" not in mask_secrets("token per-run-gateway-token-123 used")
 
 
+def test_a_short_registered_key_is_masked_as_a_whole_token() -> None:
+    """A key under 8 characters was never masked: a provider that echoed it left it in the run."""
+    register_secret("q7Zt2")
+    assert mask_secrets('{"error": "invalid key q7Zt2", "seen": "key=q7Zt2,"}') == \
+        f'{{"error": "invalid key {MASK}", "seen": "key={MASK},"}}'
+    assert mask_secrets("xq7Zt2y q7Zt2_best a-q7Zt2") == "xq7Zt2y q7Zt2_best a-q7Zt2"  # inside other tokens
+    for value in ("true", "null", "ab1"):  # what files are made of, and 3 characters or less
+        register_secret(value)
+        assert mask_secrets(f'{{"ok": {value}}} {value}') == f'{{"ok": {value}}} {value}'
+
+
 def test_written_files_are_masked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-" + "q" * 40)
     atomic.write_json(tmp_path / "a.json", {"error": "auth failed for " + os.environ["OPENROUTER_API_KEY"]})

@@ -22,8 +22,15 @@ _KEY_PATTERNS = re.compile(
     r"|(?<=Bearer )[A-Za-z0-9_\-\.]{16,})"
 )
 _MIN_SECRET_LENGTH = 8
+#: A key registered by the run (not found by its variable's name) may be shorter: from 4 characters
+#: it is masked where it stands as a whole token (``key=abc123,`` but not ``xabc123y``), so a short
+#: key does not blank every word that happens to contain it.  Literals that files are made of never.
+_MIN_KEY_LENGTH = 4
+_LITERALS = frozenset({"true", "false", "null", "none", "yes", "no", "nan", "inf"})
+_TOKEN_CHARS = "A-Za-z0-9_\\-"
 
 _extra: set[str] = set()
+_short: dict[str, re.Pattern[str]] = {}
 _lock = threading.Lock()
 
 
@@ -32,10 +39,15 @@ def secret_name(name: str) -> bool:
 
 
 def register_secret(value: str | None) -> None:
-    """Mask ``value`` wherever it appears from now on (e.g. a per-run gateway token)."""
-    if value and len(value) >= _MIN_SECRET_LENGTH:
-        with _lock:
+    """Mask ``value`` wherever it appears from now on (e.g. a per-run gateway token); a value of
+    4 to 7 characters wherever it stands as a whole token."""
+    if not value or len(value) < _MIN_KEY_LENGTH or value.lower() in _LITERALS:
+        return
+    with _lock:
+        if len(value) >= _MIN_SECRET_LENGTH:
             _extra.add(value)
+        elif value not in _short:
+            _short[value] = re.compile(f"(?<![{_TOKEN_CHARS}]){re.escape(value)}(?![{_TOKEN_CHARS}])")
 
 
 _cache: tuple[object, int, list[str]] | None = None
@@ -72,6 +84,10 @@ def mask_secrets(text: str) -> str:
     for value in secret_values():
         if value in text:
             text = text.replace(value, MASK)
+    if _short:
+        for value, pattern in list(_short.items()):
+            if value in text:
+                text = pattern.sub(MASK, text)
     if not any(marker in text for marker in _KEY_MARKERS):
         return text  # the substring checks run in C; the regex would scan every position
     return _KEY_PATTERNS.sub(MASK, text)

@@ -13,6 +13,7 @@ names is a secret whatever it is called, and a provider or proxy may echo it int
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 from collections.abc import Mapping
@@ -45,16 +46,22 @@ def is_loopback_url(url: str | None) -> bool:
 
 def register_keys(llm: Mapping[str, Any] | None) -> None:
     """Mask, from now on in this process, the value of every variable ``llm.api_key_env`` and each
-    role's ``api_key_env`` name, whatever the name (the original's fallbacks, ``OPENAI_API_KEY`` and
-    the like, look secret by name already).  Called by the driver before its preflight and by every
-    process that builds a real session, before its first call; the gateway and the in-process
-    external trainers share their job's process.  Values under 8 characters are not masked."""
+    role's ``api_key_env`` name, whatever the name, and the key each role sends (the original's
+    fallbacks, ``OPENAI_API_KEY`` and the like, when no variable is named).  Called by the driver
+    before its preflight and by every process that builds a real session, before its first call;
+    the gateway and the in-process external trainers share their job's process.  A key of 4 to 7
+    characters is masked where it stands as a whole token (:func:`~trace_bench._util.masking.register_secret`)."""
     from trace_bench._util.masking import register_secret
+    from trace_bench.llm.providers import resolve_key, role_endpoint
 
-    llm = llm or {}
+    llm = dict(llm or {})
     named = {llm.get("api_key_env")} | {(cfg or {}).get("api_key_env") for cfg in (llm.get("roles") or {}).values()}
     for name in sorted(str(n) for n in named if n):
         register_secret(os.environ.get(name))
+    for role in ROLES:
+        with contextlib.suppress(Exception):  # a malformed section: the validation reports it
+            endpoint = role_endpoint(llm, role)
+            register_secret(resolve_key(endpoint.key_env, endpoint.provider))
 
 
 def key_variable(api_key_env: str | None, provider: str | None) -> str:
