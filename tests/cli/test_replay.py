@@ -36,6 +36,7 @@ llm:
   model: fake-model
   api_key_env: FAKE_LLM_KEY
   cache: read_write
+  prices: {{fake-model: {{input_per_mtok: 0.5, output_per_mtok: 1.5}}}}
 """)
         recorded = run_cli("run", "--config", str(config), "--runs-dir", str(runs), "--quiet",
                            env={"FAKE_LLM_KEY": KEY}, timeout=300)
@@ -57,6 +58,7 @@ llm:
         # a replayed answer is charged like the recorded call (budgets and cost axes replay exactly);
         # that nothing reached a provider is shown by the server being gone and no key given
         assert replay[job_id]["llm_calls"] == row["llm_calls"]
+        assert replay[job_id]["cost_usd"] == row["cost_usd"] and float(row["cost_usd"]) > 0
     snapshot = yaml.safe_load((new[0] / "meta" / "config.snapshot.yaml").read_text())
     assert snapshot["llm"]["cache"] == "replay"
     assert snapshot["llm"]["cache_path"] == str((runs / "recorded" / "llm_cache.sqlite").resolve())

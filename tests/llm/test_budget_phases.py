@@ -240,7 +240,8 @@ trainers:
   - {{id: PrioritySearch, ps_steps: 50, ps_candidates: 2, ps_proposals: 2}}
 seeds: [1]
 budget: {{llm_calls: 7}}
-llm: {{base_url: "{url}", model: fake-model, max_retries: 0, cache: {mode}, cache_path: "{cache}"}}
+llm: {{base_url: "{url}", model: fake-model, max_retries: 0, cache: {mode}, cache_path: "{cache}",
+      prices: {{fake-model: {{input_per_mtok: 0.5, output_per_mtok: 1.5}}}}}}
 """)
         return path
 

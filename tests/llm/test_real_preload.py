@@ -138,6 +138,12 @@ def test_the_cli_peeks_at_the_config_text_for_the_template_it_starts(tmp_path: P
     assert peek_provider_stack(REPO / "configs" / "discovery_arena.yaml") == FULL
     assert peek_provider_stack(tmp_path / "missing.yaml") == peek_provider_stack(None) == LEAN
     assert peek_provider_stack(None, replay=True) == FULL, "run --replay: the recorded run is real"
+    # run --replay peeks at the recorded run's config: its jobs price every answer as it did
+    config.write_text(f"mode: real\nllm: {{base_url: 'http://127.0.0.1:9/v1', model: m, {priced}}}\n")
+    assert peek_provider_stack(config, replay=True) == OPENAI
+    config.write_text("mode: real\nllm: {base_url: 'http://127.0.0.1:9/v1', model: m}\n")
+    assert peek_provider_stack(config, replay=True) == FULL
+    assert peek_provider_stack(tmp_path / "missing.yaml", replay=True) == FULL
 
 
 def test_the_driver_picks_the_template_the_cli_peeked(tmp_path: Path) -> None:

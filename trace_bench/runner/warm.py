@@ -75,22 +75,21 @@ def peek_provider_stack(config_path: str | Path | None, replay: bool = False) ->
     """:func:`provider_stack` for the config at ``config_path``, read cheaply before the validation
     that comes next: a look at its text for a top-level ``mode: real`` or the name of an external
     trainer, and for a real run its parsed ``llm`` section (bounded like every config read).  A
-    replay (``run --replay``, whose config is the recorded real run's) is :data:`FULL`.  A miss
-    only costs the jobs their import; a name in a comment, or a config it cannot read, only costs the
-    template the import (an unreadable file is :data:`LEAN`: the real load says why)."""
-    if replay:
-        return FULL
+    replay (``run --replay``) passes the recorded real run's config, or None when it found none:
+    :data:`FULL` then.  A miss only costs the jobs their import; a name in a comment, or a config it
+    cannot read, only costs the template the import (an unreadable file is :data:`LEAN`: the real
+    load says why)."""
     if not config_path:
-        return LEAN
+        return FULL if replay else LEAN
     try:
         with open(config_path, encoding="utf-8", errors="replace") as handle:
             text = handle.read(1 << 20)
     except OSError:
-        return LEAN
+        return FULL if replay else LEAN
     if uses_external_trainer(_WORD.findall(text)):
         return FULL
     if not _MODE_REAL.search(text):
-        return LEAN
+        return FULL if replay else LEAN  # a stub run is no replay: the command says so
     from trace_bench.config.loader import read_config_data
 
     try:
