@@ -19,7 +19,7 @@ from tests.conftest import only_run_dir, run_cli
 from trace_bench.llm.fake_server import FakeLLMServer
 
 PROBE = '''
-import json, os
+import json, os, sys
 from opto import trace
 from trace_bench._util.lazy import is_loaded
 from trace_bench.tasks.guide import Guide
@@ -27,6 +27,7 @@ from trace_bench.tasks.guide import Guide
 
 def probe(name):
     loaded = {name: is_loaded(name) for name in ("openai", "litellm")}
+    loaded["reasoning_gym"] = "reasoning_gym" in sys.modules
     with open(os.path.join(os.environ["TRACE_BENCH_JOB_DIR"], name), "w") as handle:
         json.dump(loaded, handle)
 
@@ -45,7 +46,7 @@ def build_trace_problem(**eval_kwargs):
 
 
 def _run(tmp_path: Path, mode: str, url: str, trainer: str = "{id: MinibatchAlgorithm, num_steps: 1}",
-         cache: str = "off", name: str | None = None, extra: str = "") -> dict[str, bool]:
+         cache: str = "off", name: str | None = None, extra: str = "", tasks: str = "probe") -> dict[str, Any]:
     root = tmp_path / "tasks"
     root.mkdir(exist_ok=True)
     (root / "probe.py").write_text(PROBE)
@@ -53,7 +54,7 @@ def _run(tmp_path: Path, mode: str, url: str, trainer: str = "{id: MinibatchAlgo
     config = tmp_path / f"{name}.yaml"
     config.write_text(f"""
 mode: {mode}
-tasks: [probe]
+tasks: [{tasks}]
 trainers: [{trainer}]
 seeds: [1]
 llm: {{base_url: "{url}", model: fake-model, api_key_env: PROBE_KEY, cache: "{cache}",
@@ -63,14 +64,17 @@ llm: {{base_url: "{url}", model: fake-model, api_key_env: PROBE_KEY, cache: "{ca
     proc = run_cli("run", "--config", str(config), "--root", str(root), "--runs-dir", str(runs), "--quiet",
                    env={"PROBE_KEY": "k"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    (job,) = (only_run_dir(runs) / "jobs").iterdir()
+    jobs = list((only_run_dir(runs) / "jobs").iterdir())
+    for job in jobs:
+        record = json.loads((job / "results.json").read_text())
+        assert record["status"] == "ok", record["error"]
+    (job,) = [job for job in jobs if (job / "probe.json").exists()]
     record = json.loads((job / "results.json").read_text())
-    assert record["status"] == "ok", record["error"]
     return {**json.loads((job / "probe.json").read_text()), "after": json.loads((job / "after.json").read_text()),
             "cost_usd": record["cost_usd"], "tokens": (record["prompt_tokens"], record["completion_tokens"])}
 
 
-def _at_start(loaded: dict[str, Any]) -> dict[str, Any]:
+def _at_start(loaded: dict[str, Any]) -> dict[str, Any]:  # the provider libraries, at the job's start
     return {name: loaded[name] for name in ("openai", "litellm")}
 
 
@@ -90,9 +94,18 @@ def test_a_real_run_whose_calls_and_prices_need_no_litellm_never_loads_it(tmp_pa
         loaded = _run(tmp_path, "real", server.url, name="priced",
                       extra=", prices: {fake-model: {input_per_mtok: 1000000, output_per_mtok: 2000000}}")
     assert _at_start(loaded) == {"openai": True, "litellm": False}
-    assert loaded["after"] == {"openai": True, "litellm": False}
+    assert _at_start(loaded["after"]) == {"openai": True, "litellm": False}
     prompt, completion = loaded["tokens"]
     assert prompt > 0 and loaded["cost_usd"] == pytest.approx(prompt * 1.0 + completion * 2.0)
+
+
+def test_a_run_naming_a_reasoning_gym_task_forks_its_jobs_with_the_library_loaded(tmp_path: Path) -> None:
+    """Each reasoning_gym job imported it (1 s of CPU, inside its wall time); the run's template
+    now does, once.  A run without such a task does not load it."""
+    with FakeLLMServer() as server:
+        loaded = _run(tmp_path, "stub", server.url, tasks="probe, reasoning_gym:word_sorting", name="gym")
+        assert loaded["reasoning_gym"] is True and loaded["litellm"] is False
+        assert _run(tmp_path, "stub", server.url, name="plain")["reasoning_gym"] is False
 
 
 def test_a_replayed_job_starts_with_the_provider_libraries_loaded(tmp_path: Path) -> None:
@@ -149,12 +162,15 @@ def test_the_cli_peeks_at_the_config_text_for_the_template_it_starts(tmp_path: P
 def test_the_driver_picks_the_template_the_cli_peeked(tmp_path: Path) -> None:
     """The driver's choice from the validated config (the template of a run the CLI did not start)
     agrees with the CLI's peek."""
+    from tests.conftest import REPO
     from trace_bench.config.loader import load_config
-    from trace_bench.runner.warm import OPENAI, peek_provider_stack, provider_stack
+    from trace_bench.runner.warm import OPENAI, peek_provider_stack, preload_for, provider_stack
 
     config = tmp_path / "c.yaml"
     config.write_text("mode: real\ntasks: [internal:numeric_param]\ntrainers: [PrioritySearch]\n"
                       "llm: {api_base: 'http://127.0.0.1:9/v1', model: openai/m,\n"
                       "      prices: {m: {input_per_mtok: 1, output_per_mtok: 2}}}\n")
     assert provider_stack(load_config(config)) == OPENAI
+    assert "reasoning_gym" not in preload_for(load_config(config))
+    assert "reasoning_gym" in preload_for(load_config(REPO / "configs" / "paper_optoprime_vs_textgrad.yaml"))
     assert peek_provider_stack(config) in (OPENAI, "full")  # ``api_base``: the peek may only load more

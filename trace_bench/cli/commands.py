@@ -146,7 +146,7 @@ def _run_command(args: Namespace, interrupts: Any) -> int:
     # the one place a resumed run is located: everything below is handed its directory
     run_dir = layout.find_run(resume_run, args.runs_dir or "runs") if resume_run else None
     if args.executor in (None, "local"):
-        from trace_bench.runner.warm import peek_provider_stack, start_job_template
+        from trace_bench.runner.warm import peek_preload, start_job_template
 
         recorded = layout.find_run(args.replay, args.runs_dir or "runs") if args.replay else None
         config_path = args.config or (layout.snapshot_file(run_dir) if run_dir else None)
@@ -154,7 +154,7 @@ def _run_command(args: Namespace, interrupts: Any) -> int:
             config_path = layout.snapshot_file(recorded) if recorded else None
         # asynchronous: the job template imports opto while this process reads the config (and,
         # for a real run or an external trainer, the provider libraries, once for every job)
-        start_job_template(peek_provider_stack(config_path, replay=bool(args.replay)))
+        start_job_template(peek_preload(config_path, replay=bool(args.replay)))
     from trace_bench.runner.run import RunOptions, execute_run, locate_run
     from trace_bench.store.run_store import RunVanished
 

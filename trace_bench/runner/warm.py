@@ -13,7 +13,8 @@ and TextGrad reach the job's gateway through those clients; the import was 0.8-1
 job's wall time, which the cost-quality frontier compares across trainers).  A real run whose
 calls and prices need no LiteLLM (every role on an OpenAI-compatible endpoint, every model priced
 in ``llm.prices``) gets a template with ``openai`` only: LiteLLM is most of the full template's
-import.  Other stub runs keep the lean template.  The CLI starts the template before the config is
+import.  Other stub runs keep the lean template.  A run naming a suite whose tasks import a heavy
+library in every job (:data:`SUITE_LIBRARIES`) gets it preloaded as well.  The CLI starts the template before the config is
 validated, so it peeks at the config (:func:`peek_provider_stack`), with the full validation still
 to come.
 """
@@ -60,9 +61,23 @@ def provider_stack(config: Any) -> str:
     return _real_stack(config.llm.model_dump(mode="json"))
 
 
+#: The library a suite's tasks import in every job, preloaded by the template of a run that names
+#: the suite: ``reasoning_gym`` took 1 s of CPU (sympy) in each of its jobs, inside its wall time.
+#: Only imports that start no thread: a fork carries none (``datasets`` starts pyarrow's allocator
+#: threads, so HF tasks keep importing it per job).
+SUITE_LIBRARIES = {"reasoning_gym": "reasoning_gym"}
+
+
+def task_libraries(task_ids: Any) -> tuple[str, ...]:
+    """The suite libraries (:data:`SUITE_LIBRARIES`) that tasks named ``suite:task`` (or a config's
+    words) need."""
+    suites = {str(task).split(":", 1)[0].lower() for task in task_ids}
+    return tuple(library for suite, library in SUITE_LIBRARIES.items() if suite in suites)
+
+
 def preload_for(config: Any) -> tuple[str, ...]:
-    """The template a run's jobs are forked from."""
-    return TEMPLATES[provider_stack(config)]
+    """What the template a run's jobs are forked from imports."""
+    return TEMPLATES[provider_stack(config)] + task_libraries(task.id for task in config.tasks)
 
 
 _MODE_REAL = re.compile(r"""^mode[ \t]*:[ \t]*["']?real["']?[ \t]*(#.*)?$""", re.MULTILINE)
@@ -99,10 +114,25 @@ def peek_provider_stack(config_path: str | Path | None, replay: bool = False) ->
     return _real_stack(data.get("llm") or {}) if isinstance(data, dict) else FULL
 
 
-def start_job_template(stack: str = LEAN) -> None:
+def peek_preload(config_path: str | Path | None, replay: bool = False) -> tuple[str, ...]:
+    """:func:`preload_for` read cheaply: the template of :func:`peek_provider_stack` and the suite
+    libraries the config's text names (a name in a comment only costs the template an import)."""
+    libraries: tuple[str, ...] = ()
+    if config_path:
+        try:
+            with open(config_path, encoding="utf-8", errors="replace") as handle:
+                libraries = task_libraries(_WORD.findall(handle.read(1 << 20)))
+        except OSError:
+            pass
+    return TEMPLATES[peek_provider_stack(config_path, replay)] + libraries
+
+
+def start_job_template(preload: tuple[str, ...] = PRELOAD) -> None:
+    """Start the job template importing ``preload`` (see :func:`preload_for`); the first start
+    of a process decides, later ones are no-ops."""
     from trace_bench.execution.local import warm_up
 
-    warm_up(TEMPLATES[stack])
+    warm_up(preload)
 
 
 def stop_job_template() -> None:
