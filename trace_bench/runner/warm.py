@@ -14,9 +14,9 @@ job's wall time, which the cost-quality frontier compares across trainers).  A r
 calls and prices need no LiteLLM (every role on an OpenAI-compatible endpoint, every model priced
 in ``llm.prices``) gets a template with ``openai`` only: LiteLLM is most of the full template's
 import.  Other stub runs keep the lean template.  A run naming a suite whose tasks import a heavy
-library in every job (:data:`SUITE_LIBRARIES`) gets it preloaded as well.  The CLI starts the template before the config is
-validated, so it peeks at the config (:func:`peek_provider_stack`), with the full validation still
-to come.
+library in every job (:data:`SUITE_LIBRARIES`) gets it preloaded as well.  The CLI starts the
+template before the config is validated, so it peeks at the config (:func:`peek_preload`), with the
+full validation still to come.
 """
 
 from __future__ import annotations
