@@ -287,7 +287,8 @@ def get_zygote(mode: str, packages: frozenset[str]) -> ZygoteHandle:
             _FAILED[mode] = (time.monotonic(), str(exc))
             raise
         _FAILED.pop(mode, None)
-        _stop_at_job_exit()
+        if handle.scratch is not None:
+            _clean_at_job_exit()
         for old in known:
             _HANDLES.remove(old)
             old.retired = True
@@ -332,18 +333,27 @@ def shutdown() -> None:
 _EXIT_HOOK_PID = 0
 
 
-def _stop_at_job_exit() -> None:
-    """Stop this process's sandboxes when a job process ends, too (called under ``_LOCK``).
+def _clean_at_job_exit() -> None:
+    """Remove this process's weak sandboxes' scratch directories when a job process ends, too
+    (called under ``_LOCK``).
 
     A job ends with ``os._exit``, which skips ``atexit`` but first runs multiprocessing's
     finalizers of non-negative priority (:mod:`trace_bench.execution.local`); without this, a weak
-    sandbox's scratch directory outlived every job."""
+    sandbox's scratch directory outlived every job.  The sandbox is killed, not asked to stop: the
+    job's slot is free only once its process is gone, and the sandbox would die with it anyway."""
     global _EXIT_HOOK_PID
     if _EXIT_HOOK_PID != os.getpid():
         from multiprocessing import util
 
         _EXIT_HOOK_PID = os.getpid()
-        util.Finalize(None, shutdown, exitpriority=10)
+        util.Finalize(None, _kill_weak_sandboxes, exitpriority=10)
+
+
+def _kill_weak_sandboxes() -> None:
+    with _LOCK:
+        handles = [h for h in _HANDLES if h.owner_pid == os.getpid() and h.scratch is not None]
+    for handle in handles:
+        handle.kill()
 
 
 def _forget_in_child() -> None:
