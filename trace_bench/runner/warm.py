@@ -94,21 +94,32 @@ def peek_provider_stack(config_path: str | Path | None, replay: bool = False) ->
     :data:`FULL` then.  A miss only costs the jobs their import; a name in a comment, or a config it
     cannot read, only costs the template the import (an unreadable file is :data:`LEAN`: the real
     load says why)."""
+    text = _peek_text(config_path)
+    return _peeked_stack(text, _WORD.findall(text) if text else [], replay)
+
+
+def _peek_text(config_path: str | Path | None) -> str | None:
     if not config_path:
-        return FULL if replay else LEAN
+        return None
     try:
         with open(config_path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read(1 << 20)
+            return handle.read(1 << 20)
     except OSError:
+        return None
+
+
+def _peeked_stack(text: str | None, words: list[str], replay: bool) -> str:
+    if text is None:
         return FULL if replay else LEAN
-    if uses_external_trainer(_WORD.findall(text)):
+    if uses_external_trainer(words):
         return FULL
     if not _MODE_REAL.search(text):
         return FULL if replay else LEAN  # a stub run is no replay: the command says so
-    from trace_bench.config.loader import read_config_data
+    from trace_bench.config.loader import parse_yaml_text
+    from trace_bench.config.safe_yaml import MAX_BYTES
 
     try:
-        data = read_config_data(config_path)
+        data = parse_yaml_text(text) if len(text) <= MAX_BYTES else None
     except Exception:  # the validation reports it
         return FULL
     return _real_stack(data.get("llm") or {}) if isinstance(data, dict) else FULL
@@ -117,14 +128,9 @@ def peek_provider_stack(config_path: str | Path | None, replay: bool = False) ->
 def peek_preload(config_path: str | Path | None, replay: bool = False) -> tuple[str, ...]:
     """:func:`preload_for` read cheaply: the template of :func:`peek_provider_stack` and the suite
     libraries the config's text names (a name in a comment only costs the template an import)."""
-    libraries: tuple[str, ...] = ()
-    if config_path:
-        try:
-            with open(config_path, encoding="utf-8", errors="replace") as handle:
-                libraries = task_libraries(_WORD.findall(handle.read(1 << 20)))
-        except OSError:
-            pass
-    return TEMPLATES[peek_provider_stack(config_path, replay)] + libraries
+    text = _peek_text(config_path)
+    words = _WORD.findall(text) if text else []
+    return TEMPLATES[_peeked_stack(text, words, replay)] + task_libraries(words)
 
 
 def start_job_template(preload: tuple[str, ...] = PRELOAD) -> None:
