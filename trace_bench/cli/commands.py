@@ -148,10 +148,9 @@ def _run_command(args: Namespace, interrupts: Any) -> int:
     if args.executor in (None, "local"):
         from trace_bench.runner.warm import peek_preload, start_job_template
 
-        recorded = layout.find_run(args.replay, args.runs_dir or "runs") if args.replay else None
-        config_path = args.config or (layout.snapshot_file(run_dir) if run_dir else None)
-        if args.replay:  # the recorded real run's config (the replay changes only its cache)
-            config_path = layout.snapshot_file(recorded) if recorded else None
+        # a replay's config is the recorded real run's (the replay changes only its cache)
+        source = layout.find_run(args.replay, args.runs_dir or "runs") if args.replay else run_dir
+        config_path = args.config or (layout.snapshot_file(source) if source else None)
         # asynchronous: the job template imports opto while this process reads the config (and,
         # for a real run or an external trainer, the provider libraries, once for every job)
         start_job_template(peek_preload(config_path, replay=bool(args.replay)))

@@ -180,10 +180,7 @@ class ZygoteHandle:
             self.proc.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:
             self.kill()
-        if self.proc.stderr is not None and self.proc.returncode is not None:
-            self.proc.stderr.close()
-        if self.proc.returncode is not None:
-            self._remove_scratch()
+        self._release_if_ended()
 
     def kill(self) -> None:
         """End the sandbox at once: bubblewrap's death takes its whole PID namespace with it."""
@@ -193,9 +190,13 @@ class ZygoteHandle:
             self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
-        if self.proc.stderr is not None and self.proc.returncode is not None:
-            self.proc.stderr.close()
+        self._release_if_ended()
+
+    def _release_if_ended(self) -> None:
+        """Once the sandbox has exited: close the pipe of its stderr and remove its scratch."""
         if self.proc.returncode is not None:
+            if self.proc.stderr is not None:
+                self.proc.stderr.close()
             self._remove_scratch()
 
     def _remove_scratch(self) -> None:

@@ -132,6 +132,12 @@ def _enter_call_namespaces(tmp_paths: list[str]) -> None:
     _private_tmp(policy.DEFAULT_TMP_BYTES, tmp_paths)
 
 
+def _remove_workdir(workdir: str, strong: bool) -> None:
+    """The weak mode's per-call directory (the strong mode's calls have a private /tmp)."""
+    if not strong and workdir != "/tmp":
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def prepare_call(to_supervisor: socket.socket, to_child: socket.socket, *, strong: bool,
                  tmp_paths: list[str]) -> NoReturn:
     """Body of the forked supervisor; never returns."""
@@ -164,8 +170,7 @@ def prepare_call(to_supervisor: socket.socket, to_child: socket.socket, *, stron
     except (EOFError, OSError, ValueError, KeyError, TypeError):  # discarded before it had a call: end quietly
         if pid > 0:
             _kill(pid, strong)
-        if not strong and workdir != "/tmp":
-            shutil.rmtree(workdir, ignore_errors=True)
+        _remove_workdir(workdir, strong)
         os._exit(0)
     report: dict[str, Any] = {"setup_error": setup_error}
     if not setup_error:
@@ -176,8 +181,7 @@ def prepare_call(to_supervisor: socket.socket, to_child: socket.socket, *, stron
                       "output": output.text(), "output_bytes": output.total}
         except BaseException as exc:  # noqa: B036
             report = {"setup_error": f"{type(exc).__name__}: {exc}"}
-    if not strong and workdir != "/tmp":
-        shutil.rmtree(workdir, ignore_errors=True)
+    _remove_workdir(workdir, strong)
     with contextlib.suppress(OSError):
         _write_all(status_fd, codec.encode(report))
     os._exit(0)
