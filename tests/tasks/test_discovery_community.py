@@ -91,8 +91,10 @@ def test_without_combined_score_a_program_scores_the_average_of_its_numeric_metr
     assert evaluation.score == pytest.approx(0.375)  # (0.5 + 0.25) / 2: the flag `valid` is not a score
     assert evaluation.metrics["combined_score"] == pytest.approx(0.375)
     assert evaluation.metrics["valid"] == 1.0 and "average" in evaluation.feedback
-    failed = guide.evaluate("def solve():\n    raise ValueError('no')\n")  # only {"error": 0.0} left
-    assert not failed.ok and "combined_score" in failed.feedback
+    # the peers' failure shape {"error": 0.0, ...}: they average its one number, 0.0 (we called it a
+    # failure scored -1e9, far below what OpenEvolve gives it)
+    failed = guide.evaluate("def solve():\n    raise ValueError('no')\n")
+    assert failed.score == 0.0 and "message: no" in failed.feedback
     nan = guide.evaluate("def solve():\n    return float('nan'), float('nan')\n")
     assert not nan.ok
 
@@ -190,7 +192,7 @@ def test_an_evaluation_result_object_gives_its_metrics_and_artifacts_as_feedback
     assert "bytes" in evaluation.feedback and len(evaluation.feedback) <= 3000
 
 
-@pytest.mark.parametrize(("task", "cause"), [("discovery:import_fails", "a_dependency_this_machine_lacks"),
+@pytest.mark.parametrize(("task", "cause"), [("discovery:load_fails", "missing_table.csv"),
                                              ("discovery:score_fails", "total_that_was_never_defined")])
 def test_a_broken_evaluator_ends_the_job_as_a_task_error(task: str, cause: str, tmp_path,  # type: ignore[no-untyped-def]
                                                          monkeypatch) -> None:
@@ -214,9 +216,11 @@ def test_a_candidate_that_fails_like_a_broken_evaluator_is_still_only_a_failed_c
     evaluation = guide.evaluate("import a_dependency_this_machine_lacks\ndef make_numbers():\n    return [1.0]\n")
     assert evaluation.score == 0.0  # the evaluator caught it (its own rule)
     hostile = guide_of("discovery:no_combined_score")
-    failed = hostile.evaluate("raise ImportError('No module named numpy')\n")
-    assert not failed.ok and failed.score == hostile.failure_score
-    assert hostile.get_feedback("", "raise ImportError('No module named numpy')\n")[0] == hostile.failure_score
+    failed = hostile.evaluate("raise ImportError('No module named numpy')\n")  # caught: {"error": 0.0, ...}
+    assert failed.score == 0.0 and not failed.task_fault
+    assert hostile.get_feedback("", "raise ImportError('No module named numpy')\n")[0] == 0.0
+    uncaught = guide_of("discovery:subprocess_runner")
+    assert uncaught.get_feedback("", "raise ImportError('No module named numpy')\n")[0] == uncaught.failure_score
 
 
 def test_a_folder_too_large_for_the_sandbox_is_refused_before_any_job(tmp_path) -> None:  # type: ignore[no-untyped-def]

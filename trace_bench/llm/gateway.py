@@ -17,6 +17,8 @@ Contract:
 - Phase: a gateway started for a trainer (``phase="train"``) meters every call as ``train``; one
   started by a task for its own subprocess (no phase) meters a call as ``measure`` while the harness
   is measuring a state, else as ``train`` (:meth:`LLMSession.ambient_phase`).
+- Caller: a gateway started for a task's evaluator (``caller="evaluator"``) tags its calls so, and the
+  job's record counts them apart (``eval_*``) inside the phase they belong to.
 - A budget stop answers 429 with error type/code ``budget_exhausted`` and ``x-should-retry: false``
   (OpenAI SDKs then do not retry), and records the exception in :attr:`Gateway.budget_error`,
   which the job re-raises once the library returns.  Other LLM errors keep their status class; the
@@ -57,9 +59,10 @@ class Gateway:
     """A running gateway; use :func:`start_gateway`.  Thread-safe; closing is idempotent."""
 
     def __init__(self, session: LLMSession, host: str = "127.0.0.1", port: int = 0,
-                 phase: str | None = None) -> None:
+                 phase: str | None = None, caller: str | None = None) -> None:
         self.session = session
         self.phase = phase
+        self.caller = caller
         self.api_key = "tbgw-" + secrets.token_urlsafe(24)
         register_secret(self.api_key)
         self.budget_error: BudgetExhausted | None = None
@@ -75,8 +78,13 @@ class Gateway:
         self._closed = False
 
     @property
-    def base_url(self) -> str:
+    def address(self) -> tuple[str, int]:
         host, port = self._server.server_address[:2]
+        return str(host), int(port)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.address
         return f"http://{host}:{port}/v1"
 
     def client_env(self) -> dict[str, str]:
@@ -119,7 +127,8 @@ class Gateway:
         with self._lock:
             self.requests += 1
         try:
-            response = self.session.chat(role, messages, phase=self.phase or self.session.ambient_phase(), **params)
+            response = self.session.chat(role, messages, phase=self.phase or self.session.ambient_phase(),
+                                         caller=self.caller, **params)
         except BudgetExhausted as exc:
             first, self.budget_error = self.budget_error is None, exc
             if first and self.on_budget_stop is not None:
@@ -212,15 +221,15 @@ def _handler_for(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
 
 
 def start_gateway(session: LLMSession | None = None, *, host: str = "127.0.0.1", port: int = 0,
-                  phase: str | None = None) -> Gateway:
+                  phase: str | None = None, caller: str | None = None) -> Gateway:
     """Start a gateway into ``session`` (default: the current job's session) on a random port;
-    ``phase`` fixes the phase of every call it serves (see the module docstring)."""
+    ``phase`` fixes the phase of every call it serves, ``caller`` tags them (see the module docstring)."""
     if session is None:
         from trace_bench.llm.current import get_session
 
         session = get_session()
         if session is None:
             raise RuntimeError("start_gateway needs a session: no job session is set in this process")
-    gateway = Gateway(session, host=host, port=port, phase=phase)
+    gateway = Gateway(session, host=host, port=port, phase=phase, caller=caller)
     gateway._thread.start()
     return gateway

@@ -10,6 +10,10 @@ selection and test splits (:meth:`LLMSession.measuring`).  The phase follows the
 (a context variable, carried into rollout threads), so a trainer thread calling while another
 thread measures is still counted as ``train``.  Budgets count only ``train``.
 
+A call may carry a *caller*: ``evaluator`` for the calls a task's evaluator makes through its
+gateway.  It changes nothing of the phase or the budget; the totals count such calls again under
+:attr:`UsageTotals.by_caller` (training-phase ones only), which the job's record shows as ``eval_*``.
+
 A call answered from the record/replay cache is charged like the call it replays (its recorded
 tokens and cost), so a replay stops where its recording stopped and draws the same curve;
 ``cache_hits`` counts such answers separately.
@@ -71,6 +75,7 @@ class _Call:
     reservation: Spent | None
     ticket: int | None
     started: float
+    caller: str | None = None
 def _charged(completions: list[Completion]) -> tuple[int, int, float]:
     """``(calls, tokens, usd)`` the journal settles a call with: each completion is a call."""
     return (len(completions), sum(c.usage.total_tokens for c in completions),
@@ -88,6 +93,7 @@ class UsageTotals(RoleUsage):
 
     by_role: dict[str, RoleUsage] = Field(default_factory=dict)
     by_phase: dict[str, RoleUsage] = Field(default_factory=lambda: {phase: RoleUsage() for phase in PHASES})
+    by_caller: dict[str, RoleUsage] = Field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump()
@@ -190,7 +196,7 @@ class LLMSession:
             return index
 
     def chat(self, role: str, messages: list[dict[str, Any]], *, phase: str | None = None,
-             **params: Any) -> ChatResponse:
+             caller: str | None = None, **params: Any) -> ChatResponse:
         """One metered call.  ``phase`` overrides the calling thread's phase (a gateway knows
         whose calls it serves); a ``train`` call reserves its budget share first."""
         phase = phase or _PHASE.get() or "train"
@@ -199,6 +205,7 @@ class LLMSession:
         # the config's max_tokens caps the caller's: in the request sent and in its cache key
         params = capped(params, getattr(backend, "max_tokens", None))
         call_id, call = self._begin(role, backend, phase, messages, params)
+        call.caller = caller
         key = request_key(backend.model, messages, params) + self.key_salt
         sample_index = self._next_sample_index(key, n)
         started = time.perf_counter()
@@ -210,8 +217,9 @@ class LLMSession:
         except LLMError as exc:
             if self._end(call_id):
                 unusable = list(getattr(exc, "unusable", None) or [])
-                self._record_unusable(role, unusable, phase)
-                self._record_error(role, backend.model, exc, time.perf_counter() - started, phase, call.reservation)
+                self._record_unusable(role, unusable, phase, caller)
+                self._record_error(role, backend.model, exc, time.perf_counter() - started, phase, call.reservation,
+                                   caller)
                 self._journal(call.ticket, *_charged(unusable))
             raise
         except BaseException:
@@ -221,8 +229,8 @@ class LLMSession:
             raise
         latency = time.perf_counter() - started
         if self._end(call_id):  # else it was charged as cut off (the job ended while it ran)
-            self._record_unusable(role, completion.unusable, phase)
-            self._record(role, completion, latency, phase, call.reservation)
+            self._record_unusable(role, completion.unusable, phase, caller)
+            self._record(role, completion, latency, phase, call.reservation, caller=caller)
             self._journal(call.ticket, *_charged([*completion.unusable, completion]))
         return ChatResponse.from_texts(completion.texts, completion.usage, completion.model)
 
@@ -264,15 +272,15 @@ class LLMSession:
             usage = Usage(call.prompt_tokens, completion, call.prompt_tokens + completion)
             cut = Completion(texts=[], usage=usage, model=call.model, estimated=True, cost_usd=call.usd_if_cut)
             self._record(call.role, cut, time.perf_counter() - call.started, call.phase, call.reservation,
-                         cut_off=True)
+                         cut_off=True, caller=call.caller)
             self._journal(call.ticket, 1, usage.total_tokens, call.usd_if_cut or 0.0)
         return len(calls)
 
-    def _record_unusable(self, role: str, attempts: list[Completion], phase: str) -> None:
+    def _record_unusable(self, role: str, attempts: list[Completion], phase: str, caller: str | None = None) -> None:
         """Charge the attempts the provider answered unusably (no choices, a truncated body) as calls
         of their own, estimated like calls cut off (``unusable: true`` in their ``llm_call`` event)."""
         for attempt in attempts:
-            self._record(role, attempt, 0.0, phase, unusable=True)
+            self._record(role, attempt, 0.0, phase, unusable=True, caller=caller)
 
     def _journal(self, ticket: int | None, calls: int, tokens: int, usd: float) -> None:
         if ticket is not None and self.journal is not None:
@@ -283,16 +291,22 @@ class LLMSession:
             with self._lock:
                 self.budget.release(reservation)
 
+    def _buckets(self, role: str, phase: str, caller: str | None) -> list[RoleUsage]:
+        buckets = [self.totals, self.totals.by_role.setdefault(role, RoleUsage()),
+                   self.totals.by_phase.setdefault(phase, RoleUsage())]
+        if caller and phase == "train":
+            buckets.append(self.totals.by_caller.setdefault(caller, RoleUsage()))
+        return buckets
+
     def _record(self, role: str, completion: Completion, latency: float, phase: str = "train",
-                reservation: Spent | None = None, cut_off: bool = False, unusable: bool = False) -> None:
+                reservation: Spent | None = None, cut_off: bool = False, unusable: bool = False,
+                caller: str | None = None) -> None:
         usage = completion.usage
         cost = completion.cost_usd or 0.0
         with self._lock:
             if reservation is not None:
                 self.budget.release(reservation)
-            buckets = [self.totals, self.totals.by_role.setdefault(role, RoleUsage()),
-                       self.totals.by_phase.setdefault(phase, RoleUsage())]
-            for bucket in buckets:
+            for bucket in self._buckets(role, phase, caller):
                 bucket.add_call(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
                                 total_tokens=usage.total_tokens, cost_usd=cost, cached=completion.cached,
                                 retries=completion.retries, estimated=completion.estimated)
@@ -302,23 +316,22 @@ class LLMSession:
             "total_tokens": usage.total_tokens, "cost_usd": cost, "cost_known": completion.cost_usd is not None,
             "latency_s": round(latency, 6), "cached": completion.cached, "retries": completion.retries,
             "estimated": completion.estimated, "phase": phase, **({"cut_off": True} if cut_off else {}),
-            **({"unusable": True} if unusable else {}),
+            **({"unusable": True} if unusable else {}), **({"caller": caller} if caller else {}),
         })
 
     def _record_error(self, role: str, model: str, exc: LLMError, latency: float, phase: str = "train",
-                      reservation: Spent | None = None) -> None:
+                      reservation: Spent | None = None, caller: str | None = None) -> None:
         with self._lock:
             if reservation is not None:
                 self.budget.release(reservation)
             self.last_error = exc
-            for bucket in (self.totals, self.totals.by_role.setdefault(role, RoleUsage()),
-                           self.totals.by_phase.setdefault(phase, RoleUsage())):
+            for bucket in self._buckets(role, phase, caller):
                 bucket.add_error(int(getattr(exc, "retries", 0) or 0))  # a call that failed retried too
         self._emit({
             "type": "llm_call", "role": role, "model": model, "error": f"{type(exc).__name__}: {exc}",
             "status": exc.status, "latency_s": round(latency, 6), "prompt_tokens": 0, "completion_tokens": 0,
             "total_tokens": 0, "cost_usd": 0.0, "cached": False, "retries": getattr(exc, "retries", 0),
-            "phase": phase,
+            "phase": phase, **({"caller": caller} if caller else {}),
         })
 
     def _emit(self, event: dict[str, Any]) -> None:

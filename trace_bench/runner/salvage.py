@@ -71,6 +71,10 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     record.cost_usd = round(train.cost_usd + record.carried_cost_usd, 10)
     record.measure_llm_calls, record.measure_tokens = measure.llm_calls, measure.total_tokens
     record.measure_cost_usd = round(measure.cost_usd, 10)
+    evaluator = progress.by_caller.get("evaluator")
+    if evaluator is not None:
+        record.eval_llm_calls, record.eval_tokens = evaluator.llm_calls, evaluator.total_tokens
+        record.eval_cost_usd = round(evaluator.cost_usd, 10)
     spent = spent_in_training(job)
     record.budget_spent = {k: spent.get(k, 0) + carried.get(k, 0) for k in ("llm_calls", "tokens", "usd")}
     if rows and rows[-1].kind not in ("final", "harness_final", "stop"):

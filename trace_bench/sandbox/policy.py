@@ -90,6 +90,7 @@ def refused_syscalls(*, network: bool, max_processes: int) -> tuple[str, ...]:
 
 
 CALL_TMP = "/tmp"
+CONTAINER_WORKDIR = "/benchmark"
 DEFAULT_TMP_BYTES = 16 << 20  # a spare's /tmp, resized to the call's file_size_mb when its request arrives
 # Files and directories a call's /tmp may hold.  Each costs kernel memory outside every rlimit, and a
 # tmpfs with millions of them takes seconds to tear down, so the count is bounded like the size.
@@ -268,6 +269,9 @@ def bwrap_argv(bwrap: str, sandbox: View, command: list[str]) -> list[str]:
     for path in sandbox.covers:
         argv += ["--remount-ro", path]
     argv += ["--dir", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    # SkyDiscover's containerized evaluators read their files at their Docker WORKDIR: a call may put
+    # its copy of them at /tmp/benchmark (its private /tmp), which this link shows at /benchmark
+    argv += ["--symlink", CALL_TMP + CONTAINER_WORKDIR, CONTAINER_WORKDIR]
     for device in sandbox.devices:  # after --dev, which makes a fresh /dev
         argv += ["--dev-bind", device, device]
     argv += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/", "--", *command]

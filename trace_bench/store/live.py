@@ -59,6 +59,8 @@ class JobProgress(_Fold):
     status: str | None = None
     usage: dict[str, RoleUsage] = field(default_factory=lambda: {phase: RoleUsage() for phase in PHASES})
     denials: dict[str, int] = field(default_factory=dict)
+    #: training-phase calls counted again by who made them (``evaluator``: the task's evaluator)
+    by_caller: dict[str, RoleUsage] = field(default_factory=dict)
 
 
     @property
@@ -72,13 +74,16 @@ class JobProgress(_Fold):
 
     def apply(self, event: Event) -> None:
         if isinstance(event, LLMCall):
-            bucket = self.usage[event.phase or "train"]
-            if event.error:
-                bucket.add_error(event.retries)
-            else:
-                bucket.add_call(prompt_tokens=event.prompt_tokens, completion_tokens=event.completion_tokens,
-                                total_tokens=event.total_tokens, cost_usd=event.cost_usd, cached=event.cached,
-                                retries=event.retries, estimated=event.estimated)
+            buckets = [self.usage[event.phase or "train"]]
+            if event.caller and (event.phase or "train") == "train":
+                buckets.append(self.by_caller.setdefault(event.caller, RoleUsage()))
+            for bucket in buckets:
+                if event.error:
+                    bucket.add_error(event.retries)
+                else:
+                    bucket.add_call(prompt_tokens=event.prompt_tokens, completion_tokens=event.completion_tokens,
+                                    total_tokens=event.total_tokens, cost_usd=event.cost_usd, cached=event.cached,
+                                    retries=event.retries, estimated=event.estimated)
         elif isinstance(event, Step):
             self.step = event
         elif isinstance(event, JobStarted) and not self.started_at:

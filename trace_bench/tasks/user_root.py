@@ -1,9 +1,9 @@
 """Tasks from a user directory (``--root DIR``).
 
 Three layouts: the original Trace-Bench LLM4AD layout (an ``index.json`` naming task packages,
-handled by :mod:`trace_bench.tasks.llm4ad.legacy_root`); task folders in the layout of
-OpenEvolve's examples and SkyDiscover's benchmarks (a directory holding ``evaluator.py``, handled
-by :mod:`trace_bench.tasks.discovery`), which become ``discovery:<folder>``; or one task per
+handled by :mod:`trace_bench.tasks.llm4ad.legacy_root`); task folders as OpenEvolve, SkyDiscover
+and ShinkaEvolve ship them (handled by :mod:`trace_bench.tasks.discovery`), which become
+``discovery:<folder>``, a subdirectory that is none of them listed unavailable with the reason; or one task per
 module: every ``name.py`` or ``name/__init__.py`` that defines ``build_trace_problem`` becomes
 ``<suite>:name``.  The suite is ``llm4ad`` (the namespace bare task names resolve to) unless the
 directory names its own, as a built-in suite package does: an ``__init__.py`` in the directory
@@ -70,12 +70,14 @@ def discover_root(root: Path) -> list[TaskSpec]:
     from trace_bench.tasks.discovery import folder_spec
     from trace_bench.tasks.discovery.folder import find_folders, is_task_folder
 
-    specs: list[TaskSpec] = [folder_spec(folder) for folder in find_folders(root)]
+    folders = find_folders(root)
+    specs: list[TaskSpec] = [folder_spec(folder) for folder in folders]
     if is_task_folder(root):
         return specs
+    listed = {folder.name.split("/")[0] for folder in folders}
     suite = root_suite(root)
     for path in sorted(root.iterdir()):
-        if is_task_folder(path):
+        if path.is_dir() and (is_task_folder(path) or path.name in listed):
             continue
         source = path / "__init__.py" if path.is_dir() else path
         if path.name.startswith(("_", ".")) or source.suffix != ".py" or not source.exists():
@@ -90,7 +92,8 @@ def discover_root(root: Path) -> list[TaskSpec]:
         specs.append(TaskSpec(id=f"{suite}:{name}", suite=suite, description=f"user task from {source}",
                               module=name, module_path=str(source), tags=("root",)))
     if not specs:
-        raise ConfigError(f"task root '{root}' has no index.json, no task folder (a directory holding evaluator.py) "
+        raise ConfigError(f"task root '{root}' has no index.json, no task folder (OpenEvolve's, SkyDiscover's or "
+                          "ShinkaEvolve's layout) "
                           "and no module defining build_trace_problem", key_path="--root")
     return specs
 
@@ -112,7 +115,7 @@ def build_from_path(spec: TaskSpec, eval_kwargs: dict[str, Any]) -> Any:
     if "discovery" in spec.tags:
         from trace_bench.tasks.discovery import build_folder
 
-        return build_folder(str(location), eval_kwargs)
+        return build_folder(str(location), eval_kwargs, spec.module)
     task_dir = location if location.is_dir() else location.parent
     if (task_dir.parent / "index.json").exists() and location.is_dir():
         from trace_bench.tasks.llm4ad.legacy_root import load_root_problem

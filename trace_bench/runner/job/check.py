@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+from typing import Any
 
 from trace_bench.runner.job.body import prepare_process
 from trace_bench.runner.job.failures import JobFailure
@@ -50,8 +51,22 @@ def check_problems(jobs: list[JobSpec]) -> list[tuple[str, str, str]]:
             checks.append((job.task, verdict, "no_trainable_parameters"))
         else:
             detail = f"{count} trainable parameter(s), selection on {problem.selection_split}"
-            ignored = problem.metadata.get("ignored_config_keys")
-            if ignored:  # a task folder's config.yaml keys trace-bench does not use
-                detail += f"; config.yaml keys not used: {', '.join(ignored)}"
+            ignored = problem.metadata.get("ignored_config_text") or ", ".join(
+                problem.metadata.get("ignored_config_keys") or ())
+            if ignored:  # a task folder's config keys trace-bench does not use
+                detail += f"; {problem.metadata.get('config_file') or 'config.yaml'} keys not used: {ignored}"
             checks.append((job.task, "OK", detail))
+            checks += _task_checks(job.task, problem)
     return checks
+
+
+def _task_checks(task: str, problem: Any) -> list[tuple[str, str, str]]:
+    """What a task asks ``validate --strict`` to check beyond building it (a task folder: its
+    dependencies, its evaluator importing in the sandbox; the problem's ``strict_checks``)."""
+    check = problem.extras.get("strict_checks")
+    if not callable(check):
+        return []
+    try:
+        return [(task, str(verdict), str(detail)) for verdict, detail in check()]
+    except Exception as exc:  # a check that cannot run is a failed check, never a crash of validate
+        return [(task, "FAIL", f"{type(exc).__name__}: {exc}")]

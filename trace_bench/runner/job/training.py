@@ -123,6 +123,10 @@ def fill_usage(result: JobResult, session: Any) -> None:
     result.measure_llm_calls = measure.llm_calls
     result.measure_tokens = measure.total_tokens
     result.measure_cost_usd = round(measure.cost_usd, 10)
+    evaluator = totals.by_caller.get("evaluator")
+    if evaluator is not None:  # an evaluator that calls an LLM: its share of the trainer-phase spend
+        result.eval_llm_calls, result.eval_tokens = evaluator.llm_calls, evaluator.total_tokens
+        result.eval_cost_usd = round(evaluator.cost_usd, 10)
     result.llm_errors = totals.errors
     result.llm_retries = totals.retries
     result.usage_by_role = {role: usage.model_copy() for role, usage in totals.by_role.items()}

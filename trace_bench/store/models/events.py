@@ -54,6 +54,8 @@ class LLMCall(Event):
     retries: int = 0
     estimated: bool = False
     phase: Literal["train", "measure"] | None = Field(default=None, description="null means train")
+    caller: str | None = Field(default=None, description="`evaluator`: made by the task's evaluator through the "
+                               "run's gateway (null: the trainer's or the harness's own call)")
     error: str | None = None
     status: int | None = Field(default=None, description="HTTP status of a failed call")
 

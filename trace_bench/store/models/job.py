@@ -248,6 +248,11 @@ class JobResult(StoreModel):
                                           "whose ``llm_calls`` included them")
     measure_tokens: int | None = Field(default=None, description="total tokens of the measurement calls (version 4)")
     measure_cost_usd: float | None = Field(default=None, description="USD of the measurement calls (version 4)")
+    eval_llm_calls: int | None = Field(default=None, description="the part of ``llm_calls`` that the task's evaluator "
+                                       "made (an evaluator that calls an LLM, through the run's gateway, while the "
+                                       "trainer evaluated programs); null for tasks whose evaluator calls none")
+    eval_tokens: int | None = Field(default=None, description="the part of ``total_tokens`` of the evaluator's calls")
+    eval_cost_usd: float | None = Field(default=None, description="the part of ``cost_usd`` of the evaluator's calls")
     llm_errors: int = Field(default=0, json_schema_extra=NOT_A_COLUMN)
     llm_retries: int = Field(default=0, json_schema_extra=NOT_A_COLUMN)
     time_seconds: float = 0.0

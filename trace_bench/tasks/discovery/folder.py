@@ -1,114 +1,88 @@
-"""Task folders in the layout OpenEvolve's examples and SkyDiscover's benchmarks share.
+"""Task folders as the peers ship them: OpenEvolve, SkyDiscover (plain and containerized) and
+ShinkaEvolve layouts (:mod:`.layout`), with their own config (:mod:`.settings`).
 
-A folder is a task when it holds ``evaluator.py``; optionally ``initial_program.py`` (the program
-to start from; its ``EVOLVE-BLOCK`` is trainable, see :mod:`.program`) and ``config.yaml``.  The
-evaluator comes in one of two forms, told apart by reading its source (nothing is imported to
-list a folder):
+A folder becomes the task ``discovery:<name>`` (``<suite>:<name>`` when its config's
+``trace_bench.suite`` says so).  Under a parent ``--root``, each subdirectory is looked at, and one
+level further inside a subdirectory that is no task itself (SkyDiscover keeps
+``heilbronn_convex/13`` and ``heilbronn_convex/14``): the name is then ``heilbronn_convex/13``.  A
+subdirectory that is no task folder, or one whose files cannot be used, is still listed (with
+``list-tasks --all``), unavailable with the reason, so it neither disappears silently nor hides its
+neighbours.
 
-- **split** (trusted scoring): ``run(program_path)`` imports the candidate and returns plain data;
-  ``score(data)`` turns that data into the result dict.  ``run`` executes in the sandbox,
-  ``score`` in the job process, out of the candidate's reach;
-- **plain**: ``evaluate(program_path) -> dict`` does both.  It runs whole in the sandbox, so the
-  candidate shares a process with the code that scores it and could change its own score: such
-  scores are recorded as *candidate-reachable*.
-
-The result dict: ``combined_score`` drives the search (absent, the average of the finite numeric
-metrics, as both libraries rank), every other finite number is a metric kept with the job, and
-``artifacts`` (text, or a mapping of texts) becomes feedback.
-
-``config.yaml`` (OpenEvolve's or SkyDiscover's) is read where it maps onto trace-bench:
-``prompt.system_message`` becomes the task's objective, ``max_iterations`` the iterations of
-OpenEvolve and SkyDiscover jobs whose config leaves ``iterations`` unset, ``evaluator.timeout``
-the sandbox's wall limit per evaluation.  Every other key is listed by ``validate --strict``.  An
-optional ``trace_bench:`` section declares what the libraries have no key for: ``suite`` (the id
-becomes ``<suite>:<folder>`` instead of ``discovery:<folder>``), ``best_known``,
-``best_known_source``, ``direction`` (``max``/``min``), ``metric`` (which metric ``best_known``
-is a value of; default ``combined_score``) and ``failure_score``.
+The sandbox receives the folder's files (:meth:`TaskFolder.files`, 4 MB at most) except hidden
+entries, caches and the ``private/`` subfolder: data only a split evaluator's trusted ``score()``
+reads, in the job process, never where a candidate runs.
 """
 
 from __future__ import annotations
 
-import ast
-import math
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from trace_bench._util.errors import ConfigError
+from trace_bench.tasks.discovery.layout import Layout, detect
+from trace_bench.tasks.discovery.settings import FolderSettings, read_settings
 
-EVALUATOR = "evaluator.py"
-INITIAL_PROGRAM = "initial_program.py"
-CONFIG = "config.yaml"
-SUITE = "discovery"
+PRIVATE = "private"
 MAX_FOLDER_BYTES = 4 << 20  # what the sandbox receives of a folder's files
-_MAPPED = {"prompt.system_message", "max_iterations", "evaluator.timeout", "language"}
-_OWN = ("suite", "best_known", "best_known_source", "direction", "metric", "failure_score")
-Form = Literal["split", "plain"]
-
-
-@dataclass(frozen=True)
-class FolderSettings:
-    """What a folder's ``config.yaml`` says that trace-bench uses, and the keys it ignores."""
-
-    suite: str = SUITE
-    system_message: str = ""
-    iterations: int | None = None
-    timeout_s: float | None = None
-    best_known: float | None = None
-    best_known_source: str = ""
-    direction: str = "max"
-    metric: str = "combined_score"
-    failure_score: float | None = None
-    ignored: tuple[str, ...] = ()
+SUITE = "discovery"
+_BUILDER = re.compile(r"^def\s+build_trace_problem\s*\(", re.M)
 
 
 @dataclass(frozen=True)
 class TaskFolder:
-    """A task folder; ``problem`` says why it cannot be used (a folder found under ``--root`` whose
-    files cannot be read is still listed, with the reason, instead of hiding its neighbours)."""
+    """A task folder; ``problem`` says why it cannot be used (``not_task``: it is no task folder)."""
 
     path: Path
-    form: Form
+    layout: Layout | None = None
     settings: FolderSettings = field(default_factory=FolderSettings)
     problem: str = ""
+    label: str = ""
+    not_task: bool = False
 
     @property
     def name(self) -> str:
-        return self.path.name
+        return self.label or self.path.name
 
     @property
     def task_id(self) -> str:
         return f"{self.settings.suite}:{self.name}"
 
+    @property
+    def form(self) -> str:
+        """``split`` (trusted scoring) or ``plain`` (the candidate shares a process with its scorer)."""
+        return "split" if self.layout is not None and self.layout.trusted else "plain"
+
     def program_file(self) -> Path | None:
-        """``initial_program.py``, else the one ``initial_program.<ext>`` (SkyDiscover evolves
-        Markdown, C++, ... programs too); None when the folder has none (evolved from scratch).
-        :class:`ConfigError` when several other-language programs leave the choice open."""
-        python = self.path / INITIAL_PROGRAM
-        if python.is_file():
-            return python
-        others = sorted(item for item in self.path.glob("initial_program.*") if item.is_file())
-        if len(others) > 1:
-            raise ConfigError(f"task folder {self.path} holds {', '.join(item.name for item in others)}: keep one "
-                              "initial program", key_path="--root")
-        return others[0] if others else None
+        """The initial program (``initial_program.*``, ``initial_prompt.*``, ShinkaEvolve's
+        ``initial.*``); None when the folder has none (the program is written from scratch)."""
+        return self.path / self.layout.program if self.layout is not None and self.layout.program else None
 
     @property
     def program_suffix(self) -> str:
         """The extension the candidate's file gets in the sandbox (the initial program's)."""
         source = self.program_file()
-        return source.suffix if source is not None else ".py"
+        return source.suffix if source is not None and source.suffix else ".py"
 
     def initial_program(self) -> str:
         source = self.program_file()
         return source.read_text(encoding="utf-8") if source is not None else ""
 
+    def with_config(self, requested: Any) -> TaskFolder:
+        """This folder with the config file ``eval_kwargs.config`` names (the default one without)."""
+        if requested in (None, "") or self.layout is None:
+            return self
+        settings = read_settings(self.path, self.layout.kind, self.layout.stages, self.layout.protocol, requested)
+        return replace(self, settings=replace(settings, suite=self.settings.suite))
+
     def files(self) -> dict[str, bytes]:
-        """The folder's files as the sandbox receives them (relative path -> bytes), without
-        caches, hidden entries and ``config.yaml``; :class:`ConfigError` past the size limit."""
+        """The folder's files as the sandbox receives them (relative path -> bytes), see the module
+        doc; :class:`ConfigError` past the size limit."""
         found: dict[str, bytes] = {}
         total = 0
-        for relative, item in _sent_files(self.path):
+        for relative, item in sent_files(self.path):
             data = item.read_bytes()
             total += len(data)
             if total > MAX_FOLDER_BYTES:
@@ -117,143 +91,99 @@ class TaskFolder:
         return found
 
 
-def _sent_files(path: Path) -> list[tuple[str, Path]]:
-    """The files of a folder the sandbox receives: no caches, hidden entries or ``config.yaml``."""
+def sent_files(path: Path) -> list[tuple[str, Path]]:
+    """The files of a folder the sandbox receives: no hidden entries, caches or ``private/``."""
     sent = []
     for item in sorted(path.rglob("*")):
         relative = item.relative_to(path)
-        if item.is_file() and item.name != CONFIG and not any(
-                part.startswith(".") or part == "__pycache__" for part in relative.parts):
+        if relative.parts and relative.parts[0] == PRIVATE:
+            continue
+        if item.is_file() and not any(part.startswith(".") or part == "__pycache__" for part in relative.parts):
             sent.append((relative.as_posix(), item))
     return sent
 
 
 def _too_big(path: Path) -> ConfigError:
-    return ConfigError(f"task folder {path} holds more than {MAX_FOLDER_BYTES >> 20} MB; the sandbox receives "
-                       "the whole folder with each evaluation (keep large data out of it)", key_path="--root")
+    return ConfigError(f"task folder {path} holds more than {MAX_FOLDER_BYTES >> 20} MB outside {PRIVATE}/; the "
+                       "sandbox receives the folder with each evaluation (keep large data out of it, or in "
+                       f"{PRIVATE}/ when only a split evaluator's score() reads it)", key_path="--root")
 
 
 def check_size(path: Path) -> None:
-    """:class:`ConfigError` when the files the sandbox would receive exceed the limit (sizes only,
-    read from the directory: listing stays cheap)."""
+    """:class:`ConfigError` when the files the sandbox would receive exceed the limit (sizes only)."""
     total = 0
-    for _, item in _sent_files(path):
+    for _, item in sent_files(path):
         total += item.stat().st_size
         if total > MAX_FOLDER_BYTES:
             raise _too_big(path)
 
 
-def evaluator_form(source: str, where: str) -> Form:
-    """``split`` when the module defines ``run`` and ``score``, ``plain`` when it defines ``evaluate``."""
-    try:
-        tree = ast.parse(source, filename=where)
-    except SyntaxError as exc:
-        raise ConfigError(f"{where} is not valid Python: {exc.msg} (line {exc.lineno})", key_path="--root") from None
-    names = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    if {"run", "score"} <= names:
-        return "split"
-    if "evaluate" in names:
-        return "plain"
-    raise ConfigError(f"{where} defines neither evaluate(program_path) nor run(program_path) + score(data)",
-                      key_path="--root")
-
-
-def _flatten(data: Any, prefix: str = "") -> list[str]:
-    if not isinstance(data, dict):
-        return [prefix] if prefix else []
-    keys: list[str] = []
-    for key, value in data.items():
-        path = f"{prefix}.{key}" if prefix else str(key)
-        keys += _flatten(value, path) if isinstance(value, dict) and value else [path]
-    return keys
-
-
-def _number(value: Any, what: str, where: Path) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
-        raise ConfigError(f"{where}: {what} must be a finite number, got {value!r}", key_path="trace_bench")
-    return float(value)
-
-
-def _positive(value: Any, what: str, where: Path) -> float:
-    number = _number(value, what, where)
-    if number <= 0:
-        raise ConfigError(f"{where}: {what} must be positive (seconds), got {value!r}", key_path="evaluator.timeout")
-    return number
-
-
-def read_settings(folder: Path) -> FolderSettings:
-    """The folder's :class:`FolderSettings` (defaults when it has no ``config.yaml``)."""
-    source = folder / CONFIG
-    if not source.is_file():
-        return FolderSettings()
-    import yaml
-
-    try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source} is not valid YAML: {exc}", key_path="--root") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source} must be a mapping", key_path="--root")
-    own = data.get("trace_bench") or {}
-    if not isinstance(own, dict) or set(own) - set(_OWN):
-        unknown = sorted(set(own) - set(_OWN)) if isinstance(own, dict) else own
-        raise ConfigError(f"{source}: unknown trace_bench keys {unknown}; allowed: {', '.join(_OWN)}",
-                          key_path="trace_bench")
-    prompt = data.get("prompt") if isinstance(data.get("prompt"), dict) else {}
-    evaluator = data.get("evaluator") if isinstance(data.get("evaluator"), dict) else {}
-    message = prompt.get("system_message") or ""
-    if isinstance(message, str) and message and "\n" not in message and (folder / message).is_file():
-        message = (folder / message).read_text(encoding="utf-8")  # SkyDiscover allows a file name here
-    iterations = data.get("max_iterations")
-    timeout = evaluator.get("timeout")
-    direction = str(own.get("direction", "max"))
-    if direction not in ("max", "min"):
-        raise ConfigError(f"{source}: trace_bench.direction must be max or min, got {direction!r}",
-                          key_path="trace_bench.direction")
-    suite = str(own.get("suite", SUITE))
-    if not suite.replace("_", "").replace("-", "").isalnum():
-        raise ConfigError(f"{source}: trace_bench.suite must be a plain name, got {suite!r}",
-                          key_path="trace_bench.suite")
-    ignored = tuple(key for key in _flatten({k: v for k, v in data.items() if k != "trace_bench"})
-                    if key not in _MAPPED)
-    return FolderSettings(
-        suite=suite, system_message=str(message or ""),
-        iterations=int(iterations) if isinstance(iterations, int) and iterations > 0 else None,
-        timeout_s=_positive(timeout, "evaluator.timeout", source) if timeout is not None else None,
-        best_known=_number(own["best_known"], "best_known", source) if "best_known" in own else None,
-        best_known_source=str(own.get("best_known_source", "")), direction=direction,
-        metric=str(own.get("metric", "combined_score")),
-        failure_score=_number(own["failure_score"], "failure_score", source) if "failure_score" in own else None,
-        ignored=ignored)
+def load_folder(path: Path, label: str = "") -> TaskFolder:
+    """The task folder at ``path``; :class:`ConfigError` when it is none or cannot be used."""
+    path = Path(path).resolve()
+    layout = detect(path)
+    if isinstance(layout, str):
+        raise ConfigError(f"{path}: {layout}", key_path="--root")
+    settings = read_settings(path, layout.kind, layout.stages, layout.protocol)
+    check_size(path)
+    return TaskFolder(path, layout, settings, label=label)
 
 
 def is_task_folder(path: Path) -> bool:
-    return path.is_dir() and (path / EVALUATOR).is_file() and not path.name.startswith((".", "_"))
+    """Whether ``path`` holds one of the layouts (usable or not: a broken one is still listed)."""
+    if not path.is_dir() or path.name.startswith((".", "_")):
+        return False
+    try:
+        return not isinstance(detect(path), str)
+    except (ConfigError, OSError):
+        return True
 
 
-def load_folder(path: Path) -> TaskFolder:
-    path = Path(path).resolve()
-    source = path / EVALUATOR
-    form = evaluator_form(source.read_text(encoding="utf-8", errors="replace"), str(source))
-    settings = read_settings(path)
-    check_size(path)
-    return TaskFolder(path, form, settings)
+def is_module_task(path: Path) -> bool:
+    """A package directory of the one-task-per-module layout (``__init__.py`` with a builder)."""
+    init = path / "__init__.py"
+    try:
+        return init.is_file() and _BUILDER.search(init.read_text(encoding="utf-8", errors="replace")) is not None
+    except OSError:
+        return False
+
+
+def _broken(path: Path, label: str, reason: str, *, not_task: bool = False) -> TaskFolder:
+    return TaskFolder(path.resolve(), problem=" ".join(reason.split()), label=label, not_task=not_task)
+
+
+def _entry(path: Path, label: str) -> TaskFolder:
+    try:
+        return load_folder(path, label)
+    except ConfigError as exc:
+        return _broken(path, label, exc.reason)
+    except (OSError, UnicodeDecodeError) as exc:
+        return _broken(path, label, f"cannot read {path}: {exc}")
+
+
+def _visible(path: Path) -> bool:
+    return path.is_dir() and not path.name.startswith((".", "_")) and not is_module_task(path)
 
 
 def find_folders(root: Path) -> list[TaskFolder]:
-    """``root`` itself when it is a task folder (its errors raise), else each subdirectory that is
-    one; a subdirectory whose files cannot be read comes back with its ``problem``."""
+    """``root`` itself when it is a task folder (its errors raise), else its subdirectories as
+    described in the module doc."""
     root = Path(root)
     if is_task_folder(root):
         return [load_folder(root)]
-    found = []
+    found: list[TaskFolder] = []
     for child in sorted(root.iterdir()):
-        if not is_task_folder(child):
+        if not _visible(child):
             continue
-        try:
-            found.append(load_folder(child))
-        except ConfigError as exc:
-            found.append(TaskFolder(child.resolve(), "plain", problem=" ".join(exc.reason.split())))
-        except (OSError, UnicodeDecodeError) as exc:
-            found.append(TaskFolder(child.resolve(), "plain", problem=f"cannot read {child}: {exc}"))
+        if is_task_folder(child):
+            found.append(_entry(child, child.name))
+            continue
+        inner = [_entry(item, f"{child.name}/{item.name}") for item in sorted(child.iterdir())
+                 if _visible(item) and is_task_folder(item)]
+        if inner:
+            found += inner
+            continue
+        reason = detect(child)
+        found.append(_broken(child, child.name, reason if isinstance(reason, str) else "not a task folder",
+                             not_task=True))
     return found

@@ -1,33 +1,34 @@
 """The guide of a discovery task: the evolve block in, a sandboxed evaluation, a score out.
 
 The trainable parameter holds the evolve block; the guide renders the whole program around it,
-runs the evaluator's untrusted half in the sandbox (:mod:`.sandboxed`) and, for split evaluators,
-scores the plain data that comes back in this process.  A result dict gives the score
-(``combined_score``; absent, the average of the numeric metrics, as OpenEvolve and SkyDiscover
-rank), the metrics (every other finite number) and the feedback (``artifacts`` and any text
-value).  Anything that goes wrong (the program does not load, the evaluator raises, the data is
-malformed, ``combined_score`` is not finite or there is nothing to score, the sandbox refuses or
-times out) is a failed evaluation: the task's failure score, with feedback that says what happened.
-Evaluations are cached per program, so re-scoring a candidate (the harness measuring a state a
-trainer already evaluated) costs nothing.
+runs the evaluator in the sandbox (:mod:`.sandboxed`, by its layout's protocol) and, for split
+evaluators, scores the plain data that comes back in this process.  The result becomes a score,
+metrics and feedback by the peers' own rules (:mod:`.results`).  Anything that goes wrong (the
+program does not load, the evaluator raises, the data is malformed, there is nothing to score, the
+sandbox refuses or times out) is a failed evaluation: the task's failure score, with feedback that
+says what happened.  Evaluations are cached per program (each is seeded the same way, so a
+program's score is a function of its text), so re-scoring a candidate costs nothing; an evaluation
+that timed out is not cached (it depends on the machine's load).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import math
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from trace_bench.tasks.discovery.sandboxed import LOAD_ONLY, plain_result
+from trace_bench.tasks.discovery import results
+from trace_bench.tasks.discovery.sandboxed import LOAD_ONLY
 from trace_bench.tasks.discovery.task import DiscoveryTask
 from trace_bench.tasks.guide import Guide
 
 TARGET = "trace_bench.tasks.discovery.sandboxed:run_program"
 _FEEDBACK_CHARS = 3000
+_UNCACHED = ("timeout", "oom", "crash")
 
 
 @dataclass
@@ -51,45 +52,6 @@ class EvaluatorBroken(RuntimeError):
 _CODE_ERRORS = (NameError, ImportError, SyntaxError)
 
 
-def _plain(result: Any) -> dict[str, Any]:
-    return plain_result(result) if not (isinstance(result, dict) and set(result) == {"metrics", "artifacts"}) \
-        else result
-
-
-def average_score(result: Any) -> tuple[float, list[str]] | None:
-    """The score OpenEvolve and SkyDiscover give a result without ``combined_score``: the mean of its
-    finite numeric metrics, flags (booleans) and ``error`` left out; None when there are none (or
-    when the result has a ``combined_score``, finite or not: that one decides)."""
-    raw = _plain(result).get("metrics") or {}
-    if not isinstance(raw, dict) or "combined_score" in raw:
-        return None
-    values = {str(key): float(value) for key, value in raw.items()
-              if key != "error" and not isinstance(value, bool) and isinstance(value, (int, float))
-              and math.isfinite(float(value))}
-    if not values:
-        return None
-    return math.fsum(values.values()) / len(values), sorted(values)
-
-
-def metrics_of(result: Any) -> tuple[dict[str, float], list[str]]:
-    """Finite numeric metrics and text feedback of a result dict (hostile data: checked)."""
-    plain = _plain(result)
-    metrics: dict[str, float] = {}
-    notes: list[str] = []
-    for key, value in (plain.get("metrics") or {}).items():
-        if isinstance(value, bool):
-            metrics[str(key)] = float(value)
-        elif isinstance(value, (int, float)) and math.isfinite(float(value)):
-            metrics[str(key)] = float(value)
-        elif isinstance(value, str):
-            notes.append(f"{key}: {value[:500]}")
-    artifacts = plain.get("artifacts") or {}
-    if isinstance(artifacts, dict):
-        notes += [f"{key}: {str(text)[:2000]}" if key not in ("summary", "feedback") else str(text)[:2000]
-                  for key, text in artifacts.items()]
-    return metrics, notes
-
-
 class DiscoveryGuide(Guide):
     CACHE_SIZE = 128
 
@@ -103,6 +65,7 @@ class DiscoveryGuide(Guide):
         self._cache: OrderedDict[str, Evaluation] = OrderedDict()
         self._lock = threading.Lock()
         self._loads: str | None = None  # why the evaluator does not load ("": it does; None: not probed)
+        self._llm: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"task": self.task, "failure_score": self.failure_score, "max_processes": self.max_processes}
@@ -122,27 +85,61 @@ class DiscoveryGuide(Guide):
                 self._cache.move_to_end(key)
                 return self._cache[key]
         evaluation = self._evaluate(program)
-        if evaluation.status not in ("timeout", "oom", "crash"):  # may depend on machine load: not cached
+        if evaluation.status not in _UNCACHED:  # may depend on machine load: not cached
             with self._lock:
                 self._cache[key] = evaluation
                 while len(self._cache) > self.CACHE_SIZE:
                     self._cache.popitem(last=False)
         return evaluation
 
-    def _evaluate(self, program: str) -> Evaluation:
-        from trace_bench.sandbox import SandboxLimits, run_sandboxed
+    def limits(self) -> Any:
+        from trace_bench.sandbox import SandboxLimits
 
-        limits = SandboxLimits(wall_s=self.task.timeout_s, memory_mb=self.task.memory_mb, file_size_mb=64,
-                               max_processes=self.max_processes)
-        result = run_sandboxed(TARGET, self.task.payload(program), limits)
+        return SandboxLimits(wall_s=self.task.wall_limit_s, memory_mb=self.task.memory_mb, file_size_mb=64,
+                             max_processes=self.max_processes, network=self.task.llm)
+
+    @contextlib.contextmanager
+    def _call(self, payload: dict[str, Any]) -> Iterator[tuple[dict[str, Any], tuple[int, ...]]]:
+        """The payload and channels of one sandboxed call: an evaluator that calls an LLM gets the
+        run's gateway (:mod:`.llm_link`), and its config files are pointed at it."""
+        if not self.task.llm:
+            yield payload, ()
+            return
+        from trace_bench.tasks.discovery.llm_link import EvaluatorLLM
+
+        with self._lock:
+            if self._llm is None:
+                self._llm = EvaluatorLLM()
+        link = self._llm
+        llm = {"key": link.api_key, "configs": list(self.task.llm_configs)}
+        with link.channel() as channel:
+            yield {**payload, "llm": llm}, (channel,)
+
+    def _run(self, payload: dict[str, Any]) -> Any:
+        from trace_bench.sandbox.runner import start_call
+
+        limits = self.limits()
+        try:
+            with self._call(payload) as (sent, channels):
+                call = start_call(TARGET, sent, limits, channels=channels)
+                return call if not hasattr(call, "finish") else call.finish()
+        except RuntimeError as exc:  # no job session for an evaluator that calls an LLM: one clear line
+            from trace_bench.sandbox import SandboxResult
+
+            return SandboxResult("error", error_type=type(exc).__name__, message=str(exc))
+
+    def _evaluate(self, program: str) -> Evaluation:
+        result = self._run(self.task.payload(program))
         if not result.ok:
             detail = result.traceback.strip().splitlines()[-12:] if result.traceback else []
             message = f"{result.error_type}: {result.message}" if result.error_type else result.message
-            output = f"\nprogram output (tail):\n{result.stdout[-800:]}" if result.stdout.strip() else ""
+            tail = results.mask_durations(result.stdout[-800:]) if result.stdout.strip() else ""
+            output = f"\nprogram output (tail):\n{tail}" if tail else ""
             failed = self._fail(result.status, message + ("\n" + "\n".join(detail) if detail else "") + output)
-            if result.status not in ("timeout", "oom", "crash"):
-                failed.task_fault = self._load_fault(limits)
+            if result.status not in _UNCACHED:
+                failed.task_fault = self.load_fault()
             return failed
+        value = result.value
         if self.task.form == "split":
             try:
                 module = self.task.trusted_module()
@@ -157,40 +154,37 @@ class DiscoveryGuide(Guide):
                 if isinstance(exc, _CODE_ERRORS):  # ...but no data makes a name undefined
                     failed.task_fault = f"the task's score() has a code error: {_described(exc)}"
                 return failed
-        else:
-            value = result.value
         try:
-            metrics, notes = metrics_of(value)
+            outcome = results.interpret(value, timing_in_feedback=self.task.timing_in_feedback)
         except Exception as exc:
             return self._fail("invalid", f"the evaluator's result is malformed ({type(exc).__name__}: {exc})")
-        score = metrics.get("combined_score")
-        averaged = average_score(value) if score is None else None
-        if averaged is not None:  # the libraries' rule for an evaluator that reports no combined_score
-            score, names = averaged
-            metrics["combined_score"] = score
-            notes.insert(0, f"(no combined_score reported: the average of {', '.join(names)}, as OpenEvolve and "
-                            "SkyDiscover score it)")
-        if score is None:
-            return self._fail("invalid", "the evaluator's result has no finite combined_score", notes)
-        return Evaluation(True, score, self._feedback(score, metrics, notes), metrics)
+        if outcome.failed or outcome.score is None:
+            failed = self._fail(outcome.status, outcome.failed, outcome.notes)
+            failed.metrics = outcome.metrics
+            return failed
+        return Evaluation(True, outcome.score, self._feedback(outcome.score, outcome.metrics, outcome.notes),
+                          outcome.metrics, outcome.status)
 
-    def _load_fault(self, limits: Any) -> str:
+    def load_fault(self) -> str:
         """Why the task's evaluator does not load in the sandbox ("" when it does, or when the probe
         could not tell): probed once per guide, with no candidate, so no candidate can fake it."""
         with self._lock:
             known = self._loads
         if known is not None:
             return known
-        from trace_bench.sandbox import run_sandboxed
-
-        probe = run_sandboxed(TARGET, {**self.task.payload(""), "function": LOAD_ONLY}, limits)
+        probe = self._run({**self.task.payload(""), "function": LOAD_ONLY})
         if probe.ok:
             fault = ""
-        elif probe.status in ("timeout", "oom", "crash"):
+        elif probe.status in _UNCACHED:
             return ""  # the machine, maybe: ask again at the next failure
         else:
+            from trace_bench.tasks.discovery.requirements import install_hint
+
             trace = "\n".join(probe.traceback.strip().splitlines()[-12:]) if probe.traceback else ""
-            fault = f"the task's evaluator does not load: {probe.error_type}: {probe.message}\n{trace}".strip()
+            hint = ""
+            if probe.error_type in ("ModuleNotFoundError", "ImportError") and "'" in probe.message:
+                hint = f" ({install_hint(probe.message.split(chr(39))[1])})"
+            fault = f"the task's evaluator does not load: {probe.error_type}: {probe.message}{hint}\n{trace}".strip()
         with self._lock:
             self._loads = fault
         return fault
@@ -202,9 +196,9 @@ class DiscoveryGuide(Guide):
         if best is not None and percent is not None:
             lines.append(f"{best.metric} = {metrics[best.metric]:.9g}: {percent:.3f}% of the best known value "
                          f"{best.value:g} ({best.source or 'declared by the task'}).")
-        others = [f"{k} = {v:.6g}" for k, v in metrics.items() if k != "combined_score"]
-        if others:
-            lines.append("metrics: " + ", ".join(others[:20]))
+        shown = results.shown_metrics(metrics, self.task.timing_in_feedback)
+        if shown:
+            lines.append("metrics: " + ", ".join(f"{k} = {v:.6g}" for k, v in list(shown.items())[:20]))
         lines += notes
         return "\n".join(lines)[:_FEEDBACK_CHARS]
 

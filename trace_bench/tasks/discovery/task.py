@@ -1,8 +1,8 @@
-"""One discovery task as the job sees it: its program, its evaluator's two halves, its reference.
+"""One discovery task as the job sees it: its program, its evaluator, its settings, its reference.
 
-Built from a built-in problem (:mod:`.catalog`) or a task folder (:mod:`.folder`).  The sandbox
-receives :meth:`DiscoveryTask.payload`; the trusted half of a split evaluator runs through
-:meth:`DiscoveryTask.trusted_score` in the job process.
+Built from a built-in problem (:mod:`.catalog`) or a task folder (:mod:`.folder`, with the config
+file ``eval_kwargs.config`` names).  The sandbox receives :meth:`DiscoveryTask.payload`; the trusted
+half of a split evaluator runs through :meth:`DiscoveryTask.trusted_score` in the job process.
 """
 
 from __future__ import annotations
@@ -16,13 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trace_bench._util.errors import ConfigError
 from trace_bench._util.imports import import_file
-from trace_bench.tasks.discovery.folder import EVALUATOR, Form, TaskFolder
+from trace_bench.tasks.discovery.folder import TaskFolder
 from trace_bench.tasks.discovery.program import EvolveProgram, parse_program
+from trace_bench.tasks.discovery.settings import DEFAULT_TIMEOUT_S
 
 TRUSTED = "trusted"
 CANDIDATE_REACHABLE = "candidate-reachable"
-DEFAULT_TIMEOUT_S = 60.0
+FOLDER_FAILURE_SCORE = 0.0  # what OpenEvolve, SkyDiscover and ShinkaEvolve give a failed evaluation
+IMPORT_MARGIN_S = 15.0  # a folder call's wall limit past its evaluation timeouts: writing files, imports
 DEFAULT_MEMORY_MB = 2048
 # Processes a task folder's evaluator may start at once inside the sandbox.  The communities'
 # evaluators commonly run the candidate in a child interpreter (subprocess.Popen([sys.executable,
@@ -61,7 +64,7 @@ class DiscoveryTask:
     task_id: str
     description: str
     program: EvolveProgram
-    form: Form
+    form: str
     evaluator_module: str | None = None
     folder: TaskFolder | None = None
     settings: dict[str, Any] = field(default_factory=dict)
@@ -71,15 +74,48 @@ class DiscoveryTask:
     stub_candidates: tuple[str, ...] = ()
     failure_score: float | None = None
     score_floor: float | None = None
-    ignored_keys: tuple[str, ...] = ()
+    ignored: tuple[tuple[str, str], ...] = ()
     timeout_s: float = DEFAULT_TIMEOUT_S
     memory_mb: int = DEFAULT_MEMORY_MB
     max_processes: int = 0
+    cascade: bool = False
+    thresholds: tuple[float, ...] = ()
+    max_stages: int = 3
+    llm: bool = False
+    llm_configs: tuple[str, ...] = ()
+    lean: tuple[str, ...] = ()
+    timing_in_feedback: bool = False
+    language: str = "python"
+    mode: str = "train"
+    notes: tuple[str, ...] = ()
 
     @property
     def trust(self) -> str:
         """Whether the candidate can reach the code that computes its score (plain form) or not."""
         return TRUSTED if self.form == "split" else CANDIDATE_REACHABLE
+
+    @property
+    def ignored_keys(self) -> tuple[str, ...]:
+        return tuple(key for key, _ in self.ignored)
+
+    @property
+    def protocol(self) -> str:
+        return self.folder.layout.protocol if self.folder is not None and self.folder.layout is not None else "split"
+
+    @property
+    def stages(self) -> int:
+        """How many evaluation stages one call may run (each under ``timeout_s``)."""
+        layout = self.folder.layout if self.folder is not None else None
+        if layout is None or not self.cascade or not layout.stages:
+            return 1
+        return max(1, min(self.max_stages, len(layout.stages)))
+
+    @property
+    def wall_limit_s(self) -> float:
+        """The sandbox's wall limit of one call: the evaluation timeouts inside it fire first."""
+        if self.folder is None or self.protocol == "split":
+            return self.timeout_s
+        return self.timeout_s * self.stages + IMPORT_MARGIN_S
 
     def payload(self, program: str) -> dict[str, Any]:
         """What the sandbox target receives to evaluate ``program``."""
@@ -87,19 +123,21 @@ class DiscoveryTask:
                                    "settings": dict(self.settings)}
         if self.evaluator_module:
             payload["module"] = self.evaluator_module
-        else:
-            assert self.folder is not None
-            payload["files"] = _folder_files(self.folder)
-            payload["entry"] = EVALUATOR
-            payload["suffix"] = self.folder.program_suffix
+            return payload
+        assert self.folder is not None and self.folder.layout is not None
+        layout = self.folder.layout
+        payload.update(files=_folder_files(self.folder), entry=layout.evaluator, workdir=layout.workdir,
+                       suffix=self.folder.program_suffix, protocol=layout.protocol, timeout_s=self.timeout_s,
+                       cascade=self.cascade, thresholds=list(self.thresholds), max_stages=self.max_stages,
+                       mode=self.mode, container=layout.kind == "container", lean=list(self.lean))
         return payload
 
     def trusted_module(self) -> Any:
         """The split evaluator's module, imported in this (the job's) process."""
         if self.evaluator_module:
             return importlib.import_module(self.evaluator_module)
-        assert self.folder is not None
-        return _trusted_evaluator(self.folder.path / EVALUATOR)
+        assert self.folder is not None and self.folder.layout is not None
+        return _trusted_evaluator(self.folder.path / self.folder.layout.evaluator)
 
     def trusted_score(self, data: Any) -> Any:
         """The split evaluator's ``score(data)``, in this (the job's) process."""
@@ -111,7 +149,8 @@ _MODULES: dict[Path, Any] = {}
 
 def _trusted_evaluator(source: Path) -> Any:
     """A folder's evaluator module, imported once in the job process (only its ``score`` is called
-    here; its ``run`` imports candidates and runs in the sandbox alone)."""
+    here; its ``run`` imports candidates and runs in the sandbox alone).  ``private/`` beside it is
+    readable here (``Path(__file__).parent / "private"``), never in the sandbox."""
     if source not in _MODULES:
         name = f"trace_bench_discovery_evaluator_{abs(hash(str(source))):x}"
         if str(source.parent) not in sys.path:  # its sibling modules, as in the sandbox
@@ -155,16 +194,39 @@ def from_builtin(name: str, eval_kwargs: Mapping[str, Any]) -> DiscoveryTask:
         **_limits(eval_kwargs, 30.0))
 
 
+_LANGUAGES = {".py": "python", ".txt": "text", ".md": "text", ".cpp": "cpp", ".cc": "cpp", ".c": "c", ".rs": "rust",
+              ".go": "go", ".jl": "julia", ".f90": "fortran", ".sv": "verilog", ".v": "verilog", ".js": "javascript"}
+
+
 def from_folder(folder: TaskFolder, eval_kwargs: Mapping[str, Any]) -> DiscoveryTask:
-    settings = folder.settings
-    source = folder.initial_program()
+    from trace_bench.tasks.discovery import requirements
+
+    folder = folder.with_config(eval_kwargs.get("config"))
+    layout, settings = folder.layout, folder.settings
+    assert layout is not None
+    missing = requirements.missing_imports(folder.path, layout.evaluator, layout.workdir)
+    if missing:
+        raise ConfigError(f"{folder.task_id}: {layout.evaluator} imports {', '.join(missing)}: not installed in the "
+                          "interpreter its evaluations run in", key_path="tasks")
+    mode = str(eval_kwargs.get("mode") or "train")
+    if mode not in ("train", "test"):
+        raise ValueError(f"eval_kwargs.mode must be train or test (evaluate.sh's second argument), got {mode!r}")
     best = None
     if settings.best_known is not None:
         best = BestKnown(settings.best_known, settings.direction, settings.metric, settings.best_known_source)
-    description = settings.system_message.strip().splitlines()[0] if settings.system_message.strip() else \
-        f"Evolve the program of {folder.path.name} (evaluator.py scores it)."
+    message = settings.system_message.strip()
+    description = message.splitlines()[0][:300] if message else \
+        f"Evolve the {'prompt' if layout.prompt else 'program'} of {folder.name} ({layout.peer} layout)."
+    llm = settings.llm if settings.llm is not None else requirements.calls_an_llm(folder.path, layout.evaluator,
+                                                                                   layout.workdir)
+    language = settings.language or _LANGUAGES.get(folder.program_suffix, folder.program_suffix.lstrip(".") or "python")
     return DiscoveryTask(
-        task_id=folder.task_id, description=description, program=parse_program(source), form=folder.form,
-        folder=folder, best_known=best, system_message=settings.system_message or description,
-        iterations=settings.iterations, failure_score=settings.failure_score, ignored_keys=settings.ignored,
+        task_id=folder.task_id, description=description, program=parse_program(folder.initial_program()),
+        form=folder.form, folder=folder, best_known=best, system_message=settings.system_message or description,
+        iterations=settings.iterations,
+        failure_score=settings.failure_score if settings.failure_score is not None else FOLDER_FAILURE_SCORE,
+        ignored=settings.ignored, cascade=settings.cascade and bool(layout.stages), thresholds=settings.thresholds,
+        max_stages=settings.max_stages, llm=llm, llm_configs=requirements.llm_configs(folder.path, layout.workdir)
+        if llm else (), lean=requirements.lean_imports(folder.path), timing_in_feedback=settings.timing_in_feedback,
+        language=language, mode=mode, notes=(settings.config_note,) if settings.config_note else (),
         **_limits(eval_kwargs, settings.timeout_s, FOLDER_PROCESSES))
