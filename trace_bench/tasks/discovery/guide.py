@@ -27,6 +27,7 @@ from trace_bench.tasks.discovery.task import DiscoveryTask
 from trace_bench.tasks.guide import Guide
 
 TARGET = "trace_bench.tasks.discovery.sandboxed:run_program"
+OPENAI_TARGET = "trace_bench.tasks.discovery.sandboxed_openai:run_program"  # openai preloaded in the zygote
 _FEEDBACK_CHARS = 3000
 _UNCACHED = ("timeout", "oom", "crash")
 
@@ -121,7 +122,8 @@ class DiscoveryGuide(Guide):
         limits = self.limits()
         try:
             with self._call(payload) as (sent, channels):
-                call = start_call(TARGET, sent, limits, channels=channels)
+                call = start_call(OPENAI_TARGET if self.task.preload_openai else TARGET, sent, limits,
+                                  channels=channels)
                 return call if not hasattr(call, "finish") else call.finish()
         except RuntimeError as exc:  # no job session for an evaluator that calls an LLM: one clear line
             from trace_bench.sandbox import SandboxResult

@@ -136,16 +136,28 @@ def _satisfies(version: str, spec: str) -> bool:
 
 
 _LLM_CLIENTS = ("openai", "litellm", "dspy", "langchain_openai", "textgrad", "guidance")
+_LLM_VARIABLES = re.compile(r"OPENAI_API_BASE|OPENAI_BASE_URL|OPENAI_API_KEY")
+
+
+def imports_of(folder: Path, evaluator: str, workdir: str = "") -> set[str]:
+    """Top-level names of every module the evaluator's directory's Python files import, anywhere."""
+    base = folder / workdir if workdir else folder
+    return {name.split(".")[0] for path in {folder / evaluator, *base.glob("*.py")}
+            for name in _imports_anywhere(path)}
 
 
 def calls_an_llm(folder: Path, evaluator: str, workdir: str = "") -> bool:
-    """Whether the evaluator (or a module of the folder) imports an OpenAI-compatible LLM client."""
+    """Whether the evaluator (or a module beside it) imports an OpenAI-compatible LLM client or reads
+    the variables such clients read (``OPENAI_API_BASE``, ...)."""
     base = folder / workdir if workdir else folder
     for path in {folder / evaluator, *base.glob("*.py")}:
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+            source = path.read_text(encoding="utf-8", errors="replace")
+            tree = ast.parse(source)
         except (OSError, SyntaxError, ValueError):
             continue
+        if _LLM_VARIABLES.search(source):
+            return True
         for node in ast.walk(tree):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []

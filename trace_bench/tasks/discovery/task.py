@@ -83,6 +83,7 @@ class DiscoveryTask:
     max_stages: int = 3
     llm: bool = False
     llm_configs: tuple[str, ...] = ()
+    preload_openai: bool = False
     lean: tuple[str, ...] = ()
     timing_in_feedback: bool = False
     language: str = "python"
@@ -227,6 +228,7 @@ def from_folder(folder: TaskFolder, eval_kwargs: Mapping[str, Any]) -> Discovery
         failure_score=settings.failure_score if settings.failure_score is not None else FOLDER_FAILURE_SCORE,
         ignored=settings.ignored, cascade=settings.cascade and bool(layout.stages), thresholds=settings.thresholds,
         max_stages=settings.max_stages, llm=llm, llm_configs=requirements.llm_configs(folder.path, layout.workdir)
-        if llm else (), lean=requirements.lean_imports(folder.path), timing_in_feedback=settings.timing_in_feedback,
+        if llm else (), preload_openai="openai" in requirements.imports_of(folder.path, layout.evaluator, layout.workdir),
+        lean=requirements.lean_imports(folder.path), timing_in_feedback=settings.timing_in_feedback,
         language=language, mode=mode, notes=(settings.config_note,) if settings.config_note else (),
         **_limits(eval_kwargs, settings.timeout_s, FOLDER_PROCESSES))

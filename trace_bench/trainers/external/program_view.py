@@ -38,6 +38,7 @@ def parse_program(parameters: list[TextParameter], code: str) -> dict[str, str]:
 class ProgramView:
     parameters: list[TextParameter]
     program: Any = None  # the task's EvolveProgram, for discovery tasks
+    program_language: str = ""  # the task's own program's language (a prompt folder's: text)
 
     @property
     def native(self) -> bool:
@@ -46,7 +47,9 @@ class ProgramView:
 
     @property
     def language(self) -> str:
-        return "python" if self.native or all(p.kind == "code" for p in self.parameters) else "text"
+        if self.native:
+            return self.program_language or "python"
+        return "python" if all(p.kind == "code" for p in self.parameters) else "text"
 
     def render(self, texts: dict[str, str]) -> str:
         if self.native:
@@ -66,9 +69,10 @@ class ProgramView:
 
 
 def program_view(problem: Any, parameters: list[TextParameter]) -> ProgramView:
-    program = getattr(problem, "extras", {}).get("discovery_program")
+    extras = getattr(problem, "extras", {})
+    program = extras.get("discovery_program")
     if program is not None and len(parameters) == 1:
-        return ProgramView(parameters, program)
+        return ProgramView(parameters, program, str(extras.get("discovery_language") or ""))
     return ProgramView(parameters)
 
 
