@@ -102,9 +102,13 @@ class DiscoveryGuide(Guide):
     @contextlib.contextmanager
     def _call(self, payload: dict[str, Any]) -> Iterator[tuple[dict[str, Any], tuple[int, ...]]]:
         """The payload and channels of one sandboxed call: an evaluator that calls an LLM gets the
-        run's gateway (:mod:`.llm_link`), and its config files are pointed at it."""
+        run's gateway (:mod:`.llm_link`), and its config files are pointed at it; a probe that only
+        imports the evaluator gets the same settings with a placeholder key and no endpoint."""
         if not self.task.llm:
             yield payload, ()
+            return
+        if payload.get("function") == LOAD_ONLY:
+            yield {**payload, "llm": {"key": "probe", "configs": list(self.task.llm_configs)}}, ()
             return
         from trace_bench.tasks.discovery.llm_link import EvaluatorLLM
 

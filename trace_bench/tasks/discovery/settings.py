@@ -50,9 +50,14 @@ _USED = ("max_iterations", "prompt.system_message", "evaluator.timeout", "evalua
          "evaluator.cascade_thresholds", "language", "evo_config.num_generations", "evo_config.task_sys_msg",
          "evo_config.language")
 _SEARCH = "the library's search settings: the trainer's own params govern the search"
+_LLM = "models, endpoints and sampling come from the run's llm section"
+_OTHER = "the library's own run settings (checkpoints, logging, generation): not used"
 _REASONS: tuple[tuple[str, str], ...] = (
-    ("llm", "models, endpoints and sampling come from the run's llm section"),
-    ("embedding", "models, endpoints and sampling come from the run's llm section"),
+    ("llm", _LLM), ("embedding", _LLM),
+    ("evo_config.llm_models", _LLM), ("evo_config.llm_kwargs", _LLM), ("evo_config.meta_llm_models", _LLM),
+    ("evo_config.novelty_llm_models", _LLM), ("evo_config.embedding_model", _LLM),
+    ("evo_config.init_program_path", "the folder's initial.<ext> is the initial program"),
+    ("evo_config.results_dir", _OTHER),
     ("database", _SEARCH), ("search", _SEARCH), ("db_config", _SEARCH), ("evo_config", _SEARCH),
     ("max_evaluation_jobs", _SEARCH), ("max_proposal_jobs", _SEARCH), ("max_db_workers", _SEARCH),
     ("prompt", "the library's prompt templates: each trainer builds its own prompts"),
@@ -70,7 +75,6 @@ _REASONS: tuple[tuple[str, str], ...] = (
     ("evaluator.inject_evaluator_context", "trainers see the program and its feedback, not the evaluator's source"),
     ("evaluator.file_suffix", "the candidate's file keeps the initial program's extension"),
 )
-_OTHER = "the library's own run settings (checkpoints, logging, generation): not used"
 
 
 @dataclass(frozen=True)
