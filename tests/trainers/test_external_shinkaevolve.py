@@ -1,7 +1,8 @@
-"""ShinkaEvolve through SkyDiscover's shinkaevolve backend: unavailable with the reason while no
-``shinka`` with the backend's API is installed (PyPI's lacks it), and, with a stand-in ``shinka`` at
-the boundary (tests/trainers/fake_shinka), a stub run that goes through the gateway within budget,
-its candidates scored by the task in the sandbox, one curve step per generation."""
+"""ShinkaEvolve through its own current runner (``shinka.core.ShinkaEvolveRunner``, PyPI
+``shinka-evolve`` 0.0.7): unavailable with the reason and the install command while no ``shinka``
+with that API is installed (sources before its 2026-03-01 refactor lack it), and, with a stand-in
+``shinka`` at the boundary (tests/trainers/fake_shinka), a stub run that goes through the gateway
+within budget, its candidates scored by the task in the sandbox, one curve step per generation."""
 
 from __future__ import annotations
 
@@ -17,8 +18,6 @@ from tests.trainers.external_jobs import curve_rows, events, run_jobs
 from trace_bench.cli.main import main
 from trace_bench.registry import trainers as registry
 from trace_bench.trainers.external.shinkaevolve_trainer import ShinkaEvolveParams
-
-pytest.importorskip("skydiscover")
 
 FAKE = Path(__file__).parent / "fake_shinka"
 CIRCLES = "discovery:circle_packing_26"
@@ -49,7 +48,7 @@ def no_shinka(monkeypatch: pytest.MonkeyPatch, fresh_registry: None) -> None:
 def fake_shinka(monkeypatch: pytest.MonkeyPatch, fresh_registry: None) -> Iterator[object]:
     _forget_shinka()
     monkeypatch.syspath_prepend(str(FAKE))
-    import shinka.core.runner as runner
+    import shinka.core.async_runner as runner
 
     runner.SENT.clear()
     yield runner
@@ -62,14 +61,14 @@ def test_without_shinka_it_is_listed_unavailable_with_the_reason(no_shinka: None
 
     [row] = [r for r in list_trainer_rows(include_unavailable=True) if r.id == "ShinkaEvolve"]
     assert not row.available
-    for needed in ("shinka.core.runner.EvolutionConfig", "shinka.core.AsyncEvolutionRunner",
-                   "shinka.database.DatabaseConfig", "shinka.launch.LocalJobConfig", "shinka-evolve 0.0.7"):
+    for needed in ("shinka.core.EvolutionConfig", "shinka.core.ShinkaEvolveRunner",
+                   "shinka.database.DatabaseConfig", "shinka.launch.LocalJobConfig",
+                   "pip install shinka-evolve==0.0.7"):
         assert needed in (row.reason or ""), needed
     assert registry.all_trainers()["ShinkaEvolve"].reason == row.reason
-    assert registry.all_trainers()["SkyDiscover"].available  # its own searches do not need shinka
     assert main(["list-trainers", "--all"]) == 0
     listed = capsys.readouterr().out
-    assert "ShinkaEvolve" in listed and "shinka.core.AsyncEvolutionRunner" in listed
+    assert "ShinkaEvolve" in listed and "shinka.core.ShinkaEvolveRunner" in listed
     config = tmp_path / "c.yaml"
     config.write_text(f"tasks: [{CIRCLES}]\ntrainers: [ShinkaEvolve]\n")
     assert main(["validate", "--config", str(config)]) == 2
@@ -82,24 +81,27 @@ def test_without_shinka_it_is_listed_unavailable_with_the_reason(no_shinka: None
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # refused before any run
 
 
-def test_a_shinka_without_the_backends_api_is_unavailable_naming_what_is_missing(
+def test_a_shinka_from_before_its_runner_refactor_is_unavailable_naming_what_is_missing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None) -> None:
+    # SkyDiscover's backend imports shinka.core.runner, which ShinkaEvolve removed on 2026-03-01: the
+    # trainer was unavailable against every release; it now drives the current runner, and an older
+    # source tree (the layout below) is the one refused.
     from trace_bench.trainers.external.shinka_probe import unavailable_reason
 
-    old = tmp_path / "shinka"  # the layout of PyPI shinka-evolve 0.0.7: no core/runner.py, another runner name
+    old = tmp_path / "shinka"
     (old / "core").mkdir(parents=True)
     (old / "database").mkdir()
     (old / "launch").mkdir()
     (old / "__init__.py").write_text("")
-    (old / "core" / "__init__.py").write_text("from .config import EvolutionConfig\n"
-                                              "from .async_runner import ShinkaEvolveRunner\n")
+    (old / "core" / "__init__.py").write_text("from .runner import EvolutionRunner, EvolutionConfig\n"
+                                              "from .async_runner import AsyncEvolutionRunner\n")
     (old / "database" / "__init__.py").write_text("from .dbase import DatabaseConfig\n")
     (old / "launch" / "__init__.py").write_text("from .scheduler import LocalJobConfig\n")
     _forget_shinka()
     monkeypatch.syspath_prepend(str(tmp_path))
     reason = unavailable_reason() or ""
-    assert reason.startswith("the installed shinka lacks shinka.core.runner, shinka.core.AsyncEvolutionRunner ("), reason
-    assert "shinka.database" not in reason.split("(")[0]
+    assert reason.startswith("the installed shinka lacks shinka.core.ShinkaEvolveRunner ("), reason
+    assert "shinka.core.EvolutionConfig" not in reason.split("(")[0]  # re-exported: found
     assert registry.all_trainers()["ShinkaEvolve"].reason == reason
     assert "shinka" not in sys.modules  # read from the files, never imported
     _forget_shinka()

@@ -1,14 +1,14 @@
 """Can ShinkaEvolve run here?  Answered without importing it (``list-trainers`` must stay cheap).
 
-SkyDiscover's ``shinkaevolve`` backend imports four names from ShinkaEvolve (import name
-``shinka``): ``shinka.core.runner.EvolutionConfig``, ``shinka.core.AsyncEvolutionRunner``,
-``shinka.database.DatabaseConfig`` and ``shinka.launch.LocalJobConfig``.  Importing ``shinka.core``
-pulls in its LLM clients (openai, anthropic, google-genai), so availability is read from the
-installed source files instead: each module must exist and define (or re-export) its name.
-PyPI's ``shinka-evolve`` 0.0.7 (the newest release) has no ``shinka.core.runner`` and calls its
-runner ``ShinkaEvolveRunner``; PyPI's ``shinka`` is an unrelated image upscaler.  The job repeats
-the check with real imports (:func:`import_shinka`) so a build that passes this reading but breaks
-on import fails with the import's own message.
+The trainer drives ShinkaEvolve's current API (import name ``shinka``): ``shinka.core`` exports
+``EvolutionConfig`` and ``ShinkaEvolveRunner``, ``shinka.database`` ``DatabaseConfig`` and
+``shinka.launch`` ``LocalJobConfig``; that is PyPI ``shinka-evolve`` 0.0.7 and ShinkaEvolve's source
+since its runner refactor of 2026-03-01 (earlier sources had ``shinka.core.runner`` and
+``AsyncEvolutionRunner`` instead; PyPI's ``shinka`` is an unrelated image upscaler).  Importing
+``shinka.core`` pulls in its LLM clients (openai, anthropic, google-genai), so availability is read
+from the installed source files instead: each module must exist and define (or re-export) its name.
+The job repeats the check with real imports (:func:`import_shinka`) so a build that passes this
+reading but breaks on import fails with the import's own message.
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from pathlib import Path
 
 #: (module, name) pairs the backend imports, in the order a reason lists them.
 REQUIRED: tuple[tuple[str, str], ...] = (
-    ("shinka.core.runner", "EvolutionConfig"),
-    ("shinka.core", "AsyncEvolutionRunner"),
+    ("shinka.core", "EvolutionConfig"),
+    ("shinka.core", "ShinkaEvolveRunner"),
     ("shinka.database", "DatabaseConfig"),
     ("shinka.launch", "LocalJobConfig"),
 )
-INSTALL_HINT = ("install ShinkaEvolve from its source repository (github.com/SakanaAI/ShinkaEvolve) at a version "
-                "that has them, into this environment; PyPI shinka-evolve 0.0.7 does not, and PyPI 'shinka' is an "
-                "unrelated package")
+INSTALL_HINT = ("install ShinkaEvolve 0.0.7 or its current source into this environment (pip install "
+                "shinka-evolve==0.0.7, or pip install git+https://github.com/SakanaAI/ShinkaEvolve); sources before "
+                "its 2026-03-01 runner refactor lack them, and PyPI 'shinka' is an unrelated package")
 
 
 def _module_file(roots: list[Path], module: str) -> Path | None:
@@ -64,16 +64,14 @@ def missing_names() -> list[str]:
 
 
 def unavailable_reason() -> str | None:
-    """Why the ``ShinkaEvolve`` trainer cannot run here, or None (skydiscover itself is checked by
-    the trainer's ``requires``)."""
+    """Why the ``ShinkaEvolve`` trainer cannot run here, or None."""
     missing = missing_names()
     if not missing:
         return None
     if missing == ["shinka"]:
-        return ("ShinkaEvolve (import name 'shinka') is not installed; SkyDiscover's shinkaevolve backend needs "
+        return ("ShinkaEvolve (import name 'shinka') is not installed; the trainer needs "
                 f"{', '.join(f'{m}.{n}' for m, n in REQUIRED)}: {INSTALL_HINT}")
-    return f"the installed shinka lacks {', '.join(missing)} (SkyDiscover's shinkaevolve backend imports them): " \
-           f"{INSTALL_HINT}"
+    return f"the installed shinka lacks {', '.join(missing)} (the trainer drives its runner with them): {INSTALL_HINT}"
 
 
 def import_shinka() -> None:

@@ -1,26 +1,22 @@
-"""ShinkaEvolve (Sakana AI) run through SkyDiscover's ``shinkaevolve`` backend.
+"""ShinkaEvolve (Sakana AI) run through its own runner, ``shinka.core.ShinkaEvolveRunner``.
 
-A trainer of its own rather than a ``search`` of :class:`SkyDiscoverTrainer`: it needs a library
-that SkyDiscover's other searches do not (``shinka``, whose published releases lack the API the
-backend imports, see :mod:`.shinka_probe`), so ``list-trainers`` can say that this one is
-unavailable while SkyDiscover runs; and its knobs are ShinkaEvolve's (patch types, islands,
-meta-recommendations), not SkyDiscover's database settings.
+ShinkaEvolve's current API (PyPI ``shinka-evolve`` 0.0.7 and its source since 2026-03-01): one
+``EvolutionConfig``, ``ShinkaEvolveRunner``'s ``run_async``, ``DatabaseConfig`` and ``LocalJobConfig``.
+SkyDiscover's ``shinkaevolve`` backend imports the API ShinkaEvolve removed then
+(``shinka.core.runner``), so the job drives the runner itself.  What the job sets:
 
-The job calls the backend's own ``run`` (its mapping onto ShinkaEvolve's ``AsyncEvolutionRunner``,
-its command-line wrapper around the evaluator, its reading of ShinkaEvolve's database), through
-the backend's escape hatch for complete configs (``external_config``) so that the harness, not the
-backend's tuned defaults, decides where calls go.  What changes:
-
-- every LLM role ShinkaEvolve's ``EvolutionConfig`` names (``*llm_models``) is the job's gateway, as
-  a ShinkaEvolve ``local/<model>@<url>`` OpenAI-compatible model whose key is read from an env var
-  set for the run only; embeddings are off (``*embedding_model`` = None): the gateway serves chat;
+- every LLM role ``EvolutionConfig`` names (``*llm_models``) is the job's gateway, as a ShinkaEvolve
+  ``local/<model>@<url>?api_key_env=VAR`` OpenAI-compatible model whose key is in an env var set for
+  the run only; embeddings are off (``embedding_model`` None: the gateway serves chat), meta
+  recommendations off unless asked; ``SHINKA_PRICING_MODE=offline`` for the run (the runner would
+  otherwise fetch a price catalog from the network; the gateway meters the cost);
 - ShinkaEvolve runs its evaluator as a process; the evaluator it gets is
   :class:`~.candidate_endpoint.CandidateEndpoint`'s, which hands the program text to the job, where
   the task scores it (in the sandbox for discovery tasks);
-- one curve step per program evaluated after the initial one (one per generation), reported from
-  the job thread; the run is cancelled as soon as the gateway refuses a call for the budget (its
-  ``on_budget_stop``, before the library sees the 429) or a watcher finds the wall budget spent;
-  evaluations run one at a time (``max_parallel_jobs`` 1);
+- one curve step per program evaluated after the initial one, reported from the job thread; the run
+  is cancelled as soon as the gateway refuses a call for the budget (its ``on_budget_stop``, before
+  the library sees the 429) or a watcher finds the wall budget spent; one evaluation and one proposal
+  at a time;
 - the final state is the best program by the task's own score (ShinkaEvolve's best needs its
   ``correct`` flag, which a score alone does not give).
 """
@@ -55,18 +51,21 @@ from trace_bench.trainers.external.program_view import (
 )
 from trace_bench.trainers.state import State
 
-#: ShinkaEvolve ``DatabaseConfig`` settings a job may set (those SkyDiscover's tuned defaults set).
+#: ShinkaEvolve ``DatabaseConfig`` settings a job may set.
 DATABASE_KNOBS = ("num_islands", "archive_size", "parent_selection_strategy", "parent_selection_lambda",
                   "elite_selection_ratio", "num_archive_inspirations", "num_top_k_inspirations", "migration_interval",
                   "migration_rate", "island_elitism")
 KEY_ENV = "TRACE_BENCH_SHINKA_GATEWAY_KEY"
+PRICING_ENV = "SHINKA_PRICING_MODE"
 PatchType = Literal["diff", "full", "cross"]
+_PATCH_TYPES: list[PatchType] = ["diff", "full", "cross"]
 
 
 class ShinkaEvolveParams(TrainerParams):
     iterations: int | None = Field(default=None, ge=0, description="generations (one child program each); default: "
                                    "the task's own max_iterations (a task folder's config.yaml), else 10")
-    patch_types: list[PatchType] = Field(default_factory=lambda: ["diff", "full", "cross"], min_length=1)
+    patch_types: list[PatchType] = Field(default_factory=lambda: _PATCH_TYPES.copy(), min_length=1,
+                                         description="ShinkaEvolve's mutation kinds")
     patch_type_probs: list[float] = Field(default_factory=lambda: [0.6, 0.3, 0.1])
     max_patch_attempts: int = Field(default=3, ge=1, description="LLM tries per generation for a patch that applies")
     temperature: float = Field(default=0.7, ge=0)
@@ -102,7 +101,8 @@ class ShinkaEvolveTrainer(Trainer[ShinkaEvolveParams]):
         iterations = suggested_iterations(ctx.problem, self.params)
         with GatewayLink(ctx) as link, tempfile.TemporaryDirectory(prefix="shinkaevolve_") as workdir:
             run = _Run(self, view, base, link, workdir)
-            with link.guard(), CandidateEndpoint(run.evaluate) as endpoint, _key_in_env(link.api_key):
+            with link.guard(), CandidateEndpoint(run.evaluate) as endpoint, _env({KEY_ENV: link.api_key,
+                                                                                  PRICING_ENV: "offline"}):
                 asyncio.run(run.main(iterations, endpoint))
             link.check()
         final = run.best_state()
@@ -110,21 +110,22 @@ class ShinkaEvolveTrainer(Trainer[ShinkaEvolveParams]):
         ctx.apply(final)
 
 
-class _key_in_env:  # noqa: N801 - used as a context manager, named like one
-    """The gateway token in :data:`KEY_ENV` for the run only (ShinkaEvolve reads a local model's key
-    from the environment); whatever was there before is put back."""
+class _env:  # noqa: N801 - used as a context manager, named like one
+    """Environment variables for the run only (ShinkaEvolve reads a local model's key and its pricing
+    mode from the environment); whatever was there before is put back."""
 
-    def __init__(self, key: str) -> None:
-        self.key, self.before = key, os.environ.get(KEY_ENV)
+    def __init__(self, values: dict[str, str]) -> None:
+        self.values, self.before = values, {name: os.environ.get(name) for name in values}
 
     def __enter__(self) -> None:
-        os.environ[KEY_ENV] = self.key
+        os.environ.update(self.values)
 
     def __exit__(self, *exc: Any) -> None:
-        if self.before is None:
-            os.environ.pop(KEY_ENV, None)
-        else:
-            os.environ[KEY_ENV] = self.before
+        for name, value in self.before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 class _Run:
@@ -147,21 +148,23 @@ class _Run:
     def model(self) -> str:
         return f"local/trace-bench-optimizer@{self.link.base_url}?api_key_env={KEY_ENV}"
 
-    def shinka_configs(self, iterations: int, evaluator_path: str) -> dict[str, Any]:
-        from shinka.core.runner import EvolutionConfig
+    def shinka_configs(self, iterations: int, evaluator_path: str, program_path: str) -> dict[str, Any]:
+        from shinka.core import EvolutionConfig
         from shinka.database import DatabaseConfig
         from shinka.launch import LocalJobConfig
 
         params = self.params
-        fields = {f.name: f for f in dataclasses.fields(EvolutionConfig)}
+        fields = {f.name for f in dataclasses.fields(EvolutionConfig)}
         if "llm_models" not in fields:
             raise RuntimeError("this shinka's EvolutionConfig has no llm_models: its LLM calls cannot be routed")
         wanted: dict[str, Any] = {
             "num_generations": iterations, "results_dir": os.path.join(self.workdir, "results"), "job_type": "local",
-            "language": self.view.language, "max_parallel_jobs": 1, "patch_types": list(params.patch_types),
+            "language": self.view.language, "patch_types": list(params.patch_types),
             "patch_type_probs": list(params.patch_type_probs), "max_patch_attempts": params.max_patch_attempts,
             "llm_kwargs": {"temperatures": [params.temperature], "max_tokens": params.max_tokens},
-            "meta_rec_interval": params.meta_rec_interval, "task_sys_msg": system_message(self.ctx.problem) or None,
+            "meta_rec_interval": params.meta_rec_interval,
+            "task_sys_msg": system_message(self.ctx.problem) or None, "init_program_path": program_path,
+            "use_text_feedback": True,
         }
         for name in fields:  # every LLM role to the gateway, no embeddings (the gateway serves chat only)
             if name.endswith("llm_models"):
@@ -173,35 +176,32 @@ class _Run:
         unknown = sorted(set(params.database) - db_fields)
         if unknown:
             raise RuntimeError(f"the installed shinka's DatabaseConfig has no {', '.join(unknown)}")
+        database = DatabaseConfig(**{"db_path": os.path.join(self.workdir, "programs.sqlite"), **params.database}
+                                  if "db_path" in db_fields else dict(params.database))
         job = LocalJobConfig(eval_program_path=evaluator_path, time=_hms(_evaluation_timeout(self.ctx.problem)))
-        return {"evo_config": evolution, "job_config": job, "db_config": DatabaseConfig(**params.database)}
-
-    def sky_config(self, iterations: int, evaluator_path: str) -> Any:
-        from skydiscover import config as sky
-
-        config = sky.Config(max_iterations=iterations, log_dir=self.workdir, random_seed=self.ctx.seed,
-                            language=self.view.language, llm=sky.LLMConfig(models=[]),
-                            prompt=sky.PromptConfig(system_message=system_message(self.ctx.problem) or "system_message"))
-        config.external_config = self.shinka_configs(iterations, evaluator_path)
-        return config
+        return {"evo_config": evolution, "job_config": job, "db_config": database}
 
     # -- the run --------------------------------------------------------------------------
     async def main(self, iterations: int, endpoint: CandidateEndpoint) -> None:
-        from skydiscover.extras.external import shinkaevolve_backend
+        from shinka.core import ShinkaEvolveRunner
 
-        program_path = os.path.join(self.workdir, "initial_program.py")
-        evaluator_path = os.path.join(self.workdir, "evaluator.py")
+        program_path = os.path.join(self.workdir, f"initial{_SUFFIXES.get(self.view.language, '.py')}")
+        evaluator_path = os.path.join(self.workdir, "evaluate.py")
         with open(program_path, "w", encoding="utf-8") as handle:
             handle.write(self.initial)
         timeout = _evaluation_timeout(self.ctx.problem)
         with open(evaluator_path, "w", encoding="utf-8") as handle:
-            handle.write(endpoint.evaluator_source("Candidates are scored by trace-bench (in its sandbox).", timeout))
-        config = self.sky_config(iterations, evaluator_path)
-        task = asyncio.ensure_future(shinkaevolve_backend.run(program_path, evaluator_path, config, iterations,
-                                                              os.path.join(self.workdir, "output")))
+            handle.write(endpoint.evaluator_source("Candidates are scored by trace-bench (in its sandbox).", timeout)
+                         + _SHINKA_MAIN)
+        runner = ShinkaEvolveRunner(**self.shinka_configs(iterations, evaluator_path, program_path), verbose=False,
+                                    max_evaluation_jobs=1, max_proposal_jobs=1, max_db_workers=1)
+        task = asyncio.ensure_future(runner.run_async())
         loop = self._loop = asyncio.get_running_loop()
         # cancelled as soon as a call is refused for the budget, before the library sees the refusal
-        self.link.gateway.on_budget_stop = lambda: loop.call_soon_threadsafe(task.cancel)
+        def stop() -> None:
+            loop.call_soon_threadsafe(task.cancel)
+
+        self.link.gateway.on_budget_stop = stop
         try:
             while not task.done():
                 await asyncio.wait({task}, timeout=0.2)
@@ -279,6 +279,35 @@ class _Run:
 def _evaluation_timeout(problem: Any) -> float:
     timeout = (getattr(problem, "metadata", {}) or {}).get("timeout_s")
     return 3 * float(timeout) + 30 if isinstance(timeout, (int, float)) else 600.0
+
+
+#: ShinkaEvolve's evaluator protocol around the endpoint's evaluate(): the runner starts
+#: ``python evaluate.py --program_path P --results_dir R`` and reads R/metrics.json and R/correct.json
+_SHINKA_MAIN = """
+
+def main(program_path, results_dir):
+    import json
+    import os
+
+    result = evaluate(program_path)
+    os.makedirs(results_dir, exist_ok=True)
+    correct = bool(result.pop("correct", True))
+    with open(os.path.join(results_dir, "metrics.json"), "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
+    with open(os.path.join(results_dir, "correct.json"), "w", encoding="utf-8") as handle:
+        json.dump({"correct": correct, "error": "" if correct else str(result.get("text_feedback", ""))}, handle)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--program_path", required=True)
+    parser.add_argument("--results_dir", required=True)
+    arguments = parser.parse_args()
+    main(arguments.program_path, arguments.results_dir)
+"""
+_SUFFIXES = {"python": ".py", "text": ".txt", "cpp": ".cpp", "rust": ".rs", "go": ".go", "julia": ".jl"}
 
 
 def _hms(seconds: float) -> str:

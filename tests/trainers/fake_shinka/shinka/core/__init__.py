@@ -1,3 +1,4 @@
-from shinka.core.runner import AsyncEvolutionRunner, EvolutionConfig
+from shinka.core.async_runner import ShinkaEvolveRunner
+from shinka.core.config import EvolutionConfig
 
-__all__ = ["AsyncEvolutionRunner", "EvolutionConfig"]
+__all__ = ["EvolutionConfig", "ShinkaEvolveRunner"]

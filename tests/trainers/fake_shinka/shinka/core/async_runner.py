@@ -1,4 +1,5 @@
-"""The runner: one LLM proposal per generation, evaluated by the evaluator process it was given."""
+"""The runner (``ShinkaEvolveRunner``, the current API): one LLM proposal per generation, evaluated by
+the evaluator process its job config names."""
 
 from __future__ import annotations
 
@@ -27,10 +28,11 @@ SENT: list[dict[str, Any]] = []
 @dataclass
 class EvolutionConfig:
     num_generations: int = 10
-    results_dir: str = "results"
+    results_dir: str | None = None
     job_type: str = "local"
     language: str = "python"
-    max_parallel_jobs: int = 2
+    init_program_path: str | None = "initial.py"
+    use_text_feedback: bool = False
     patch_types: list[str] = field(default_factory=lambda: ["diff"])
     patch_type_probs: list[float] = field(default_factory=lambda: [1.0])
     max_patch_attempts: int = 3
@@ -71,16 +73,20 @@ def _apply(code: str, reply: str, patch_type: str) -> str | None:
     return match.group(1) + "\n" if match else None
 
 
-class AsyncEvolutionRunner:
+class ShinkaEvolveRunner:
     def __init__(self, evo_config: EvolutionConfig, job_config: LocalJobConfig, db_config: DatabaseConfig,
-                 init_program_str: str | None = None, evaluate_str: str | None = None, verbose: bool = True) -> None:
+                 banner_style: str = "full", verbose: bool = True, max_evaluation_jobs: int = 4,
+                 max_proposal_jobs: int = 6, max_db_workers: int = 2, debug: bool = False,
+                 init_program_str: str | None = None, evaluate_str: str | None = None) -> None:
+        if os.environ.get("SHINKA_PRICING_MODE") != "offline":
+            raise RuntimeError("the stand-in refuses to fetch a price catalog (set SHINKA_PRICING_MODE=offline)")
         self.evo_config, self.job_config, self.db_config = evo_config, job_config, db_config
         self.init_program_str, self.evaluate_str = init_program_str, evaluate_str
         self.db = ProgramDatabase(db_config)
         self.rng = random.Random(0)
 
     async def _evaluate(self, code: str, generation: int, evaluator: Path) -> dict[str, Any]:
-        folder = Path(self.evo_config.results_dir) / f"gen_{generation}"
+        folder = Path(self.evo_config.results_dir or "results") / f"gen_{generation}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "main.py").write_text(code, encoding="utf-8")
         process = await asyncio.create_subprocess_exec(
@@ -114,12 +120,18 @@ class AsyncEvolutionRunner:
         return [{"role": "system", "content": f"{self.evo_config.task_sys_msg or ''}\n\n{reply_format}"},
                 {"role": "user", "content": user}]
 
-    async def run(self) -> None:
-        results = Path(self.evo_config.results_dir)
+    def run(self) -> None:
+        asyncio.run(self.run_async())
+
+    async def run_async(self) -> None:
+        results = Path(self.evo_config.results_dir or "results")
         results.mkdir(parents=True, exist_ok=True)
-        evaluator = results / "evaluate.py"
-        evaluator.write_text(self.evaluate_str or "", encoding="utf-8")
-        code = self.init_program_str or ""
+        evaluator = Path(self.job_config.eval_program_path or "evaluate.py")
+        if self.evaluate_str is not None:
+            evaluator = results / "evaluate.py"
+            evaluator.write_text(self.evaluate_str, encoding="utf-8")
+        code = self.init_program_str if self.init_program_str is not None else \
+            Path(self.evo_config.init_program_path or "initial.py").read_text(encoding="utf-8")
         result = await self._evaluate(code, 0, evaluator)
         self._add(code, 0, result, None)
         feedback = {"p0": str(result.get("text_feedback", ""))}

@@ -1,0 +1,3 @@
+from shinka.core.async_runner import EvolutionConfig
+
+__all__ = ["EvolutionConfig"]
