@@ -28,7 +28,7 @@ def strict_checks(task: DiscoveryTask, guide: DiscoveryGuide) -> list[tuple[str,
     folder = task.folder
     if folder is None or folder.layout is None:
         return []
-    from trace_bench.tasks.discovery.requirements import requirement_problems
+    from trace_bench.tasks.discovery.requirements import network_reads, requirement_problems
 
     layout, settings = folder.layout, folder.settings
     checks: list[tuple[str, str]] = []
@@ -41,6 +41,10 @@ def strict_checks(task: DiscoveryTask, guide: DiscoveryGuide) -> list[tuple[str,
     checks.append(("OK", used))
     checks += [("WARN", note) for note in task.notes]
     checks += requirement_problems(folder.path, layout.workdir)
+    downloads = network_reads(folder.path, layout.evaluator, layout.workdir)
+    if downloads:
+        checks.append(("WARN", f"the evaluator fetches data over the network ({', '.join(downloads)}): the sandbox "
+                               "has none, so those evaluations fail unless the data is in the folder"))
     if task.llm:
         checks.append(("OK", "the evaluator calls an LLM: through the run's gateway (eval_llm_calls)"))
     fault = guide.load_fault()

@@ -139,31 +139,41 @@ _LLM_CLIENTS = ("openai", "litellm", "dspy", "langchain_openai", "textgrad", "gu
 _LLM_VARIABLES = re.compile(r"OPENAI_API_BASE|OPENAI_BASE_URL|OPENAI_API_KEY")
 
 
-def imports_of(folder: Path, evaluator: str, workdir: str = "") -> set[str]:
-    """Top-level names of every module the evaluator's directory's Python files import, anywhere."""
+def evaluator_modules(folder: Path, evaluator: str, workdir: str = "") -> list[Path]:
+    """The evaluator's file and the folder's modules it imports (anywhere in them), transitively:
+    what runs when it evaluates (a folder's other scripts, a baseline agent, a plotter, do not)."""
     base = folder / workdir if workdir else folder
-    return {name.split(".")[0] for path in {folder / evaluator, *base.glob("*.py")}
+    local = _local(folder, base)
+    pending, found = [folder / evaluator], []  # type: list[Path], list[Path]
+    while pending:
+        path = pending.pop()
+        if path in found or not path.is_file():
+            continue
+        found.append(path)
+        for name in _imports_anywhere(path):
+            top = name.split(".")[0]
+            if top in local:
+                pending += [base / f"{top}.py", folder / f"{top}.py"]
+    return found
+
+
+def imports_of(folder: Path, evaluator: str, workdir: str = "") -> set[str]:
+    """Top-level names of every module the evaluator's modules import, anywhere in them."""
+    return {name.split(".")[0] for path in evaluator_modules(folder, evaluator, workdir)
             for name in _imports_anywhere(path)}
 
 
 def calls_an_llm(folder: Path, evaluator: str, workdir: str = "") -> bool:
-    """Whether the evaluator (or a module beside it) imports an OpenAI-compatible LLM client or reads
-    the variables such clients read (``OPENAI_API_BASE``, ...)."""
-    base = folder / workdir if workdir else folder
-    for path in {folder / evaluator, *base.glob("*.py")}:
+    """Whether the evaluator's modules import an OpenAI-compatible LLM client or read the variables
+    such clients read (``OPENAI_API_BASE``, ...)."""
+    for path in evaluator_modules(folder, evaluator, workdir):
         try:
             source = path.read_text(encoding="utf-8", errors="replace")
-            tree = ast.parse(source)
-        except (OSError, SyntaxError, ValueError):
+        except OSError:
             continue
         if _LLM_VARIABLES.search(source):
             return True
-        for node in ast.walk(tree):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            if any(name.split(".")[0] in _LLM_CLIENTS for name in names):
-                return True
-    return False
+    return bool(imports_of(folder, evaluator, workdir) & set(_LLM_CLIENTS))
 
 
 def _imports_anywhere(path: Path) -> list[str]:
@@ -210,3 +220,23 @@ def llm_configs(folder: Path, workdir: str = "") -> tuple[str, ...]:
             if isinstance(data, dict) and "llm" in data:
                 found.append(path.relative_to(folder).as_posix())
     return tuple(found)
+
+
+_DOWNLOADS = ("load_dataset", "hf_hub_download", "snapshot_download", "urlretrieve", "download")
+
+
+def network_reads(folder: Path, evaluator: str, workdir: str = "") -> list[str]:
+    """Calls in the evaluator's modules that fetch data over the network (``load_dataset``, ...):
+    the sandbox has no network, so such an evaluator fails there unless its data is in the folder."""
+    found: set[str] = set()
+    for path in evaluator_modules(folder, evaluator, workdir):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+                if name in _DOWNLOADS:
+                    found.add(name)
+    return sorted(found)
