@@ -234,3 +234,17 @@ def test_the_container_protocol_reads_the_json_the_script_prints(tmp_path: Path)
     assert value == {"metrics": {"n": 3.0, "combined_score": 0.25}, "artifacts": {"feedback": "train"}}
     script.write_text("print('no json here')\n", encoding="utf-8")
     assert protocols.run_script(str(script), "program.py", {"timeout_s": 10})["metrics"] == {"error": 0.0}
+
+
+def test_skydiscover_reads_the_evaluator_source_where_the_layout_keeps_it(tmp_path: Path) -> None:
+    # SkyDiscover's prompts may show the evaluator's code: the trainer read <folder>/evaluator.py, which
+    # ShinkaEvolve and containerized folders lack, and its jobs failed with FileNotFoundError.
+    from trace_bench.tasks.problem import Problem
+    from trace_bench.trainers.external.skydiscover_trainer import _bridge_evaluator
+
+    for task, line in (("discovery:shinka_sine", "def main(program_path: str, results_dir: str)"),
+                       ("discovery:sd_points/11", 'with open("/benchmark/limits.json"')):
+        directory = tmp_path / task.replace(":", "_").replace("/", "_")
+        directory.mkdir()
+        bridged = Path(_bridge_evaluator(str(directory), Problem.from_mapping(build(task), task)))
+        assert f"# {line}" in bridged.read_text(encoding="utf-8"), task

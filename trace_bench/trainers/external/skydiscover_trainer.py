@@ -118,8 +118,9 @@ def _bridge_evaluator(directory: str, problem: Any) -> str:
     that show the evaluator's code) but never called; the task's own evaluator source, commented."""
     task = getattr(getattr(problem, "guide", None), "task", None)
     source = ""
-    if task is not None and getattr(task, "folder", None) is not None:
-        source = (task.folder.path / "evaluator.py").read_text(encoding="utf-8")
+    layout = getattr(getattr(task, "folder", None), "layout", None)
+    if task is not None and layout is not None:  # the folder's evaluator, wherever its layout keeps it
+        source = (task.folder.path / layout.evaluator).read_text(encoding="utf-8")
     elif task is not None and getattr(task, "evaluator_module", None):
         import importlib
         import inspect
