@@ -76,6 +76,8 @@ class _Call:
     ticket: int | None
     started: float
     caller: str | None = None
+
+
 def _charged(completions: list[Completion]) -> tuple[int, int, float]:
     """``(calls, tokens, usd)`` the journal settles a call with: each completion is a call."""
     return (len(completions), sum(c.usage.total_tokens for c in completions),
