@@ -128,7 +128,7 @@ def test_an_evaluator_dependency_that_is_missing_is_named_before_any_job(tmp_pat
 
 def _python(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
     proc = subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONHASHSEED": "0", **(env or {})})
+                          env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", **(env or {})})
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
