@@ -173,6 +173,10 @@ def test_a_result_without_a_number_scores_zero_as_openevolve_scores_it(tmp_path:
 
 
 def test_an_llm_calling_evaluator_outside_a_job_fails_with_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trace_bench.llm import current
+
+    # another test in this worker may have left a process-wide session behind (get_llm makes one)
+    monkeypatch.setattr(current, "_SESSION", None)
     evaluation = initial(build("discovery:sd_prompt"))
     assert not evaluation.ok and "needs a job's LLM session" in evaluation.feedback.splitlines()[0]
     monkeypatch.setenv("TRACE_BENCH_SANDBOX", "force-weak")
