@@ -118,3 +118,16 @@ def test_stdout_log_shows_scores_to_six_significant_digits(tmp_path: Path) -> No
     assert len(numbers) == 6, log.read_text()
     for number in numbers:
         assert len(re.sub(r"[^0-9]", "", number.split("e")[0]).lstrip("0")) <= 6, number
+
+
+def test_a_budget_stopped_job_reads_as_a_normal_end() -> None:
+    """35 of 40 fixed-budget jobs printed ``budget_exhausted ... error=budget exhausted: ...``, as if
+    they had failed; spending the budget is how such a job ends."""
+    stream = io.StringIO()
+    progress = ConsoleReporter(1, stream=stream)
+    progress.finished(_record("a", status="budget_exhausted", error="budget exhausted: llm_calls 5 >= 5",
+                              budget={"llm_calls": 5, "tokens": None, "usd": 0.5}))
+    line = stream.getvalue().strip()
+    assert "error=" not in line and line.endswith("calls=12 0.50s (stopped at its budget: llm_calls=5, usd=0.5, "
+                                                  "as planned)")
+    assert progress.failed == 0

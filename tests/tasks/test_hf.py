@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import socket
 from pathlib import Path
@@ -179,7 +180,52 @@ def test_offline_listing_says_not_cached(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert available_with(specs["hf:drop"], {"data_files": "rows.jsonl"}) is None
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "0")
+    _hub_lookup(monkeypatch, reachable=True)
     assert specs["hf:drop"].unavailable_reason() is None  # online: the hub can be asked at run time
+
+
+def _hub_lookup(monkeypatch: pytest.MonkeyPatch, *, reachable: bool) -> list[object]:
+    """Answer the hub's name lookup without a network: found, or not (what an offline machine says)."""
+    from trace_bench.tasks.hf import catalog
+
+    asked: list[object] = []
+
+    def lookup(host: object, *args: object, **kwargs: object) -> list[object]:
+        asked.append(host)
+        if not reachable:
+            raise socket.gaierror(-2, "Name or service not known")
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("192.0.2.1", 443))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    # a fresh per-process cache for this test (the module's own comes back after it)
+    monkeypatch.setattr(catalog, "_lookup", functools.lru_cache(maxsize=4)(catalog._lookup.__wrapped__))
+    return asked
+
+
+def test_listing_and_strict_validation_agree_when_the_hub_is_out_of_reach(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Offline without HF_HUB_OFFLINE: list-tasks said hf:hotpot_qa was available, then validate
+    --strict failed to load it; both now say it is unavailable (skipped), with the reason."""
+    from trace_bench.cli.main import main
+
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    asked = _hub_lookup(monkeypatch, reachable=False)
+    assert main(["list-tasks", "--bench", "hf", "--all", "--format", "json"]) == 0
+    rows = {row["task_id"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows["hf:hotpot_qa"]["status"] == "unavailable"
+    assert "the hub huggingface.co cannot be reached from here" in rows["hf:hotpot_qa"]["reason"]
+    assert asked == ["huggingface.co"]  # one lookup for the whole listing, no connection
+    config = tmp_path / "hq.yaml"
+    config.write_text("mode: stub\ntasks: [hf:hotpot_qa]\ntrainers: [NoOpTrainer]\n", encoding="utf-8")
+    assert main(["validate", "--config", str(config), "--strict", "--runs-dir", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert "[SKIP] task hf:hotpot_qa: task unavailable: dataset not cached and the hub huggingface.co" in out
+    assert "[FAIL]" not in out
+    _hub_lookup(monkeypatch, reachable=True)
+    assert main(["list-tasks", "--bench", "hf", "--format", "json"]) == 0
+    assert "hf:hotpot_qa" in {row["task_id"] for row in json.loads(capsys.readouterr().out)}
 
 
 def test_cache_names_match_datasets_naming() -> None:

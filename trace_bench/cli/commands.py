@@ -77,20 +77,30 @@ def cmd_list_trainers(args: Namespace) -> int:
     from trace_bench.registry.trainer_catalog import list_trainer_rows
 
     rows = [{"trainer_id": row.id, "status": "available" if row.available else "unavailable",
-             "reason": row.reason or "", "source": row.source, "description": row.description}
+             "reason": row.reason or "", "source": row.source, "parameters": ",".join(row.parameters),
+             "description": row.description}
             for row in list_trainer_rows(include_unavailable=args.all)]
-    _print(render(rows, ["trainer_id", "status", "source", "reason"], args.format, ["trainer_id", "status", "reason"]))
+    # parameters: the kinds of task it fits, in the words of list-tasks' parameters column
+    _print(render(rows, ["trainer_id", "status", "source", "parameters", "description", "reason"], args.format,
+                  ["trainer_id", "status", "parameters", "description", "reason"]))
     return 0
 
 
-def _load(config_path: str) -> Any:
+def _load(config_path: str, overrides: list[tuple[str, str]] | None = None) -> Any:
     from trace_bench.config.loader import load_config
 
-    return load_config(config_path)
+    return load_config(config_path, overrides or ())
 
 
-def _config_error(exc: ConfigError, path: str | None) -> int:
-    """Print a config error; one about a flag names the flag, never a file."""
+def _config_error(exc: ConfigError, path: str | None, overrides: list[tuple[str, str]] | None = None) -> int:
+    """Print a config error; one about a flag (an override among them) names the flag, never a file."""
+    if overrides:
+        from trace_bench.config.overrides import blame, parse_overrides
+
+        try:
+            exc = blame(exc, parse_overrides(overrides))
+        except ConfigError:
+            pass
     if exc.file is None:
         exc = exc.with_file(path)
     return _fail(str(exc))
@@ -100,19 +110,37 @@ def cmd_validate(args: Namespace) -> int:
     from trace_bench.cli.validate import validate
     from trace_bench.llm.credentials import check_credentials, unset_key_variables
 
+    overrides = list(args.overrides or [])
     try:
-        config = _load(args.config)
+        config = _load(args.config, overrides)
+        _warn_model_in_stub(config, overrides)
         check_credentials(config)
         for warning in unset_key_variables(config):
             print(f"trace-bench: warning: {warning}", file=sys.stderr)
         return validate(config, args)
     except ConfigError as exc:
-        return _config_error(exc, args.config)
+        return _config_error(exc, args.config, overrides)
     except BrokenPipeError:
         raise
     except OSError as exc:  # --strict writes a manifest: e.g. a read-only runs directory
         return _fail(f"--runs-dir: cannot write the validation manifest: {exc} (choose a writable directory "
                      "with --runs-dir)")
+
+
+def _warn_model_in_stub(config: Any, overrides: list[tuple[str, str]]) -> None:
+    if config.mode == "stub" and any(flag == "--model" for flag, _ in overrides):
+        print("trace-bench: warning: --model has no effect in stub mode (the stub LLM answers every call); "
+              "add --mode real to call the model", file=sys.stderr)
+
+
+def _preload_follows_file(overrides: list[tuple[str, str]]) -> bool:
+    """Whether the job template the config file's text asks for is the run's: not when an override
+    changes its mode, LLM, trainers or tasks (then the run starts it once the config is resolved)."""
+    for flag, text in overrides:
+        if flag in ("--mode", "--model") or flag == "--set" and text.split(".", 1)[0].split("=", 1)[0].strip() in (
+                "mode", "llm", "trainers", "tasks"):
+            return False
+    return True
 
 
 def cmd_run(args: Namespace) -> int:
@@ -145,7 +173,8 @@ def _run_command(args: Namespace, interrupts: Any) -> int:
             resume_run = args.resume
     # the one place a resumed run is located: everything below is handed its directory
     run_dir = layout.find_run(resume_run, args.runs_dir or "runs") if resume_run else None
-    if args.executor in (None, "local"):
+    overrides = list(args.overrides or [])
+    if args.executor in (None, "local") and _preload_follows_file(overrides):
         from trace_bench.runner.warm import peek_preload, start_job_template
 
         # a replay's config is the recorded real run's (the replay changes only its cache)
@@ -161,6 +190,10 @@ def _run_command(args: Namespace, interrupts: Any) -> int:
     if args.replay and (args.config or resume_run):
         return _fail("--replay: the config comes from the recorded run; do not combine it with --config or "
                      "--resume RUN")
+    if args.replay and overrides:
+        flag, text = overrides[0]
+        return _fail(f"{flag} {text}: --replay re-runs the recorded run's config as it was (its LLM cache answers "
+                     "only that run's calls); start a new run with the override instead")
     try:
         if resume_run:
             run_dir = run_dir or locate_run(resume_run, args.runs_dir or "runs")  # ConfigError: not a run
@@ -171,16 +204,21 @@ def _run_command(args: Namespace, interrupts: Any) -> int:
             config, recorded, root = replay_config(args.replay, args.runs_dir)
             args.runs_dir = args.runs_dir or str(recorded.parent)
             args.root = args.root or root
-        elif args.config:
-            config = _load(args.config)
+        elif args.config and run_dir is None:
+            config = _load(args.config, overrides)
         elif run_dir is not None:
+            from trace_bench.config.loader import read_config_data
+            from trace_bench.runner.overrides import resumed_config
+
             snapshot = layout.snapshot_file(run_dir)
-            if not snapshot.exists():
+            if not args.config and not snapshot.exists():
                 return _fail(f"--resume: run {run_dir} has no config snapshot ({snapshot} is missing): pass the "
                              f"config it was started with: trace-bench run --resume {args.resume} --config FILE")
-            config_file = str(snapshot)
-            config = _load(config_file)
-            args.runs_dir = args.runs_dir or str(run_dir.parent)
+            config_file = args.config or str(snapshot)
+            # the run keeps the overrides it recorded; a new one may not change it (exit 2)
+            config, overrides = resumed_config(read_config_data(config_file), config_file, run_dir, overrides)
+            if not args.config:
+                args.runs_dir = args.runs_dir or str(run_dir.parent)
         else:
             return _fail("run needs --config FILE (or --resume RUN to continue a run)")
         if args.allow_weak_sandbox:
@@ -189,10 +227,11 @@ def _run_command(args: Namespace, interrupts: Any) -> int:
                              resume=resume_mode, resume_run=resume_run, force=args.force,
                              job_timeout=args.job_timeout, logger=args.logger, quiet=args.quiet,
                              config_path=args.config, executor=args.executor, ray_address=args.ray_address,
-                             no_preflight=getattr(args, "no_preflight", False))
+                             no_preflight=getattr(args, "no_preflight", False), overrides=overrides)
+        _warn_model_in_stub(config, overrides)
         outcome = execute_run(config, options, interrupts)
     except ConfigError as exc:
-        return _config_error(exc, config_file)
+        return _config_error(exc, config_file, overrides)
     except RunVanished as exc:
         again = f"trace-bench run --config {args.config}" if args.config else "trace-bench run --config FILE"
         print(f"trace-bench: error: {exc}; the run stopped and its jobs were killed. What it held went with it: "
@@ -225,6 +264,8 @@ def _print_outcome(outcome: Any) -> None:
     print(f"  summary:     {paths.summary_path}")
     print(f"  leaderboard: {paths.leaderboard_path}")
     print(f"  jobs:        {', '.join(f'{k}={v}' for k, v in sorted(counts.items())) or 'none'}")
+    if counts.get("budget_exhausted"):
+        print("               (budget_exhausted: ran until its budget was spent, a normal end; its scores count)")
     if outcome.not_run:
         print(f"  not run:     {len(outcome.not_run)} (resume with: {resume})")
     _print_failures(outcome.records)

@@ -62,11 +62,49 @@ probability = _argument(float, "a number between 0 and 1", lambda v: 0 < v < 1, 
 port = _argument(int, "a port number", lambda v: 0 <= v <= 65535, "be between 0 and 65535")
 
 
+class _OverrideAction(argparse.Action):
+    """Collects every config override flag into ``args.overrides`` as (flag, text), in command-line
+    order (a later override of the same key wins)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        text = " ".join(values) if isinstance(values, list) else str(values)
+        overrides = list(getattr(namespace, "overrides", None) or [])
+        overrides.append((option_string or self.option_strings[0], text))
+        namespace.overrides = overrides
+
+
+OVERRIDES_HELP = ("Overrides (applied in order to the config file before it is validated; recorded in the run's\n"
+                  "meta/config.snapshot.yaml and part of its config_hash, so they change the run and its job ids):\n"
+                  "  --seeds 1,2,3 | 1-5 | 7     seed values (7 is the one seed 7, not seven seeds)\n"
+                  "  --model NAME                llm.model\n"
+                  "  --mode stub|real            mode\n"
+                  "  --budget llm_calls=5[,...]  budget.llm_calls (also tokens, usd, wall_s)\n"
+                  "  --set key.path=value        any key; the value is YAML; list entries by index "
+                  "(tasks.0.eval_kwargs.target=3)")
+
+
+def _add_overrides(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("config overrides", "applied in command-line order; repeat --set as needed")
+    group.add_argument("--set", action=_OverrideAction, dest="overrides", metavar="KEY.PATH=VALUE",
+                       help="set any config key (YAML value; list entries by index: tasks.0.eval_kwargs.target=3)")
+    group.add_argument("--seeds", action=_OverrideAction, dest="overrides", nargs="+", metavar="SEEDS",
+                       help="the seeds: 1,2,3 or 1 2 3 or a range 1-5 (--seeds 7 is the one seed 7)")
+    group.add_argument("--model", action=_OverrideAction, dest="overrides", metavar="NAME",
+                       help="llm.model (the model of every role without its own)")
+    group.add_argument("--mode", action=_OverrideAction, dest="overrides", choices=("stub", "real"),
+                       help="stub (offline, deterministic) or real (providers)")
+    group.add_argument("--budget", action=_OverrideAction, dest="overrides", metavar="KEY=VALUE[,KEY=VALUE]",
+                       help="per-job budget: llm_calls, tokens, usd, wall_s (e.g. llm_calls=5)")
+
+
 def _command(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
              examples: Sequence[str]) -> argparse.ArgumentParser:
     epilog = "examples:\n" + "\n".join(f"  {line}" for line in examples)
-    return sub.add_parser(name, help=summary, description=f"{summary}.\n\n{description}", epilog=epilog,
-                          formatter_class=_RAW)
+    parser = sub.add_parser(name, help=summary, description=f"{summary}.\n\n{description}", epilog=epilog,
+                            formatter_class=_RAW)
+    parser.set_defaults(overrides=[])
+    return parser
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
                  "Parses the config, resolves every trainer, knob, optimizer and task, checks credentials in real\n"
                  "mode and expands the matrix. Exit 0 valid, 1 a task failed to build (--strict), 2 config error.",
                  ["trace-bench validate --config configs/smoke.yaml",
+                  "trace-bench validate --config configs/smoke.yaml --seeds 1-3 --set budget.llm_calls=5",
                   "trace-bench validate --config configs/m1_validation.yaml --strict --runs-dir /tmp/runs"])
     p.add_argument("--config", required=True, help="YAML/JSON config file to check")
     p.add_argument("--root", help="directory of user task modules")
@@ -113,14 +152,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs-dir", "--output-dir", dest="runs_dir",
                    help="where --strict writes the manifest (default: the config's runs_dir)")
     p.add_argument("--allow-weak-sandbox", action="store_true", help=WEAK_SANDBOX_HELP)
+    _add_overrides(p)
 
     p = _command(sub, "run", "run an experiment",
                  "Runs every job of the config's matrix, each in a fresh process, into <runs-dir>/<run_id>.\n"
                  "A real run first sends one cheap request per endpoint, model and key (the preflight).\n"
                  "Exit 0 when every job ended ok, 1 when some did not or the run was interrupted, 2 on a config\n"
-                 "or usage error or a failed preflight (nothing is run).",
+                 "or usage error or a failed preflight (nothing is run).\n\n" + OVERRIDES_HELP + "\n"
+                 "--resume RUN keeps the overrides the run recorded; an override there that would change the run's\n"
+                 "config (its config_hash) is refused (exit 2): start a new run with it instead.",
                  ["trace-bench run --config configs/smoke.yaml --runs-dir /tmp/runs",
                   "trace-bench run --config exp.yaml --max-workers 4 --job-timeout 300",
+                  "trace-bench run --config exp.yaml --seeds 1,2 --set budget.llm_calls=5",
+                  "trace-bench run --config exp.yaml --mode real --model gpt-4o-mini --budget usd=0.5",
                   "trace-bench run --resume 20261123-003753-b82f598c --runs-dir /tmp/runs",
                   "trace-bench run --replay 20261123-003753-b82f598c   # offline, from the run's LLM cache"])
     p.add_argument("--config", help="YAML/JSON config (optional with --resume RUN: the run's snapshot is used)")
@@ -143,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-weak-sandbox", action="store_true", help=WEAK_SANDBOX_HELP)
     p.add_argument("--no-preflight", dest="no_preflight", action="store_true",
                    help="real mode: skip checking each endpoint, model and key with one cheap request first")
+    _add_overrides(p)
 
     p = _command(sub, "report", "write a self-contained report.html for one or more runs",
                  "Leaderboard, per-task tables with 95% intervals, anytime curves, win/tie/loss matrix and\n"

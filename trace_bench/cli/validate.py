@@ -17,7 +17,8 @@ def validate(config: RunConfig, args: Namespace) -> int:
 
     extra = [root_suite(args.root)] if args.root else []
     result = validate_config(config, root=args.root, benches=parse_benches(getattr(args, "bench", None), extra),
-                             strict=args.strict, runs_dir=args.runs_dir)
+                             strict=args.strict, runs_dir=args.runs_dir,
+                             overrides=getattr(args, "overrides", None) or (), source=args.config)
     for trainer in result.trainers:
         print(f"[OK] trainer {trainer}")
     for task, skip_reason in result.tasks:

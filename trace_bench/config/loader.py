@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from trace_bench._util.errors import ConfigError
 from trace_bench.config.models import RunConfig, parse_config
 from trace_bench.config.safe_yaml import MAX_BYTES, load_bounded
 
-__all__ = ["load_config", "parse_config", "parse_yaml_text", "read_config_data"]
+__all__ = ["load_config", "parse_config", "parse_overridden", "parse_yaml_text", "read_config_data"]
 
 
 def read_config_data(path: str | Path) -> Any:
@@ -48,6 +49,21 @@ def parse_yaml_text(text: str, *, file: str | None = None) -> Any:
         raise ConfigError(f"YAML error: {exc}", file=file) from None
 
 
-def load_config(path: str | Path) -> RunConfig:
-    """Load and validate a config file; raises :class:`ConfigError` with file and key path."""
-    return parse_config(read_config_data(path), file=str(path))
+def parse_overridden(data: Any, overrides: Sequence[tuple[str, str]] = (), *, file: str | None = None) -> RunConfig:
+    """Validate the config document ``data`` with command-line ``overrides`` (flag, text) applied
+    first (:mod:`trace_bench.config.overrides`); an error that an override caused names it."""
+    if not overrides:
+        return parse_config(data, file=file)
+    from trace_bench.config.overrides import apply_overrides, blame, parse_overrides
+
+    parsed = parse_overrides(overrides)
+    try:
+        return parse_config(apply_overrides(data, parsed), file=file)
+    except ConfigError as exc:
+        raise blame(exc, parsed) from None
+
+
+def load_config(path: str | Path, overrides: Sequence[tuple[str, str]] = ()) -> RunConfig:
+    """Load and validate a config file, with command-line ``overrides`` applied; raises
+    :class:`ConfigError` with file (or override) and key path."""
+    return parse_overridden(read_config_data(path), overrides, file=str(path))

@@ -53,6 +53,26 @@ def config_error(error: ValidationError, owner_at: Callable[[tuple[Any, ...]], t
     message = str(first.get("msg", "invalid value"))
     message = message.removeprefix("Value error, ")
     value = first.get("input")
-    if kind not in ("model_type", "dict_type", "list_type") and not isinstance(value, (dict, list)):
+    if kind not in ("model_type", "dict_type") and not isinstance(value, (dict, list)):
         message = f"{message} (got {value!r})"
-    return ConfigError(message, key_path=format_loc(loc) or None)
+    wrong_shape = kind.endswith(("_type", "_parsing"))
+    hint = seeds_hint(value) if loc[:1] == ("seeds",) and wrong_shape else None
+    return ConfigError(message, key_path=format_loc(loc) or None, hint=hint)
+
+
+def seeds_hint(value: Any) -> str:
+    """How to write ``seeds`` (a YAML list of seed values), from what was written instead."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (f"seeds is a list of seed values: write seeds: [{value}] for the one seed {value}, or "
+                f"seeds: [{', '.join(str(i) for i in range(1, value + 1))}] for {value} seeds"
+                if 1 < value <= 10 else f"seeds is a list of seed values: write seeds: [{value}]")
+    if isinstance(value, str):
+        from trace_bench.config.overrides import parse_seeds
+
+        try:
+            seeds = parse_seeds(value)
+        except ConfigError:
+            seeds = []
+        if seeds and len(seeds) <= 20:
+            return f"write a YAML list: seeds: [{', '.join(str(s) for s in seeds)}]"
+    return "write a YAML list of whole numbers, e.g. seeds: [1, 2, 3] (or --seeds 1,2,3 on the command line)"

@@ -21,6 +21,8 @@ from typing import Any
 from trace_bench.registry.specs import missing_packages
 
 ENTRY_POINT_GROUP = "trace_bench.trainers"
+#: what opto's own trainers optimize: any trainable node, through an opto optimizer
+OPTO_PARAMETERS = ("text", "code", "numeric")
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,8 @@ class TrainerMetadata:
     optional: bool = False  # the module may be absent from a checkout: registered only when present
     probe: str | None = None  # "module:function" returning a finer reason (or None); must import nothing heavy
     aliases: tuple[str, ...] = ()
+    #: the kinds of trainable parameter it optimizes: the words of list-tasks' ``parameters`` column
+    parameters: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -99,6 +103,7 @@ class TrainerListing:
     source: str
     reason: str | None
     description: str
+    parameters: tuple[str, ...] = ()
 
     @property
     def available(self) -> bool:
@@ -124,7 +129,7 @@ def _plugin_rows() -> list[TrainerListing]:
         reason = unavailable_reason(tuple(getattr(cls, "requires", ())), getattr(cls, "extra", None),
                                     getattr(cls, "probe", None))
         rows.append(TrainerListing(getattr(cls, "id", point.name), "plugin", reason,
-                                   getattr(cls, "description", "")))
+                                   getattr(cls, "description", ""), tuple(getattr(cls, "parameters", ()))))
     return rows
 
 
@@ -143,7 +148,7 @@ def _opto_native_rows(taken: set[str]) -> list[TrainerListing]:
         return []
     from trace_bench.trainers.opto_native import native_trainer_classes
 
-    return [TrainerListing(cls.id, "opto", None, cls.description)
+    return [TrainerListing(cls.id, "opto", None, cls.description, OPTO_PARAMETERS)
             for cls in native_trainer_classes({trainer_id.lower() for trainer_id in taken})]
 
 
@@ -154,7 +159,7 @@ def list_trainer_rows(include_unavailable: bool = False) -> list[TrainerListing]
     few ``find_spec`` calls.  A plugin replaces a built-in trainer of the same id, as in resolution.
     """
     rows = {meta.id: TrainerListing(meta.id, meta.source, unavailable_reason(meta.requires, meta.extra, meta.probe),
-                                    meta.description)
+                                    meta.description, meta.parameters)
             for meta in BUILTIN_TRAINERS if meta.present()}
     rows.update({row.id: row for row in _plugin_rows()})
     rows.update({row.id: row for row in _opto_native_rows(set(rows))})

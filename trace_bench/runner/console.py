@@ -27,7 +27,7 @@ from trace_bench.store.events import LogFollower
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.live import JobProgress
 from trace_bench.store.models import JobResult, Step
-from trace_bench.store.status import FAILED
+from trace_bench.store.status import FAILED, Status
 
 
 def _fmt(value: float | None) -> str:
@@ -58,6 +58,13 @@ class _RunningJob:
             for event in self.follower.new():
                 self.progress.apply(event)
         return self.progress.step
+
+
+def budget_text(budget: dict[str, Any]) -> str:
+    """``": llm_calls=5, usd=0.5"`` for a job's budget (its set limits), or ``""``."""
+    limits = ", ".join(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+                       for key, value in budget.items() if value is not None)
+    return f": {limits}" if limits else ""
 
 
 def last_step(job_dir: Path | None) -> dict[str, Any] | None:
@@ -114,8 +121,11 @@ class ConsoleReporter:
         self.failed += record.status in FAILED
         self.tokens += record.total_tokens
         self.usd += record.cost_usd
-        extra = f" error={shorten(record.error, 400)}" if record.error else ""  # both ends: the cause is often last
         spec = record.spec
+        if record.status == Status.BUDGET_EXHAUSTED:  # a normal end: the budget it was given is spent
+            extra = f" (stopped at its budget{budget_text(spec.budget)}, as planned)"
+        else:  # both ends of an error: the cause is often last
+            extra = f" error={shorten(record.error, 400)}" if record.error else ""
         self.line(
             f"[{self.done}/{self.total}] {record.status:<16} {spec.task} x {spec.trainer}"
             f" ({spec.params_label}) seed={spec.seed} initial={_fmt(record.score_initial)}"

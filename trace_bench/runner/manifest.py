@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import yaml
@@ -15,10 +15,15 @@ from trace_bench.store.results_index import LazyResult
 from trace_bench.store.status import PlanState
 
 
-def snapshot_text(config: RunConfig) -> str:
-    """``meta/config.snapshot.yaml``: the validated config, every default filled in."""
+def snapshot_text(config: RunConfig, overrides: Sequence[tuple[str, str]] = (), source: str | None = None) -> str:
+    """``meta/config.snapshot.yaml``: the validated config, every default filled in, under a header
+    that names its ``source`` file and lists the command-line ``overrides`` it was resolved with
+    (a comment, so the snapshot loads as the config it is; a resume reads the overrides back)."""
+    from trace_bench.config.overrides import snapshot_header
+
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's: a 100,000-seed config dumps 10x faster
-    return yaml.dump(config.model_dump(mode="json"), Dumper=dumper, sort_keys=False, allow_unicode=True)
+    body = yaml.dump(config.model_dump(mode="json"), Dumper=dumper, sort_keys=False, allow_unicode=True)
+    return snapshot_header(overrides, source) + body
 
 
 def manifest_entry(spec: JobSpec, status: str = PlanState.PENDING) -> ManifestJob:

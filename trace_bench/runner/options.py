@@ -27,6 +27,8 @@ class RunOptions:
     executor: str | None = None
     ray_address: str | None = None
     no_preflight: bool = False
+    #: the command-line overrides (flag, text) the config was resolved with, for the config snapshot
+    overrides: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass

@@ -93,7 +93,7 @@ def open_run(config: RunConfig, options: RunOptions, store: RunStore | None = No
                           key_path="--runs-dir", hint="choose a writable directory with --runs-dir") from None
     try:
         created_at = (manifest.created_at if manifest is not None else "") or utc_now()
-        store.write_snapshot(snapshot_text(config))
+        store.write_snapshot(snapshot_text(config, options.overrides, options.config_path))
         if manifest is None or manifest.validated_only:
             store.write_manifest(Manifest(run_id=store.run_id, config_hash=digest, mode=config.mode,
                                           tags=config.tags, created_at=created_at, generated_at=utc_now(),

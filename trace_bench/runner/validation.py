@@ -10,6 +10,7 @@ parameters counted, and a run directory with the config snapshot and a manifest 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,7 +56,10 @@ class Validation:
 
 
 def validate_config(config: RunConfig, *, root: str | None = None, benches: list[str] | None = None,
-                    strict: bool = False, runs_dir: str | None = None) -> Validation:
+                    strict: bool = False, runs_dir: str | None = None,
+                    overrides: Sequence[tuple[str, str]] = (), source: str | None = None) -> Validation:
+    """What ``validate`` found; with ``strict`` a validation run directory whose snapshot names
+    ``source`` and the command-line ``overrides`` the config was resolved with."""
     if benches:
         config = config.model_copy(update={"tasks": [t for t in config.tasks if _suite(t.id) in benches]})
     catalog = TaskCatalog.create(root)
@@ -63,7 +67,8 @@ def validate_config(config: RunConfig, *, root: str | None = None, benches: list
     validation.sandbox_checks = check_sandbox(validation.jobs, catalog, config)
     if strict:
         validation.task_checks = check_tasks(validation.jobs)
-        validation.manifest_path = write_validation_manifest(config, validation.jobs, runs_dir or config.runs_dir)
+        validation.manifest_path = write_validation_manifest(config, validation.jobs, runs_dir or config.runs_dir,
+                                                             overrides, source)
     return validation
 
 
@@ -93,10 +98,11 @@ def check_sandbox(jobs: list[JobSpec], catalog: TaskCatalog, config: RunConfig) 
     return [TaskCheck(task, "FAIL", found["reason"]) for task in needing]
 
 
-def write_validation_manifest(config: RunConfig, jobs: list[JobSpec], runs_dir: str) -> Path:
+def write_validation_manifest(config: RunConfig, jobs: list[JobSpec], runs_dir: str,
+                              overrides: Sequence[tuple[str, str]] = (), source: str | None = None) -> Path:
     """A run directory holding only the snapshot and a ``validated_only`` manifest."""
     store = RunStore.create(runs_dir, plan_run_id(config))
-    store.write_snapshot(snapshot_text(config))
+    store.write_snapshot(snapshot_text(config, overrides, source))
     store.write_manifest(Manifest(run_id=store.run_id, config_hash=config_hash(config), mode=config.mode,
                                   tags=config.tags, total_jobs=len(jobs), created_at=utc_now(),
                                   validated_only=True,

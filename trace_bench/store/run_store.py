@@ -279,6 +279,13 @@ class RunStore:
     def write_snapshot(self, text: str) -> None:
         write_text(self.snapshot_path, text)
 
+    def read_snapshot_text(self) -> str | None:
+        """The snapshot as written (its header comments included), or None when there is none."""
+        try:
+            return self.snapshot_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
     def read_snapshot(self) -> dict[str, Any] | None:
         data = read_yaml(self.snapshot_path)
         if data is not None and not isinstance(data, dict):

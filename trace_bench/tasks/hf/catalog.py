@@ -1,16 +1,24 @@
 """The hf suite's static catalog: which HuggingFace datasets, which fields, which splits.
 
 Everything here is plain data, readable without importing ``datasets``: listing must stay fast
-and must never touch the network.  Field names, splits and default sizes follow each dataset's
+and never contacts the hub.  Whether a dataset can load here must agree with what building it
+finds (``validate --strict``): a dataset that is not in the local cache needs the hub, so when the
+hub is not switched off the check looks its host name up once per process (a resolver query, no
+connection to the hub, at most :data:`LOOKUP_TIMEOUT_S`); a machine without a network then lists
+those tasks as unavailable with the reason instead of failing them at build time.  Field names, splits and default sizes follow each dataset's
 published row schema and the original Trace-Bench suite; the one deliberate change is QASC's test
 split (see ``QASC``).  :func:`cache_reason` is the cheap offline check used at listing time.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import socket
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 _TRUE = {"1", "ON", "YES", "TRUE"}
 
@@ -174,8 +182,43 @@ def is_cached(entry: HFDataset, cache_dir: str | Path | None = None) -> bool:
 NOT_CACHED = "dataset not cached (set data_files or go online)"
 
 
+LOOKUP_TIMEOUT_S = 2.0
+HUB = "https://huggingface.co"
+
+
+def hub_unreachable() -> str | None:
+    """Why the dataset hub (``HF_ENDPOINT``, as ``datasets`` reads it) cannot be reached from here,
+    or None: its host name does not resolve (one lookup per process, bounded in time)."""
+    return _lookup(urlsplit(os.environ.get("HF_ENDPOINT") or HUB).hostname or "")
+
+
+@functools.lru_cache(maxsize=4)
+def _lookup(host: str) -> str | None:
+    if not host:
+        return None
+    found: list[str | None] = []
+
+    def resolve() -> None:
+        try:
+            socket.getaddrinfo(host, 443, type=socket.SOCK_STREAM)
+            found.append(None)
+        except OSError as exc:
+            found.append(f"the hub {host} cannot be reached from here (name lookup failed: {exc})")
+
+    worker = threading.Thread(target=resolve, name="trace-bench-hub-lookup", daemon=True)
+    worker.start()
+    worker.join(LOOKUP_TIMEOUT_S)
+    if not found:
+        return f"the hub {host} cannot be reached from here (its name lookup took over {LOOKUP_TIMEOUT_S:g} s)"
+    return found[0]
+
+
 def cache_reason(entry: HFDataset) -> str | None:
-    """Why the hub route cannot work now, or None; never a network call."""
-    if hub_offline() and not is_cached(entry):
+    """Why the dataset cannot be loaded here now, or None: not cached, and the hub switched off
+    (:func:`hub_offline`) or out of reach (:func:`hub_unreachable`)."""
+    if is_cached(entry):
+        return None
+    if hub_offline():
         return NOT_CACHED
-    return None
+    unreachable = hub_unreachable()
+    return f"dataset not cached and {unreachable} (set data_files or go online)" if unreachable else None
