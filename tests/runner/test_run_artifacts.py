@@ -59,7 +59,7 @@ def test_smoke_run_tree_and_improvement(tmp_path: Path) -> None:
     manifest = json.loads((run / "meta" / "manifest.json").read_text())
     assert manifest["config_hash"] == summary["config_hash"]
     entry = manifest["jobs"][0]
-    assert entry["raw_params"]["ps_steps"] == 3 and entry["resolved"]["trainer_kwargs"]["num_steps"] == 3
+    assert entry["raw_params"]["ps_steps"] == 1 and entry["resolved"]["trainer_kwargs"]["num_steps"] == 1
     env = json.loads((run / "meta" / "env.json").read_text())
     assert env["python"] and "trace-opt" in env["packages"] and "pydantic" in env["packages"]
     best = yaml.safe_load((job / "artifacts" / "best_state.yaml").read_text())

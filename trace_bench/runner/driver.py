@@ -108,8 +108,11 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
         if not planned.index_complete:
             stores = {item.spec.job_id: item.job for item in plan} | {e.job_id: store.job(e.job_id) for e in carried}
             store.results_index.rewrite(stores, tables.records)
-        if to_run or carried or not planned.index_complete or not tables.current_on_disk():
-            tables.write()  # else nothing changed since they were written: a resume of a finished run
+        changed = to_run or carried or not planned.index_complete or not tables.current_on_disk()
+        if changed and (tables.dirty or not tables.current_on_disk()):
+            # else they hold these records already: a resume of a finished run, or every record was
+            # written after the last job ended (a one-job run rebuilt them twice at its end)
+            tables.write()
         statuses = {r.job_id: str(r.status) for r in tables.records.values()}
         statuses.update({job_id: str(PlanState.REUSED) for job_id in reused if job_id in statuses})
         digest = _entries_digest(meta, store, statuses, [j.job_id for j in jobs] + [e.job_id for e in carried])

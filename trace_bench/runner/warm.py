@@ -75,9 +75,26 @@ def task_libraries(task_ids: Any) -> tuple[str, ...]:
     return tuple(library for suite, library in SUITE_LIBRARIES.items() if suite in suites)
 
 
+#: Suites whose tasks (and the trainers on them) never import numpy: a run of only these tasks gets
+#: a template without it (numpy was a fifth of the template's import, on the stub smoke run's path).
+#: Every other run's template preloads it, as most tasks use it.  A job seeds numpy when it is
+#: first imported (``runner.job.body.seed_everything``), so this decides only when the import is paid.
+NUMPY_FREE_SUITES = frozenset({"internal", "trace_examples"})
+NUMPY = ("numpy", "numpy.random")
+
+
+def numpy_libraries(task_ids: list[str] | None) -> tuple[str, ...]:
+    """:data:`NUMPY` unless every task is known not to need it (``None``: the tasks are not known)."""
+    if task_ids and all(":" in str(task) and str(task).split(":", 1)[0].lower() in NUMPY_FREE_SUITES
+                        for task in task_ids):
+        return ()
+    return NUMPY
+
+
 def preload_for(config: Any) -> tuple[str, ...]:
     """What the template a run's jobs are forked from imports."""
-    return TEMPLATES[provider_stack(config)] + task_libraries(task.id for task in config.tasks)
+    task_ids = [task.id for task in config.tasks]
+    return TEMPLATES[provider_stack(config)] + numpy_libraries(task_ids) + task_libraries(task_ids)
 
 
 _MODE_REAL = re.compile(r"""^mode[ \t]*:[ \t]*["']?real["']?[ \t]*(#.*)?$""", re.MULTILINE)
@@ -126,11 +143,30 @@ def _peeked_stack(text: str | None, words: list[str], replay: bool) -> str:
 
 
 def peek_preload(config_path: str | Path | None, replay: bool = False) -> tuple[str, ...]:
-    """:func:`preload_for` read cheaply: the template of :func:`peek_provider_stack` and the suite
-    libraries the config's text names (a name in a comment only costs the template an import)."""
+    """:func:`preload_for` read cheaply: the template of :func:`peek_provider_stack`, numpy unless
+    the config's ``tasks`` are all in :data:`NUMPY_FREE_SUITES`, and the suite libraries the config's
+    text names (a name in a comment only costs the template an import)."""
     text = _peek_text(config_path)
     words = _WORD.findall(text) if text else []
-    return TEMPLATES[_peeked_stack(text, words, replay)] + task_libraries(words)
+    return TEMPLATES[_peeked_stack(text, words, replay)] + numpy_libraries(_peeked_tasks(text)) + \
+        task_libraries(words)
+
+
+def _peeked_tasks(text: str | None) -> list[str] | None:
+    """The task ids of a config's text, or None when it does not say plainly (then numpy is preloaded)."""
+    from trace_bench.config.loader import parse_yaml_text
+    from trace_bench.config.safe_yaml import MAX_BYTES
+
+    if not text or len(text) > MAX_BYTES:
+        return None
+    try:
+        tasks = parse_yaml_text(text).get("tasks")
+    except Exception:  # the validation reports it
+        return None
+    ids = [task if isinstance(task, str) else task.get("id", task.get("key", task.get("task")))
+           if isinstance(task, dict) else None for task in tasks] if isinstance(tasks, list) else []
+    named = [task for task in ids if isinstance(task, str)]
+    return named if named and len(named) == len(ids) else None
 
 
 def start_job_template(preload: tuple[str, ...] = PRELOAD) -> None:

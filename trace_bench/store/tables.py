@@ -100,6 +100,11 @@ class ResultTables:
         self.records[record.job_id] = record if isinstance(record, LazyResult) else LazyResult.of(record)
         self._dirty = True
 
+    @property
+    def dirty(self) -> bool:
+        """Whether a record was added since the tables were last written."""
+        return self._dirty
+
     def maybe_write(self) -> None:
         if self._dirty and time.monotonic() >= self._next_write:
             self.write()

@@ -15,6 +15,7 @@ import traceback
 from typing import Any
 
 from trace_bench import sandbox
+from trace_bench._util.imports import after_import
 from trace_bench.runner.job.audit import DenialWatch, audit_job
 from trace_bench.runner.job.failures import JobFailure, status_of
 from trace_bench.runner.job.recorder import JobRecorder
@@ -35,13 +36,13 @@ def job_body(args: dict[str, Any], job: JobStore) -> dict[str, Any]:
 
 
 def seed_everything(seed: int) -> None:
+    """Seed ``random`` and numpy's global generator; numpy when it is first imported if the job
+    has not imported it yet (a job of a numpy-free task does not pay its import to seed it)."""
     random.seed(seed)
-    try:
-        import numpy as np
-
-        np.random.seed(seed % (2**32))
-    except ImportError:
-        pass
+    if "numpy.random" in sys.modules:
+        sys.modules["numpy.random"].seed(seed % (2**32))
+    else:
+        after_import("numpy.random", lambda module: module.seed(seed % (2**32)))
 
 
 def prepare_process() -> None:

@@ -1,9 +1,10 @@
 """What the job template process imports once, so that every forked job starts warm.
 
-The local executor's forkserver preloads this module (the runner names it): ``opto``, numpy,
-the LLM layer, the job body and every trainer class are imported here, then frozen out of the
-garbage collector's reach, so a forked job neither imports them again nor copies their pages.
-``litellm``/``openai`` stay deferred until a real call needs them.
+The local executor's forkserver preloads this module (the runner names it): ``opto``, the LLM
+layer, the job body and every trainer class are imported here, then frozen out of the garbage
+collector's reach, so a forked job neither imports them again nor copies their pages.
+``litellm``/``openai`` stay deferred until a real call needs them; numpy is preloaded after this
+module where the run's tasks use it (``runner.warm.numpy_libraries``).
 """
 
 from __future__ import annotations
@@ -21,11 +22,6 @@ fast_inspect.install()
 with contextlib.redirect_stdout(io.StringIO()):  # opto prints its backend choice on import
     import opto.optimizers  # noqa: E402,F401 - warm the template process
     from opto import trace  # noqa: E402,F401
-try:
-    import numpy  # noqa: E402,F401 - most tasks and the job seeding use it
-    import numpy.random  # noqa: E402,F401
-except ImportError:  # pragma: no cover
-    pass
 
 import trace_bench.execution.local  # noqa: E402,F401 - the job process's entry point
 import trace_bench.llm.current  # noqa: E402,F401
@@ -53,6 +49,7 @@ def _preload_trainers() -> None:
 
 _preload_trainers()
 # Everything loaded so far lives as long as the template: move it out of the collector's reach so
-# that a forked job's garbage collections do not touch (and copy-on-write) the shared pages.
-gc.collect()
+# that a forked job's garbage collections do not touch (and copy-on-write) the shared pages.  No
+# collection first: what the imports left for the collector is a little memory, a full collection
+# of the template's heap 25 ms on every run's path to its first job.
 gc.freeze()

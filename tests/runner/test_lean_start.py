@@ -1,0 +1,98 @@
+"""What a small stub run no longer pays for, and that it still gets the same results: numpy only
+for the tasks that use it (and seeded when a job first imports it), one trainer class instead of
+the registry, the sandbox view's import scan over statements only, the platform without `uname`."""
+
+from __future__ import annotations
+
+import ast
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from trace_bench.config.loader import load_config
+from trace_bench.runner.warm import NUMPY, numpy_libraries, peek_preload, preload_for
+
+
+@pytest.mark.parametrize(("tasks", "numpy"), [
+    ("[internal:numeric_param, trace_examples:opentrace_train_single_node]", False),
+    ("[{id: internal:code_param}]", False),
+    ("[internal:numeric_param, llm4ad:circle_packing]", True),
+    ("[circle_packing]", True),  # a bare name is an llm4ad task
+    ("[hf:gsm8k]", True),
+])
+def test_numpy_is_preloaded_only_for_tasks_that_use_it(tmp_path: Path, tasks: str, numpy: bool) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(f"mode: stub\ntasks: {tasks}\ntrainers: [NoOpTrainer]\n", encoding="utf-8")
+    assert (set(NUMPY) <= set(peek_preload(config))) is numpy
+    if ":" in tasks:  # the driver's own choice from the validated config agrees
+        assert (set(NUMPY) <= set(preload_for(load_config(config)))) is numpy
+    assert numpy_libraries(None) == NUMPY  # a config the peek cannot read: numpy, as before
+
+
+def test_a_job_seeds_numpy_when_it_first_imports_it() -> None:
+    """A numpy-free template: the job's seed still reaches numpy's global generator, at its import."""
+    code = ("import sys\n"
+            "from trace_bench.runner.job.body import seed_everything\n"
+            "seed_everything(7)\n"
+            "assert 'numpy' not in sys.modules\n"
+            "import numpy as np\n"
+            "first = np.random.rand(3).tolist()\n"
+            "np.random.seed(7)\n"
+            "assert first == np.random.rand(3).tolist(), first\n"
+            "seed_everything(11)\n"  # numpy imported by now: seeded at once
+            "again = np.random.rand(2).tolist()\n"
+            "np.random.seed(11)\n"
+            "assert again == np.random.rand(2).tolist()\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, timeout=120)
+
+
+def test_one_builtin_trainer_resolves_alone_as_the_registry_would() -> None:
+    from trace_bench.registry.trainer_catalog import BUILTIN_TRAINERS
+    from trace_bench.registry.trainers import _builtin_alone, all_trainers, resolve_trainer
+
+    for meta in BUILTIN_TRAINERS:
+        for name in (meta.id, *meta.aliases):
+            alone = _builtin_alone(name.lower())
+            if alone is None:
+                assert not meta.present()
+                continue
+            full = all_trainers()[resolve_trainer(name).id]
+            assert (alone.id, alone.target, alone.source, alone.cls, alone.reason, alone.origin) == (
+                full.id, full.target, full.source, full.cls, full.reason, full.origin), name
+
+
+def _full_walk(tree: ast.AST, *, in_functions: bool) -> list[ast.AST]:
+    """The scan as it was: every node of the tree."""
+    found, pending = [], [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and not in_functions:
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def test_the_sandbox_view_finds_every_import_of_the_package() -> None:
+    from trace_bench.sandbox.view import CORE_MODULES, _import_nodes
+    from trace_bench.tasks.code_nodes.execution import TARGET_MODULE
+
+    packages = [REPO / "trace_bench" / name for name in ("sandbox", "tasks/code_nodes", "tasks/discovery", "_util")]
+    files = [path for package in packages for path in package.rglob("*.py")]
+    assert len(files) > 40 and CORE_MODULES and TARGET_MODULE.startswith("trace_bench.tasks.code_nodes")
+    for path in sorted(files):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for in_functions in (True, False):
+            expected = sorted(ast.dump(node) for node in _full_walk(tree, in_functions=in_functions))
+            assert sorted(ast.dump(node) for node in _import_nodes(tree, in_functions=in_functions)) == expected, path
+
+
+def test_platform_text_is_what_platform_says() -> None:
+    from trace_bench.store.environment import platform_text
+
+    assert platform_text() == platform.platform()
