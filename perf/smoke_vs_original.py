@@ -20,6 +20,11 @@ them the script says so and exits 0.  Preparing one (the original needs OpenTrac
     /tmp/orig-tb/.venv/bin/pip install /tmp/opentrace -e /tmp/orig-tb
     TRACE_BENCH_ORIGINAL=/tmp/orig-tb .venv/bin/python perf/smoke_vs_original.py --rounds 7
 
+``TRACE_BENCH_BEFORE`` may name another checkout of this project (an earlier commit, e.g. made with
+``git worktree add /tmp/before <commit>``): it then runs as a third side, ``before``, with that
+checkout first on ``PYTHONPATH`` and this project's ``.venv``, so before/after figures come from one
+invocation on one machine state.
+
 Both environments should hold byte-compiled packages (pip and ``make install`` leave them so);
 ``PYTHONDONTWRITEBYTECODE`` is reported, since a project compiled from source in every process is
 slower to start.
@@ -91,11 +96,14 @@ def main() -> int:
         print("skipped: needs Linux (prctl PR_SET_CHILD_SUBREAPER) to count the CPU of every process")
         return 0
     config = Path(checkout) / "configs" / "smoke.yaml"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TRACE_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TRACE_")) and k != "PYTHONPATH"}
     ours_python = BIN / "python" if (BIN / "python").exists() else Path(sys.executable)
+    before = os.environ.get("TRACE_BENCH_BEFORE")
+    envs = {"ours": env, "original": env, "before": {**env, "PYTHONPATH": before or ""}}
     print(f"load average before: {os.getloadavg()}; PYTHONDONTWRITEBYTECODE={env.get('PYTHONDONTWRITEBYTECODE', '')!r}")
     print(f"config: {config}\noriginal: {original_python} -m trace_bench.cli\nours: {ours_python} -m trace_bench")
-    sides: dict[str, list[tuple[float, float]]] = {"ours": [], "original": []}
+    order = ["ours", "original", *(["before"] if before else [])]
+    sides: dict[str, list[tuple[float, float]]] = {side: [] for side in order}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         commands = {
@@ -103,10 +111,12 @@ def main() -> int:
             "original": [original_python, "-c", "import sys; from trace_bench.cli import main; sys.exit(main())",
                          "run", "--config", str(config)],
         }
+        commands["before"] = commands["ours"]
         for round_index in range(args.rounds + 1):  # round 0 warms the page cache, not counted
-            for side in ("original", "ours") if round_index % 2 else ("ours", "original"):
+            shift = round_index % len(order)
+            for side in order[shift:] + order[:shift]:
                 runs = work / f"{side}-{round_index}"
-                wall, cpu, code = timed([*commands[side], "--runs-dir", str(runs)], work, env)
+                wall, cpu, code = timed([*commands[side], "--runs-dir", str(runs)], work, envs[side])
                 if code != 0 or not _ok_rows(runs):
                     print(f"{side} run {round_index} did not end with one ok job: not a smoke run")
                     return 1
@@ -114,16 +124,19 @@ def main() -> int:
                     sides[side].append((wall, cpu))
                     print(f"round {round_index}: {side:<8} wall {wall:6.3f} s   cpu {cpu:6.3f} s")
     print(f"load average after: {os.getloadavg()}")
-    ours_wall = statistics.median(w for w, _ in sides["ours"])
     theirs_wall = statistics.median(w for w, _ in sides["original"])
-    ours_cpu = statistics.median(c for _, c in sides["ours"])
     theirs_cpu = statistics.median(c for _, c in sides["original"])
-    print(f"median wall: ours {ours_wall:.3f} s, original {theirs_wall:.3f} s -> {theirs_wall / ours_wall:.1f}x "
-          "(target >= 8x)")
-    print(f"median CPU, all processes: ours {ours_cpu:.3f} s, original {theirs_cpu:.3f} s -> "
-          f"{theirs_cpu / ours_cpu:.1f}x")
-    pairs = [t[0] / o[0] for o, t in zip(sides["ours"], sides["original"], strict=True)]
-    print(f"per-round wall ratios: {', '.join(f'{p:.1f}' for p in pairs)}")
+    for side in order:
+        if side == "original":
+            continue
+        wall = statistics.median(w for w, _ in sides[side])
+        cpu = statistics.median(c for _, c in sides[side])
+        print(f"median wall: {side} {wall:.3f} s, original {theirs_wall:.3f} s -> {theirs_wall / wall:.1f}x "
+              "(target >= 8x)")
+        print(f"median CPU, all processes: {side} {cpu:.3f} s, original {theirs_cpu:.3f} s -> "
+              f"{theirs_cpu / cpu:.1f}x")
+        pairs = [t[0] / o[0] for o, t in zip(sides[side], sides["original"], strict=True)]
+        print(f"per-round wall ratios ({side}): {', '.join(f'{p:.1f}' for p in pairs)}")
     return 0
 
 
