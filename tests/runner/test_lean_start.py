@@ -96,3 +96,34 @@ def test_platform_text_is_what_platform_says() -> None:
     from trace_bench.store.environment import platform_text
 
     assert platform_text() == platform.platform()
+
+
+@pytest.mark.parametrize(("trainers", "named"), [
+    ("[{id: PrioritySearch, params_variants: [{ps_steps: 1}]}, NoopTrainer]", "PrioritySearch,NoopTrainer"),
+    ("[]", "PrioritySearch"),  # the default trainer
+    ("[PrioritySearch, my_module:MyTrainer]", None),  # a trainer from a module: the template loads every one
+    ("[opto:PrioritySearch]", None),
+])
+def test_the_template_is_told_the_builtin_trainers_a_run_names(tmp_path: Path, trainers: str,
+                                                               named: str | None) -> None:
+    from trace_bench.runner.warm import peek_trainers, template_trainers
+
+    config = tmp_path / "c.yaml"
+    config.write_text(f"mode: stub\ntasks: [internal:numeric_param]\ntrainers: {trainers}\n", encoding="utf-8")
+    assert peek_trainers(config) == named
+    if named:
+        assert template_trainers([entry.id for entry in load_config(config).trainers]) in (named, None)
+
+
+def test_a_template_told_its_trainers_imports_those_alone() -> None:
+    code = ("import sys\n"
+            "import trace_bench.runner.job.template\n"
+            "from trace_bench.registry.trainers import all_trainers, resolve_trainer\n"
+            "loaded = {m for m in sys.modules if m.startswith('trace_bench.trainers.opto_search.')}\n"
+            "assert 'trace_bench.trainers.opto_search.priority_search' in loaded, loaded\n"
+            "assert 'trace_bench.trainers.opto_search.gepa' not in loaded, loaded\n"
+            "assert resolve_trainer('PrioritySearch').id == 'PrioritySearch'\n"
+            "assert not all_trainers.cache_info().currsize\n"  # a forked job resolves it without the registry
+            "assert 'numpy' not in sys.modules\n")
+    env = {**__import__("os").environ, "TRACE_BENCH_TEMPLATE_TRAINERS": "PrioritySearch"}
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, env=env, timeout=120)

@@ -175,14 +175,14 @@ def _run_command(args: Namespace, interrupts: Any) -> int:
     run_dir = layout.find_run(resume_run, args.runs_dir or "runs") if resume_run else None
     overrides = list(args.overrides or [])
     if args.executor in (None, "local") and _preload_follows_file(overrides):
-        from trace_bench.runner.warm import peek_preload, start_job_template
+        from trace_bench.runner.warm import peek_preload, peek_trainers, start_job_template
 
         # a replay's config is the recorded real run's (the replay changes only its cache)
         source = layout.find_run(args.replay, args.runs_dir or "runs") if args.replay else run_dir
         config_path = args.config or (layout.snapshot_file(source) if source else None)
         # asynchronous: the job template imports opto while this process reads the config (and,
         # for a real run or an external trainer, the provider libraries, once for every job)
-        start_job_template(peek_preload(config_path, replay=bool(args.replay)))
+        start_job_template(peek_preload(config_path, replay=bool(args.replay)), peek_trainers(config_path))
     from trace_bench.runner.run import RunOptions, execute_run, locate_run
     from trace_bench.store.run_store import RunVanished
 

@@ -149,10 +149,10 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
     store = opened.store
     try:
         if (options.executor or config.executor) == "local":
-            from trace_bench.runner.warm import preload_for, start_job_template
+            from trace_bench.runner.warm import preload_for, start_job_template, template_trainers
 
             # (a no-op when the CLI started it) imports opto while the driver expands
-            start_job_template(preload_for(config))
+            start_job_template(preload_for(config), template_trainers([entry.id for entry in config.trainers]))
         jobs = _expand(config, options, opened)
         job_timeout = effective_job_timeout(config, options.job_timeout)
         return drive(config, options, jobs, store, opened, resume, job_timeout, interrupts)

@@ -154,26 +154,63 @@ def peek_preload(config_path: str | Path | None, replay: bool = False) -> tuple[
 
 def _peeked_tasks(text: str | None) -> list[str] | None:
     """The task ids of a config's text, or None when it does not say plainly (then numpy is preloaded)."""
+    return _peeked_ids(text, "tasks", ("id", "key", "task"))
+
+
+def _peeked_ids(text: str | None, key: str, id_keys: tuple[str, ...]) -> list[str] | None:
+    """The ids of the entries under ``key`` of a config's text (an entry is an id or a mapping with
+    one of ``id_keys``); [] when the key is absent; None when the text does not say plainly."""
     from trace_bench.config.loader import parse_yaml_text
     from trace_bench.config.safe_yaml import MAX_BYTES
 
     if not text or len(text) > MAX_BYTES:
         return None
     try:
-        tasks = parse_yaml_text(text).get("tasks")
+        data = parse_yaml_text(text)
     except Exception:  # the validation reports it
         return None
-    ids = [task if isinstance(task, str) else task.get("id", task.get("key", task.get("task")))
-           if isinstance(task, dict) else None for task in tasks] if isinstance(tasks, list) else []
-    named = [task for task in ids if isinstance(task, str)]
-    return named if named and len(named) == len(ids) else None
+    entries = data.get(key, []) if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return None
+    ids = [entry if isinstance(entry, str) else next((entry[k] for k in id_keys if k in entry), None)
+           if isinstance(entry, dict) else None for entry in entries]
+    named = [entry for entry in ids if isinstance(entry, str)]
+    return named if len(named) == len(ids) else None
 
 
-def start_job_template(preload: tuple[str, ...] = PRELOAD) -> None:
-    """Start the job template importing ``preload`` (see :func:`preload_for`); the first start
-    of a process decides, later ones are no-ops."""
+DEFAULT_TRAINER = "PrioritySearch"  # a config without trainers runs it
+
+
+def template_trainers(trainer_ids: list[str] | None) -> str | None:
+    """The value of :data:`TEMPLATE_TRAINERS` for a run naming ``trainer_ids`` (None: not known),
+    or None when one of them is not a built-in trainer."""
+    from trace_bench.registry.trainer_catalog import BUILTIN_TRAINERS
+
+    if trainer_ids is None:
+        return None
+    builtin = {name.lower() for meta in BUILTIN_TRAINERS for name in (meta.id, *meta.aliases)}
+    names = list(dict.fromkeys(trainer_ids or [DEFAULT_TRAINER]))
+    return ",".join(names) if all(name.lower() in builtin for name in names) else None
+
+
+def peek_trainers(config_path: str | Path | None) -> str | None:
+    """:func:`template_trainers` of the config at ``config_path``, read cheaply (its YAML only)."""
+    return template_trainers(_peeked_ids(_peek_text(config_path), "trainers", ("id", "name", "trainer", "key")))
+
+
+def start_job_template(preload: tuple[str, ...] = PRELOAD, trainers: str | None = None) -> None:
+    """Start the job template importing ``preload`` (see :func:`preload_for`) and the built-in
+    ``trainers`` named (:func:`template_trainers`; None: every trainer); the first start of a process
+    decides, later ones are no-ops."""
+    import os
+
     from trace_bench.execution.local import warm_up
+    from trace_bench.registry.trainers import TEMPLATE_TRAINERS
 
+    if trainers:
+        os.environ[TEMPLATE_TRAINERS] = trainers
+    else:
+        os.environ.pop(TEMPLATE_TRAINERS, None)
     warm_up(preload)
 
 

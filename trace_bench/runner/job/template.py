@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
+import os
 
 from trace_bench._util import fast_inspect
 from trace_bench._util.runtime import configure_environment
@@ -29,15 +30,19 @@ import trace_bench.llm.factory  # noqa: E402,F401
 import trace_bench.llm.limiter  # noqa: E402,F401
 import trace_bench.tasks.problem  # noqa: E402,F401
 import trace_bench.trainers.context  # noqa: E402,F401
-from trace_bench.registry.trainers import all_trainers  # noqa: E402
+from trace_bench.registry.trainers import TEMPLATE_TRAINERS, _builtin_alone, all_trainers  # noqa: E402
 from trace_bench.runner.job.body import job_body, prepare_process  # noqa: E402,F401
 
 
 def _preload_trainers() -> None:
-    """Import every trainer class (not its library) once here, so that a forked job resolves its
-    trainer without importing modules or scanning entry points (~150 ms per job otherwise)."""
+    """Import the run's trainer classes (not their libraries) once here, so that a forked job
+    resolves its trainer without importing modules or scanning entry points (~150 ms per job
+    otherwise): the built-in ones the run names (``registry.trainers.TEMPLATE_TRAINERS``), else all."""
     try:
         prepare_process()  # what every job does first; idempotent
+        named = [name for name in os.environ.get(TEMPLATE_TRAINERS, "").split(",") if name]
+        if named and all(_builtin_alone(name.lower()) is not None for name in named):
+            return
         all_trainers()
         from trace_bench.trainers.opto_native import warm
 
