@@ -167,9 +167,11 @@ def _preflight(config: RunConfig, options: RunOptions) -> list[dict[str, Any]]:
     """One cheap request per distinct (endpoint, model, key variable) of a real run
     (:mod:`trace_bench.llm.preflight`); :class:`~trace_bench.llm.preflight.PreflightError` when
     one fails.  The checks, for the run's events."""
+    if options.no_preflight or config.mode != "real":  # a stub run has no provider (nor urllib's import)
+        return []
     from trace_bench.llm.preflight import run_preflight, skip_reason
 
-    if options.no_preflight or skip_reason(config):
+    if skip_reason(config):
         return []
     checks = run_preflight(config.llm.model_dump(mode="json"))
     if not options.quiet:
