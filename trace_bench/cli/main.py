@@ -75,7 +75,8 @@ class _OverrideAction(argparse.Action):
 
 
 OVERRIDES_HELP = ("Overrides (applied in order to the config file before it is validated; recorded in the run's\n"
-                  "meta/config.snapshot.yaml and part of its config_hash, so they change the run and its job ids):\n"
+                  "meta/config.snapshot.yaml and part of its config_hash; seeds, model, mode, tasks and trainer\n"
+                  "settings also change the job ids):\n"
                   "  --seeds 1,2,3 | 1-5 | 7     seed values (7 is the one seed 7, not seven seeds)\n"
                   "  --model NAME                llm.model\n"
                   "  --mode stub|real            mode\n"
