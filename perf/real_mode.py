@@ -14,7 +14,8 @@ prints per job:
   work), the median over every later call;
 - the run's wall time and the preflight's (real mode checks the key and endpoint first);
 - a wrong key: the exit code, how long until it, and how many jobs ran (target: exit 2 before any
-  job, < 15 s).
+  job, < 15 s).  The fake server lists its models to anyone (``--public-models``, as llama.cpp
+  does), so the preflight must prove the key with a one-token completion.
 
 Usage: ``python perf/real_mode.py [--latency 0.05] [--seeds 4] [--rounds 1]``.
 """
@@ -55,7 +56,8 @@ llm:
 
 def start_fake(latency: float) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([str(BIN / "trace-bench"), "fake-llm", "--port", "0", "--latency", str(latency),
-                             "--api-key", "perf-key"], stdout=subprocess.PIPE, text=True, cwd=REPO)
+                             "--api-key", "perf-key", "--public-models"], stdout=subprocess.PIPE, text=True,
+                            cwd=REPO)
     assert proc.stdout is not None
     url = proc.stdout.readline().strip()
     if not url.startswith("http://127.0.0.1:"):

@@ -232,9 +232,9 @@ def test_kill_mid_request_takes_the_tree_down_and_resume_carries_what_the_provid
     ledger = json.loads((job / "attempts.json").read_text())
     assert ledger["attempts"] == 2
     assert ledger["carried"]["llm_calls"] == sent, "every request the provider received is carried"
-    # the completion of a call cut in flight is unknown to the harness: its prompt and a completion
-    # of the max_tokens cap are charged
-    assert at_kill["prompt_tokens"] + cut * CAP <= ledger["carried"]["tokens"] <= at_kill["total_tokens"] + cut * CAP
+    # the completion of a call cut in flight is unknown to the harness: its prompt's bound and a
+    # completion of the max_tokens cap are charged, never below what the provider counted for it
+    assert at_kill["total_tokens"] <= ledger["carried"]["tokens"]
     record = json.loads((job / "results.json").read_text())
     assert record["budget_spent"]["llm_calls"] == total["requests"] <= BUDGET
     # the cost columns are the job's whole spend; the part of the killed attempt is carried_*

@@ -4,7 +4,8 @@
 model each role reached.  ``HoldingServer`` holds its first requests until ``bound`` of them are in
 flight together: a concurrency bound is then shown to be *reached*, not merely not exceeded.
 ``StallingServer`` answers its first ``answered`` requests and holds every later one until
-released: a test sees a call in flight for as long as it needs.  ``network_guard`` makes every
+released: a test sees a call in flight for as long as it needs.  Both let the preflight's
+one-token check through (:func:`preflight_ping`).  ``network_guard`` makes every
 process of a CLI run refuse and log traffic that leaves loopback.
 """
 
@@ -24,7 +25,8 @@ def preflight_requests(run: Path) -> tuple[int, int]:
     """(requests, chat completions) the run's preflight sent, from its ``preflight`` events: what a
     server saw beyond the jobs' calls."""
     requests = completions = 0
-    for line in (run / "events.jsonl").read_text(encoding="utf-8").splitlines():
+    path = run / "events.jsonl"
+    for line in (path.read_text(encoding="utf-8").splitlines() if path.exists() else []):
         event = json.loads(line)
         if event.get("type") == "preflight":
             requests += event["requests"]
@@ -32,15 +34,21 @@ def preflight_requests(run: Path) -> tuple[int, int]:
     return requests, completions
 
 
+def preflight_ping(body: dict[str, Any]) -> bool:
+    """Whether a chat completion is the preflight's one-token check (a server that holds the jobs'
+    requests lets it through: it comes before any job)."""
+    return body.get("max_tokens") == 1 and body.get("messages") == [{"role": "user", "content": "ping"}]
+
+
 class RecordingServer(FakeLLMServer):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.models: list[str] = []
 
-    def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _completion(self, body: dict[str, Any], unparseable: bool = False) -> dict[str, Any]:
         with self._lock:
             self.models.append(str(body.get("model")))
-        return super()._completion(body)
+        return super()._completion(body, unparseable)
 
 
 class HoldingServer(FakeLLMServer):
@@ -54,7 +62,9 @@ class HoldingServer(FakeLLMServer):
         self._holding_seen = 0
         self.barrier_broken = False
 
-    def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _completion(self, body: dict[str, Any], unparseable: bool = False) -> dict[str, Any]:
+        if preflight_ping(body):
+            return super()._completion(body, unparseable)
         with self._lock:
             held = self._holding_seen < self.bound
             self._holding_seen += 1
@@ -63,7 +73,7 @@ class HoldingServer(FakeLLMServer):
                 self._barrier.wait(timeout=PATIENCE_S)
             except threading.BrokenBarrierError:
                 self.barrier_broken = True
-        return super()._completion(body)
+        return super()._completion(body, unparseable)
 
 
 class StallingServer(FakeLLMServer):
@@ -78,7 +88,9 @@ class StallingServer(FakeLLMServer):
         self._seen = 0
         self._holding = 0
 
-    def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _completion(self, body: dict[str, Any], unparseable: bool = False) -> dict[str, Any]:
+        if preflight_ping(body):
+            return super()._completion(body, unparseable)
         with self._lock:
             self._seen += 1
             hold = self._seen > self.answered
@@ -89,7 +101,7 @@ class StallingServer(FakeLLMServer):
             finally:
                 with self._lock:
                     self._holding -= 1
-        return super()._completion(body)
+        return super()._completion(body, unparseable)
 
     def holding(self) -> int:
         """How many requests the server holds now (each arrived after the ``answered`` ones)."""
@@ -176,8 +188,8 @@ class UnusableServer(FakeLLMServer):
             return "malformed"
         return outcome
 
-    def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
-        payload = super()._completion(body)
+    def _completion(self, body: dict[str, Any], unparseable: bool = False) -> dict[str, Any]:
+        payload = super()._completion(body, unparseable)
         if self.kind != "truncated" and self._unusable():
             if self.kind == "no_choices":
                 payload["choices"] = []

@@ -41,15 +41,15 @@ class HeldBackend:
             self.entered += 1
             self.changed.notify_all()
         self.release.wait(timeout=60)
-        return Completion(texts=["ok"], usage=Usage(100, 10, 110), model=self.model, cost_usd=0.001)
+        return Completion(texts=["ok"], usage=Usage(20, 5, 25), model=self.model, cost_usd=0.001)
 
 
-def _concurrent_calls(session: LLMSession, backend: HeldBackend) -> tuple[int, list[BudgetExhausted]]:
+def _concurrent_calls(session: LLMSession, backend: HeldBackend, **params: Any) -> tuple[int, list[BudgetExhausted]]:
     refused: list[BudgetExhausted] = []
 
     def call(index: int) -> None:
         try:
-            session.chat("agent", [{"role": "user", "content": f"question {index}"}])
+            session.chat("agent", [{"role": "user", "content": f"question {index}"}], **params)
         except BudgetExhausted as exc:
             with backend.changed:
                 refused.append(exc)
@@ -75,16 +75,18 @@ def test_calls_in_flight_count_against_the_call_budget() -> None:
     assert session.budget.reserved.llm_calls == 0, "every reservation was settled"
 
 
-def test_calls_in_flight_reserve_their_prompt_tokens() -> None:
-    from trace_bench.llm.tokens import estimate_prompt_tokens
+def test_calls_in_flight_reserve_their_worst_case() -> None:
+    """Each call reserves its prompt's bound plus its completion limit, so only as many start as
+    could all cost their worst case within the limit."""
+    from trace_bench.llm.tokens import prompt_token_bound
 
     backend = HeldBackend()
-    session = LLMSession({"optimizer": backend, "agent": backend}, budget=Budget(tokens=20))
-    prompt = estimate_prompt_tokens([{"role": "user", "content": "question 0"}])
-    entered, refused = _concurrent_calls(session, backend)
-    # each call reserves its prompt estimate, so only as many start as fit under the limit
-    assert entered == -(-20 // prompt) < THREADS and len(refused) == THREADS - entered
-    assert session.spent().tokens == 110 * entered
+    worst = prompt_token_bound([{"role": "user", "content": "question 0"}]) + 10
+    session = LLMSession({"optimizer": backend, "agent": backend}, budget=Budget(tokens=3 * worst + worst // 2))
+    entered, refused = _concurrent_calls(session, backend, max_tokens=10)
+    assert entered == 3 and len(refused) == THREADS - 3
+    assert all(exc.resource == "tokens" and exc.needed == worst for exc in refused)
+    assert session.spent().tokens == 25 * entered and session.budget.reserved.tokens == 0
 
 
 def test_measure_phase_is_metered_apart_and_never_budgeted() -> None:

@@ -152,23 +152,30 @@ def test_timeouts_and_malformed_bodies_end_in_a_clear_llm_error() -> None:
 
 
 @pytest.mark.parametrize("unit", ["llm_calls", "tokens", "usd"])
-def test_budgets_stop_at_the_limit(unit: str) -> None:
-    limits = {"llm_calls": 3, "tokens": 60, "usd": 0.05}
-    prices = {"fake-model": {"input_per_mtok": 1000.0, "output_per_mtok": 1000.0}}
+@pytest.mark.parametrize("max_tokens", [None, 40])
+def test_budgets_stop_before_the_providers_count_crosses_the_limit(unit: str, max_tokens: int | None) -> None:
+    """Every unit stops at the call that could cross its limit: the provider's own count of what it
+    served (and its USD at the model's price) never exceeds the limit.  A call without a completion
+    limit is sent with what the budget has left."""
+    limits = {"llm_calls": 3, "tokens": 600, "usd": 0.6}
+    prices = {"fake-model": {"input_per_mtok": 1000.0, "output_per_mtok": 1000.0}}  # 0.001 USD a token
     with FakeLLMServer() as server:
-        session = _session(server.url, budget={unit: limits[unit]}, prices=prices)
+        session = _session(server.url, budget={unit: limits[unit]}, prices=prices, max_tokens=max_tokens)
         asked = 0
         with pytest.raises(BudgetExhausted) as caught:
             for i in range(100):
                 _ask(session, i)
                 asked += 1
-        requests = server.stats()["requests"]
+        stats = server.stats()
+    served = {"llm_calls": stats["ok"], "tokens": stats["total_tokens"], "usd": stats["total_tokens"] / 1000}
     spent = {"llm_calls": session.totals.llm_calls, "tokens": session.totals.total_tokens,
-             "usd": session.totals.cost_usd}[unit]
-    assert caught.value.resource == unit and requests == asked == session.totals.llm_calls
-    assert spent >= limits[unit] and asked >= 1
+             "usd": session.totals.cost_usd}
+    assert caught.value.resource == unit and stats["requests"] == asked == session.totals.llm_calls >= 1
+    assert served[unit] <= limits[unit] and spent[unit] == pytest.approx(served[unit])
     if unit == "llm_calls":
         assert asked == 3
+    else:  # refused for the next call's worst case, not because the limit was reached
+        assert caught.value.needed > 0 and caught.value.spent + caught.value.needed > limits[unit]
 
 
 def test_cost_is_flagged_unknown_without_a_price(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ the package-level import, and the ``trace-bench fake-llm`` command."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import urllib.error
@@ -126,3 +127,59 @@ def test_the_command_serves_streams_to_the_sdk() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def _post(url: str, body: dict[str, Any], key: str | None = None) -> tuple[int, dict[str, Any]]:
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
+    request = urllib.request.Request(f"{url}/chat/completions", data=json.dumps(body).encode(), headers=headers)
+    try:
+        with urllib.request.urlopen(request) as response:  # noqa: S310 - loopback only
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_max_tokens_cuts_the_answer_as_a_provider_does() -> None:
+    long = "word " * 200
+    with FakeLLMServer(script=[long]) as server:
+        _, free = _post(server.url, {"model": "m", "messages": MESSAGES})
+        _, cut = _post(server.url, {"model": "m", "messages": MESSAGES, "max_tokens": 7})
+    assert free["choices"][0]["finish_reason"] == "stop" and free["usage"]["completion_tokens"] == 250
+    assert cut["choices"][0]["finish_reason"] == "length" and cut["usage"]["completion_tokens"] == 7
+    assert long.startswith(cut["choices"][0]["message"]["content"])
+
+
+def test_a_public_model_list_a_revoked_key_and_a_spent_quota() -> None:
+    with FakeLLMServer(api_key="right", public_models=True, refuse_after=1) as server:
+        assert [m["id"] for m in _get(f"{server.url}/models")["data"]] == ["fake-model"], "no key needed"
+        assert _post(server.url, {"model": "m", "messages": MESSAGES})[0] == 401, "completions need it"
+        assert _post(server.url, {"model": "m", "messages": MESSAGES}, key="right")[0] == 200
+        status, body = _post(server.url, {"model": "m", "messages": MESSAGES}, key="right")
+        assert (status, body["error"]["message"]) == (401, "the key was revoked"), "after one completion"
+        server.reinstate()
+        assert _post(server.url, {"model": "m", "messages": MESSAGES}, key="right")[0] == 200
+    with FakeLLMServer(refuse_after=0, refusal="quota") as server:
+        status, body = _post(server.url, {"model": "m", "messages": MESSAGES})
+    assert (status, body["error"]["code"]) == (429, "insufficient_quota")
+
+
+def test_unparseable_answers_and_a_denser_tokenizer() -> None:
+    with FakeLLMServer(unparseable_rate=1.0, token_factor=1.5) as server:
+        _, answer = _post(server.url, {"model": "m", "messages": [{"role": "user", "content": "x" * 40}],
+                                       "max_tokens": 100})
+    text = answer["choices"][0]["message"]["content"]
+    assert "{" not in text and "<" not in text and "```" not in text, "in no format a caller asks for"
+    assert answer["usage"]["prompt_tokens"] == 24  # ("user: " + 40 characters: ceil(46 / 4) + 4) * 1.5
+    assert answer["usage"]["completion_tokens"] == math.ceil(math.ceil(len(text) / 4) * 1.5)
+
+
+def test_an_answer_whose_client_gave_up_is_served_and_counted_abandoned() -> None:
+    with FakeLLMServer(latency=0.5) as server:
+        client = openai.OpenAI(base_url=server.url, api_key="unused", max_retries=0, timeout=0.1)
+        with pytest.raises(openai.APITimeoutError):
+            client.chat.completions.create(model="fake-model", messages=MESSAGES)
+        from tests.waiting import wait_until
+
+        stats = wait_until(lambda: (lambda s: s if s["ok"] == 1 and s["in_flight"] == 0 else None)(server.stats()),
+                           what="the abandoned request served")
+    assert stats["abandoned"] == 1 and stats["completion_tokens"] > 0

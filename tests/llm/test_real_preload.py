@@ -28,6 +28,7 @@ from trace_bench.tasks.guide import Guide
 def probe(name):
     loaded = {name: is_loaded(name) for name in ("openai", "litellm")}
     loaded["reasoning_gym"] = "reasoning_gym" in sys.modules
+    loaded["dspy"] = "dspy" in sys.modules
     with open(os.path.join(os.environ["TRACE_BENCH_JOB_DIR"], name), "w") as handle:
         json.dump(loaded, handle)
 
@@ -122,7 +123,17 @@ def test_an_external_trainers_stub_job_starts_with_the_provider_libraries_loaded
     """Before: each OpenEvolve, GEPA or SkyDiscover stub job imported them (0.8-1 s of its wall time)."""
     with FakeLLMServer() as server:
         loaded = _run(tmp_path, "stub", server.url, trainer="{id: GEPATrainer, max_metric_calls: 2}")
-    assert _at_start(loaded) == {"openai": True, "litellm": True}
+    assert _at_start(loaded) == {"openai": True, "litellm": True} and loaded["dspy"] is False
+
+
+def test_a_dspy_job_starts_with_dspy_loaded(tmp_path: Path) -> None:
+    """``import dspy`` took 0.45-0.70 s of each DSPy job before its first call; the template of a run
+    that names DSPyTrainer (here by its alias) imports it once.  Other external trainers' jobs do
+    not load it."""
+    with FakeLLMServer() as server:
+        loaded = _run(tmp_path, "stub", server.url, name="dspy",
+                      trainer="{id: DSPy, dspy_optimizer: COPRO, breadth: 2, depth: 1}")
+    assert loaded["dspy"] is True and _at_start(loaded) == {"openai": True, "litellm": True}
 
 
 def test_the_cli_peeks_at_the_config_text_for_the_template_it_starts(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def _assert_no_secret(run: Path, *secrets: str) -> None:
 
 
 def test_optimizer_and_agent_roles_reach_their_own_models(tmp_path: Path) -> None:
-    with RecordingServer() as server:
+    with RecordingServer(models=["shared-model", "optimizer-model", "agent-model"]) as server:
         run = _run(tmp_path, f"""
 mode: real
 tasks: [agent_instruction]
@@ -79,7 +79,7 @@ llm:
 
 
 def test_openai_api_base_routes_every_request_to_it(tmp_path: Path) -> None:
-    with RecordingServer(api_key=OPENAI_KEY) as server:
+    with RecordingServer(api_key=OPENAI_KEY, models=["gpt-4o-mini"]) as server:
         run = _run(tmp_path, "mode: real\ntasks: [internal:numeric_param]\n"
                              "trainers:\n  - id: PrioritySearch\n    ps_steps: 2\nllm: {model: gpt-4o-mini}\n",
                    {"OPENAI_API_BASE": server.url, "OPENAI_API_KEY": OPENAI_KEY})
@@ -149,7 +149,7 @@ def test_the_readme_real_llm_example_takes_its_model_from_trace_litellm_model(tm
     original's OPENAI_API_BASE: the model named by TRACE_LITELLM_MODEL is the one requested."""
     from tests.conftest import REPO
 
-    with RecordingServer(api_key=OPENAI_KEY) as server:
+    with RecordingServer(api_key=OPENAI_KEY, models=["env-model"]) as server:
         run = _run(tmp_path, (REPO / "configs" / "smoke_real.yaml").read_text(),
                    {"OPENAI_API_BASE": server.url, "OPENAI_API_KEY": OPENAI_KEY, "TRACE_LITELLM_MODEL": "env-model"})
         models = set(server.models)

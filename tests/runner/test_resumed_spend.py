@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import REPO, run_cli
-from tests.llm.servers import StallingServer
+from tests.llm.servers import StallingServer, preflight_requests
 from tests.waiting import PATIENCE_S, LineReader, job_pids, wait_gone, wait_until
 
 
@@ -49,8 +49,9 @@ llm: {{base_url: "{server.url}", model: fake-model, max_retries: 0, max_tokens: 
         drivers.append(proc)
         assert proc.stderr is not None
         console = LineReader(proc.stderr)
-        wait_until(lambda: server.holding() == 1 and server.stats()["ok"] == 3, process=proc,
-                   what="three answered calls and a fourth held in flight")
+        # the preflight's one-token check (the fake server lists its models to anyone) is answered too
+        wait_until(lambda: server.holding() == 1 and server.stats()["ok"] == 3 + preflight_requests(run)[1],
+                   process=proc, what="three answered calls and a fourth held in flight")
         pids = job_pids(run)
         os.kill(proc.pid, signal.SIGINT)
         console.wait_for("interrupt: no new jobs will start", process=proc)
@@ -63,7 +64,8 @@ llm: {{base_url: "{server.url}", model: fake-model, max_retries: 0, max_tokens: 
         server.release()
         resumed = run_cli("run", "--resume", str(run), "--quiet")
         assert resumed.returncode == 0, resumed.stderr
-        received = sum(server.stats()["max_tokens"].values())  # chat completions the provider received
+        # chat completions the provider received from the jobs (the run's preflight checks aside)
+        received = sum(server.stats()["max_tokens"].values()) - preflight_requests(run)[1]
     [row] = _rows(run / "results.csv")
     job = run / "jobs" / row["job_id"]
     ledger = json.loads((job / "attempts.json").read_text(encoding="utf-8"))

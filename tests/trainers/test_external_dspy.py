@@ -10,6 +10,7 @@ import pytest
 from tests.trainers.external_jobs import (
     assert_no_leaks,
     assert_ok_with_curve,
+    events,
     expand,
     run_jobs,
     run_real_against_fake_server,
@@ -121,3 +122,34 @@ def test_a_budget_stop_ends_the_trainer_cleanly(tmp_path: Path, monkeypatch: pyt
     assert result.status == "budget_exhausted", (result.error, result.traceback)
     assert result.llm_calls <= 2 and (job / "artifacts" / "best_state.yaml").is_file()
     assert result.score_best >= result.score_initial
+
+
+def test_an_unparseable_proposal_is_a_failed_proposal_not_a_failed_job(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """MIPROv2 (the default) against a provider whose answers are in no format DSPy asks for, one in
+    two: the job ends ok, each such answer counted, the proposals scored like any other."""
+    from trace_bench.llm.fake_server import FakeLLMServer
+
+    with FakeLLMServer(unparseable_rate=0.5, seed=3) as server:
+        config = {"mode": "real", "tasks": ["internal:multi_param"], "seeds": [1],
+                  "trainers": [{"id": "DSPyTrainer", "num_trials": 2, "num_candidates": 2}],
+                  "llm": {"base_url": server.url, "model": "fake-model", "max_retries": 0}}
+        [(result, job)] = run_jobs(config, tmp_path, monkeypatch)
+        stats = server.stats()
+    assert result.status == "ok", (result.error, result.traceback)
+    steps = [e for e in events(job) if e["type"] == "step"]
+    assert steps and steps[-1]["info"]["unparsed_answers"] > 0
+    assert result.llm_calls == stats["ok"] and result.n_steps >= 2
+
+
+def test_a_task_with_only_code_parameters_is_refused_before_the_run() -> None:
+    """``validate`` and ``run`` expand the matrix: DSPyTrainer on a code-only task is a config error
+    naming the pair and trainers that fit (the job used to fail 0.9 s in); a task with a kind it
+    optimizes (numeric_param: numbers and code) passes."""
+    with pytest.raises(ConfigError) as caught:
+        expand({"tasks": ["internal:numeric_param", "internal:code_param"],
+                "trainers": [{"id": "DSPyTrainer", "dspy_optimizer": "COPRO"}]})
+    message = str(caught.value)
+    assert "trainers[0] with tasks[1]" in message and "'internal:code_param' has only code parameters" in message
+    assert "OpenEvolveTrainer" in message
+    assert expand({"tasks": ["internal:numeric_param"], "trainers": [{"id": "DSPyTrainer", "dspy_optimizer": "COPRO"}]})

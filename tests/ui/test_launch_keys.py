@@ -4,7 +4,9 @@ or to this machine; any other ``llm.base_url`` needs a key typed for that launch
 The "foreign" provider is a fake server reached as ``http://0.0.0.0:PORT``: on Linux that address
 reaches this machine's listeners, but it is not a loopback name, so the policy treats it as any
 remote endpoint.  The fake server accepts only the typed key, so a request carrying the server's
-key would show up as a 401 in its statistics.
+key would show up as a 401 in its statistics; it lists its models to anyone (``public_models``), so
+the preflight's keyless look at that list is no 401 (the preflight then proves the key with a
+one-token completion, which carries it).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def test_a_foreign_endpoint_without_a_typed_key_is_refused(tmp_path: Path, serve
 
 def test_a_typed_key_goes_to_the_foreign_endpoint_and_the_server_key_does_not(tmp_path: Path,
                                                                               server_env: None) -> None:
-    with FakeLLMServer(api_key=TYPED_KEY) as server:
+    with FakeLLMServer(api_key=TYPED_KEY, public_models=True) as server:
         launcher = Launcher(tmp_path / "runs")
         launch = launcher.start(_config(_foreign(server)), api_key=TYPED_KEY)
         assert launch.process.wait(300) == 0, launch.log_path.read_text()
@@ -71,7 +73,7 @@ def test_a_typed_key_goes_to_the_foreign_endpoint_and_the_server_key_does_not(tm
 
 def test_the_server_key_may_go_to_loopback_and_to_the_endpoint_configured_at_start(
         tmp_path: Path, server_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    with FakeLLMServer(api_key=SERVER_KEY) as server:
+    with FakeLLMServer(api_key=SERVER_KEY, public_models=True) as server:
         launch = Launcher(tmp_path / "runs").start(_config(server.url))  # loopback: the server's key is fine
         assert launch.process.wait(300) == 0, launch.log_path.read_text()
         monkeypatch.setenv("OPENAI_API_BASE", _foreign(server) + "/")
@@ -96,7 +98,7 @@ def test_resume_after_stop_sends_the_key_typed_at_start(tmp_path: Path, server_e
     empty) sends it again; a server that no longer holds it (restarted) asks for it."""
     from tests.waiting import PATIENCE_S, wait_for_events
 
-    with FakeLLMServer(api_key=TYPED_KEY, latency=0.2) as server:
+    with FakeLLMServer(api_key=TYPED_KEY, latency=0.2, public_models=True) as server:
         text = _config(_foreign(server)) + "seeds: [1, 2, 3]\n"  # jobs left for the resume, whenever Stop lands
         launcher = Launcher(tmp_path / "runs")
         launch = launcher.start(text, api_key=TYPED_KEY)

@@ -241,7 +241,21 @@ def _run_command(args: Namespace, interrupts: Any) -> int:
         print(f"trace-bench: error: {exc}", file=sys.stderr)
         return 1
     _print_outcome(outcome)
+    if outcome.key_refused is not None:
+        print(f"trace-bench: error: {_refusal_line(outcome)}", file=sys.stderr)
     return outcome.exit_code
+
+
+def _refusal_line(outcome: Any) -> str:
+    """One line: whose key was refused, what the provider said, and how to continue the run."""
+    refused = outcome.key_refused
+    variable, said = refused.key_variable or "the provider's key", refused.message or f"HTTP {refused.status}"
+    if refused.kind == "quota":
+        what, fix = f"the provider reports the quota of the key in {variable} spent", "add credit or set another key"
+    else:
+        what, fix = f"the provider refused the key in {variable}", f"set {variable} to a valid key"
+    return (f"{what} ({said}); no job started after it. {fix}, then continue the run with: "
+            f"{resume_command(outcome.run_dir)}")
 
 
 def _print_outcome(outcome: Any) -> None:

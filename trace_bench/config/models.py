@@ -80,6 +80,9 @@ class LLMConfig(_Strict):
     timeout_s: float = Field(default=120.0, gt=0)
     prices: dict[str, PriceConfig] = Field(default_factory=dict)
     dspy_model: str | None = None
+    any_model: bool = Field(default=False, description="the endpoint answers any model name (llama.cpp, some "
+                            "proxies): the preflight accepts a model its /models listing does not name, with a "
+                            "warning (it checks with a one-token completion); not part of the config hash")
 
     @model_validator(mode="before")
     @classmethod

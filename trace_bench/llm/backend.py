@@ -28,6 +28,10 @@ class StubBackend:
         self.policy = policy
         self.model = model
 
+    def prompt_bound(self, messages: list[dict[str, Any]]) -> int:
+        """The stub's own count of the prompt, which is exactly what it charges."""
+        return estimate_prompt_tokens(messages)
+
     def complete(self, messages: list[dict[str, Any]], *, n: int = 1, sample_index: int = 0, **params: Any) -> Completion:
         texts = [self.policy.respond(messages, sample_index=sample_index + i, **params)
                  for i in range(max(1, n))]

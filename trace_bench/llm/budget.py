@@ -1,11 +1,16 @@
-"""Per-job budgets: a call reserves its share before it is sent and settles after.
+"""Per-job budgets: a call reserves its worst case before it is sent and settles after.
 
 Only the trainer's calls (the ``train`` phase) count; the harness's own measurements do not.  A
 call may start only if what is spent, plus what earlier attempts spent (``carried``), plus what
-calls in flight have reserved, is still below every limit; it reserves one call and the tokens its
-prompt is estimated to take, and gives the reservation back when it settles (its real usage is
-then counted as spent).  So ``num_threads: 8`` with ``llm_calls: 5`` makes at most 5 calls, and a
-``tokens`` limit can be overshot only by the completions of calls already in flight.
+calls in flight have reserved, plus the call's own worst case, stays within every limit.  The
+worst case (:meth:`Budget.reserve`'s ``tokens`` and ``usd``) is one call, a bound of its prompt
+that is never below the provider's count (:mod:`trace_bench.llm.tokens`) plus its completion
+limit, and what those cost; the session computes it.  When the call settles, the reservation is
+replaced by what the call really cost, which is at most the worst case: so a limit is never
+crossed, by concurrent calls either (``num_threads: 8`` with ``llm_calls: 5`` makes exactly 5
+calls), as long as the provider honours ``max_tokens`` and the model's price is known (see
+docs/llm.md, "Budgets").  A retry of an attempt the provider received and billed (a timeout, an
+unusable answer) is a call of its own and reserves again.
 
 The owner (:class:`~trace_bench.llm.session.LLMSession`) calls :meth:`Budget.reserve` and
 :meth:`Budget.release` under the same lock as it records usage, so reserving, settling and
@@ -48,28 +53,46 @@ class Budget:
         return Spent(spent.llm_calls + self.carried.llm_calls, spent.tokens + self.carried.tokens,
                      spent.usd + self.carried.usd, self.elapsed())
 
-    def check(self, spent: Spent) -> None:
-        """Raise :class:`BudgetExhausted` when a limit is reached by what is spent and in flight."""
+    def committed(self, spent: Spent) -> Spent:
+        """What is spent (earlier attempts included) plus what calls in flight reserved."""
         total = self.total(spent)
-        if self.llm_calls is not None and total.llm_calls + self.reserved.llm_calls >= self.llm_calls:
-            raise BudgetExhausted("llm_calls", self.llm_calls, total.llm_calls + self.reserved.llm_calls)
-        if self.tokens is not None and total.tokens + self.reserved.tokens >= self.tokens:
-            raise BudgetExhausted("tokens", self.tokens, total.tokens + self.reserved.tokens)
-        if self.usd is not None and total.usd >= self.usd:
-            raise BudgetExhausted("usd", self.usd, total.usd)
+        return Spent(total.llm_calls + self.reserved.llm_calls, total.tokens + self.reserved.tokens,
+                     total.usd + self.reserved.usd, total.wall_s)
+
+    def check(self, spent: Spent, need: Spent | None = None) -> None:
+        """Raise :class:`BudgetExhausted` when a call needing ``need`` (its worst case; default: one
+        call and nothing else) would cross a limit on top of what is spent and in flight."""
+        need = need or Spent(llm_calls=1)
+        committed = self.committed(spent)
+        if self.llm_calls is not None and committed.llm_calls + need.llm_calls > self.llm_calls:
+            raise BudgetExhausted("llm_calls", self.llm_calls, committed.llm_calls)
+        if self.tokens is not None and committed.tokens + need.tokens > self.tokens:
+            raise BudgetExhausted("tokens", self.tokens, committed.tokens, needed=need.tokens)
+        if self.usd is not None and committed.usd + need.usd > self.usd:
+            raise BudgetExhausted("usd", self.usd, committed.usd, needed=need.usd)
         self.check_wall()
 
-    def reserve(self, spent: Spent, prompt_tokens: int) -> Spent:
-        """Check, then hold one call and ``prompt_tokens`` for a call about to be sent."""
-        self.check(spent)
-        reservation = Spent(llm_calls=1, tokens=prompt_tokens if self.tokens is not None else 0)
+    def headroom(self, spent: Spent) -> Spent:
+        """What the tokens and USD limits leave for one more call (``-1`` / ``inf`` when unlimited)."""
+        committed = self.committed(spent)
+        return Spent(tokens=self.tokens - committed.tokens if self.tokens is not None else -1,
+                     usd=self.usd - committed.usd if self.usd is not None else float("inf"))
+
+    def reserve(self, spent: Spent, tokens: int = 0, usd: float = 0.0) -> Spent:
+        """Check, then hold one call with its worst case (``tokens``, ``usd``) for a call about to
+        be sent; returns the reservation for :meth:`release`."""
+        reservation = Spent(llm_calls=1, tokens=int(tokens) if self.tokens is not None else 0,
+                            usd=float(usd) if self.usd is not None else 0.0)
+        self.check(spent, reservation)
         self.reserved.llm_calls += reservation.llm_calls
         self.reserved.tokens += reservation.tokens
+        self.reserved.usd += reservation.usd
         return reservation
 
     def release(self, reservation: Spent) -> None:
         self.reserved.llm_calls -= reservation.llm_calls
         self.reserved.tokens -= reservation.tokens
+        self.reserved.usd -= reservation.usd
 
     def check_wall(self) -> None:
         if self.wall_s is not None and self.elapsed() >= self.wall_s:
@@ -78,3 +101,8 @@ class Budget:
     @property
     def limited(self) -> bool:
         return any(v is not None for v in (self.llm_calls, self.tokens, self.usd, self.wall_s))
+
+    @property
+    def bounds_spend(self) -> bool:
+        """Whether a limit needs each call's worst case (tokens or USD)."""
+        return self.tokens is not None or self.usd is not None

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from trace_bench._util.errors import ConfigError
-from trace_bench.config.model_names import ROLES, custom_backend
+from trace_bench.config.model_names import ROLES
 
 _LITELLM_OWN = ("openai", "openrouter")
 
@@ -64,17 +64,6 @@ def register_keys(llm: Mapping[str, Any] | None) -> None:
             register_secret(resolve_key(endpoint.key_env, endpoint.provider))
 
 
-def key_variable(api_key_env: str | None, provider: str | None) -> str:
-    """The variable :func:`~trace_bench.llm.providers.resolve_key` reads first, for the message."""
-    if api_key_env:
-        return api_key_env
-    if custom_backend():
-        return "TRACE_CUSTOMLLM_API_KEY (or OPENAI_API_KEY)"
-    if provider == "openrouter":
-        return "OPENROUTER_API_KEY (or OPENAI_API_KEY)"
-    return "OPENAI_API_KEY"
-
-
 def _litellm_missing(model: str) -> list[str]:
     """Key variables LiteLLM needs for a provider it resolves itself (``anthropic/...``)."""
     try:
@@ -89,7 +78,7 @@ def _litellm_missing(model: str) -> list[str]:
 
 def missing_credentials(llm: dict[str, Any]) -> list[str]:
     """One message per distinct missing credential among the roles (empty when all are there)."""
-    from trace_bench.llm.providers import resolve_key, role_endpoint
+    from trace_bench.llm.providers import key_variable, resolve_key, role_endpoint
 
     problems: dict[str, str] = {}
     for role in ROLES:

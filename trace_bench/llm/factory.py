@@ -46,6 +46,7 @@ def build_session(
         backend = StubBackend(policy)
         backends: dict[str, Backend] = {role: backend for role in ROLES}
         session = LLMSession(backends, budget=build_budget(budget, carried), events=events)
+        session.offline = True  # the stub answers before it is charged: budgets are checked exactly
     else:
         from trace_bench.llm.credentials import register_keys
         from trace_bench.llm.providers import build_real_session

@@ -21,7 +21,8 @@ Contract:
   job's record counts them apart (``eval_*``) inside the phase they belong to.
 - A budget stop answers 429 with error type/code ``budget_exhausted`` and ``x-should-retry: false``
   (OpenAI SDKs then do not retry), and records the exception in :attr:`Gateway.budget_error`,
-  which the job re-raises once the library returns.  Other LLM errors keep their status class; the
+  which the job re-raises once the library returns.  Other LLM errors keep their status class (a
+  timeout with none: 504, anything else without one: 502); the
   messages are masked.
 """
 
@@ -40,7 +41,7 @@ from typing import Any
 
 from trace_bench._util.masking import mask_secrets, register_secret
 from trace_bench.config.model_names import ROLES
-from trace_bench.llm.errors import BudgetExhausted, LLMError
+from trace_bench.llm.errors import BudgetExhausted, LLMError, LLMTimeoutError
 from trace_bench.llm.session import LLMSession
 
 _ROLE_SUFFIX = re.compile(r"(?:^|[-:/@])(optimizer|agent|judge)$")
@@ -135,7 +136,8 @@ class Gateway:
                 self.on_budget_stop()
             return 429, _error("budget_exhausted", str(exc))
         except LLMError as exc:
-            status = exc.status if exc.status and 400 <= exc.status < 600 else 502
+            status = exc.status if exc.status and 400 <= exc.status < 600 else \
+                504 if isinstance(exc, LLMTimeoutError) else 502
             return status, _error(type(exc).__name__, mask_secrets(str(exc)))
         usage = response.usage
         return 200, {

@@ -1,27 +1,36 @@
-"""Preflight: one cheap request per distinct (endpoint, model, key variable) before a real run.
+"""Preflight: prove the key and the model with cheap requests before a real run's first job.
 
 Without it a wrong key, a mistyped model or a server that is down failed every job one by one
 (16 s a job) and the run still said "Run complete".  Before the first job of a real run, each
 distinct target the roles resolve to (exactly as :mod:`trace_bench.llm.providers` will: config,
-then the original's environment variables) gets one request:
+then the original's environment variables) is checked:
 
-- an OpenAI-compatible endpoint (a ``base_url``, OpenAI's own API): ``GET /models`` with the key;
-  when the listing does not name the model, or the endpoint has no listing, a one-token chat
-  completion for it;
-- OpenRouter (whose model list is public, so it proves nothing about the key) and every other
-  provider LiteLLM routes itself (``anthropic/...``): a one-token completion.
+- an OpenAI-compatible endpoint (a ``base_url``, OpenAI's own API): ``GET /models`` asked twice,
+  without a key and with it.  A listing that needs the key, names the model and takes the key
+  proves both, at no cost.  A listing anyone may read (llama.cpp serves ``/models`` publicly while
+  its completions need ``--api-key``) proves nothing about the key, so a one-token chat completion
+  follows; so it does when there is no listing.  A model the listing does not name, when it names
+  others, is refused with the names it lists: a server that answers any name (llama.cpp) would
+  otherwise run the whole matrix under a model name that never answered.  ``llm.any_model: true``
+  accepts it with a warning and checks with the completion instead.
+- OpenRouter (whose model list is public) and every other provider LiteLLM routes itself
+  (``anthropic/...``): a one-token completion, LiteLLM's in a child process, so the driver never
+  imports LiteLLM (2 s).
 
-A 401/403, a 404 for the model or an endpoint that cannot be reached raises
-:class:`PreflightError` (exit 2, one line naming the variable or the endpoint and what to do; a
-key is never printed).  A 5xx, a 429 or a 400 passes (the endpoint is there and took the key:
-jobs retry or report it).  Plain ``urllib`` for the OpenAI-compatible requests, so the driver
-imports no provider library for them.  What the requests spent is returned, for the run's events:
-it is never part of a job's spend.
+A 401/403, a 404 for the model, a listing without the model or an endpoint that cannot be reached
+raises :class:`PreflightError` (exit 2, one line naming the variable or the endpoint and what to
+do; a key is never printed).  A 5xx, a 429 or a 400 passes (the endpoint is there and took the
+key: jobs retry or report it).  Plain ``urllib`` for the OpenAI-compatible requests.  What the
+requests spent is returned, for the run's events: it is never part of a job's spend, and it is
+priced only with ``llm.prices`` (``cost_known`` false otherwise: the price map is LiteLLM's).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -35,6 +44,8 @@ from trace_bench.store.models import Preflight as Check  # what a check found an
 OPENAI_API = "https://api.openai.com/v1"
 OPENROUTER_API = "https://openrouter.ai/api/v1"
 _PING = [{"role": "user", "content": "ping"}]
+#: the variable the LiteLLM check's child process reads the key from
+KEY_VARIABLE = "TRACE_BENCH_PREFLIGHT_KEY"
 
 
 class PreflightError(ConfigError):
@@ -63,8 +74,7 @@ class Target:
 
 def targets(llm: dict[str, Any]) -> list[Target]:
     """The distinct (endpoint, model, key variable) of the roles, in role order."""
-    from trace_bench.llm.credentials import key_variable
-    from trace_bench.llm.providers import resolve_key, role_endpoint
+    from trace_bench.llm.providers import key_variable, resolve_key, role_endpoint
 
     found: dict[tuple[str, str, str], Target] = {}
     for role in ROLES:
@@ -89,35 +99,52 @@ def targets(llm: dict[str, Any]) -> list[Target]:
 def run_preflight(llm: dict[str, Any], *, timeout_s: float = 10.0) -> list[Check]:
     """Check every target; :class:`PreflightError` for the first that fails."""
     timeout_s = min(timeout_s, float(llm.get("timeout_s") or timeout_s))
-    return [check_target(target, timeout_s, llm.get("prices") or {}) for target in targets(llm)]
+    return [check_target(target, timeout_s, llm.get("prices") or {}, any_model=bool(llm.get("any_model")))
+            for target in targets(llm)]
 
 
-def check_target(target: Target, timeout_s: float, prices: dict[str, Any] | None = None) -> Check:
+def check_target(target: Target, timeout_s: float, prices: dict[str, Any] | None = None,
+                 any_model: bool = False) -> Check:
     check = Check(endpoint=target.endpoint, model=target.model, key_variable=target.key_variable)
     started = time.perf_counter()
     try:
         if not target.openai_compatible:
             _litellm_ping(target, check, timeout_s, prices)
         else:
-            listed = _list_models(target, check, timeout_s) if target.list_models else None
-            if listed is None or target.model not in listed:
+            listed, public = _list_models(target, check, timeout_s) if target.list_models else (None, False)
+            if listed and target.model not in listed:
+                _unlisted(target, check, sorted(listed), any_model)
+            if listed is None or public or target.model not in listed:
                 _ping(target, check, timeout_s, prices)
     finally:
         check.latency_s = round(time.perf_counter() - started, 6)
     return check
 
 
-def _headers(target: Target) -> dict[str, str]:
+def _unlisted(target: Target, check: Check, names: list[str], any_model: bool) -> None:
+    shown = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+    if not any_model:
+        raise PreflightError(f"{target.endpoint} does not list model {target.model!r} (it lists: {shown})",
+                             hint="fix llm.model (or the role's model); for a server that answers any model "
+                                  "name, set llm.any_model: true")
+    check.warning = (f"{target.endpoint} does not list model {target.model!r} (it lists: {shown}); llm.any_model "
+                     "accepts it: the server answers any name, and the run records this one")
+
+
+def _headers(target: Target, with_key: bool = True) -> dict[str, str]:
     # as the jobs' client sends it: a server that needs no key gets a placeholder
-    return {"Content-Type": "application/json", "User-Agent": "trace-bench-preflight",
-            "Authorization": f"Bearer {target.key or 'no-key'}"}
+    headers = {"Content-Type": "application/json", "User-Agent": "trace-bench-preflight"}
+    if with_key:
+        headers["Authorization"] = f"Bearer {target.key or 'no-key'}"
+    return headers
 
 
 def _http(target: Target, check: Check, method: str, path: str, body: dict[str, Any] | None,
-          timeout_s: float) -> tuple[int, Any]:
+          timeout_s: float, with_key: bool = True) -> tuple[int, Any]:
     """(status, parsed JSON or None); an unreachable endpoint raises :class:`PreflightError`."""
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(target.endpoint + path, data=data, method=method, headers=_headers(target))
+    request = urllib.request.Request(target.endpoint + path, data=data, method=method,
+                                     headers=_headers(target, with_key))
     check.requests += 1
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 - the configured endpoint
@@ -163,15 +190,25 @@ def _error_text(parsed: Any) -> str:
     return ""
 
 
-def _list_models(target: Target, check: Check, timeout_s: float) -> set[str] | None:
-    """The model ids the endpoint lists; None when it has no listing (then a completion decides)."""
-    check.method = "models"
-    status, parsed = _http(target, check, "GET", "/models", None, timeout_s)
-    if status in (401, 403):
-        _refused(target, status, parsed)
+def _listing(status: int, parsed: Any) -> set[str] | None:
     if status != 200 or not isinstance(parsed, dict) or not isinstance(parsed.get("data"), list):
         return None
     return {str(item.get("id")) for item in parsed["data"] if isinstance(item, dict)}
+
+
+def _list_models(target: Target, check: Check, timeout_s: float) -> tuple[set[str] | None, bool]:
+    """``(model ids the endpoint lists, whether it lists them without a key)``; ids None when it has
+    no listing (then a completion decides).  Asked without the key first: a listing anyone can read
+    proves nothing about the key."""
+    check.method = "models"
+    status, parsed = _http(target, check, "GET", "/models", None, timeout_s, with_key=False)
+    public = _listing(status, parsed)
+    if public is not None:
+        return public, True
+    status, parsed = _http(target, check, "GET", "/models", None, timeout_s)
+    if status in (401, 403):
+        _refused(target, status, parsed)
+    return _listing(status, parsed), False
 
 
 def _ping(target: Target, check: Check, timeout_s: float, prices: dict[str, Any] | None) -> None:
@@ -182,50 +219,61 @@ def _ping(target: Target, check: Check, timeout_s: float, prices: dict[str, Any]
     _refused(target, status, parsed)
     if status == 200 and isinstance(parsed, dict):
         usage = parsed.get("usage") or {}
-        _charge(check, target.litellm_model, int(usage.get("prompt_tokens") or 0),
-                int(usage.get("completion_tokens") or 0), prices)
+        _charge(check, target.litellm_model, _count(usage.get("prompt_tokens")),
+                _count(usage.get("completion_tokens")), prices)
     elif status != 200:
         check.note = f"{status} {_error_text(parsed)}".strip()  # the endpoint answered and took the key
 
 
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
 def _litellm_ping(target: Target, check: Check, timeout_s: float, prices: dict[str, Any] | None) -> None:
-    """A one-token completion through LiteLLM, for a provider it resolves itself."""
-    import litellm
-
-    from trace_bench.llm.errors import AuthenticationError, BadRequestError, LLMConnectionError
-    from trace_bench.llm.retry import classify
-
+    """A one-token completion through LiteLLM, for a provider it resolves itself, in a child
+    process (:mod:`trace_bench.llm.preflight_litellm`): the driver never imports LiteLLM.  The key
+    goes to the child in its environment, never on its command line."""
     check.method = "completion"
     check.requests += 1
-    options: dict[str, Any] = {"api_key": target.key} if target.key else {}
+    env = dict(os.environ)
+    if target.key:
+        env[KEY_VARIABLE] = target.key
+    request = json.dumps({"model": target.model, "timeout_s": timeout_s})
     try:
-        response = litellm.completion(model=target.model, messages=_PING, max_tokens=1, timeout=timeout_s,
-                                      num_retries=0, **options)
-    except Exception as exc:  # noqa: BLE001 - classified below
-        error = classify(exc)
-        check.status = error.status
-        if isinstance(error, AuthenticationError):
-            _refused(target, error.status or 401, {"error": str(error)})
-        if isinstance(error, BadRequestError) and error.status == 404:
-            _refused(target, 404, {"error": str(error)})
-        if isinstance(error, LLMConnectionError):
-            raise PreflightError(f"cannot reach {target.endpoint} for model {target.model} ({error})",
-                                 hint="check the network and the provider; --no-preflight skips this check") from None
-        check.note = str(error)
+        child = subprocess.run([sys.executable, "-m", "trace_bench.llm.preflight_litellm"], input=request,
+                               capture_output=True, text=True, env=env, timeout=timeout_s + 60, check=False)
+        answer = json.loads(child.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, ValueError, IndexError, OSError) as exc:
+        check.note = f"the check could not run ({type(exc).__name__}); the jobs will report the provider's answer"
         return
-    check.status = 200
-    usage = getattr(response, "usage", None)
-    _charge(check, target.model, int(getattr(usage, "prompt_tokens", 0) or 0),
-            int(getattr(usage, "completion_tokens", 0) or 0), prices)
+    status, kind, message = answer.get("status"), answer.get("kind"), str(answer.get("message") or "")
+    check.status = status
+    if kind == "auth":
+        _refused(target, status or 401, {"error": message})
+    elif kind == "not_found":
+        _refused(target, 404, {"error": message})
+    elif kind == "connection":
+        raise PreflightError(f"cannot reach {target.endpoint} for model {target.model} ({message})",
+                             hint="check the network and the provider; --no-preflight skips this check")
+    elif kind == "other":
+        check.note = message
+    else:
+        _charge(check, target.model, _count(answer.get("prompt_tokens")), _count(answer.get("completion_tokens")),
+                prices)
 
 
 def _charge(check: Check, model: str, prompt: int, completion: int, prices: dict[str, Any] | None) -> None:
-    from trace_bench.llm.pricing import cost_of
+    """The check's tokens, priced with ``llm.prices`` only (LiteLLM's price map would cost the
+    driver LiteLLM's import): otherwise ``cost_known`` is false."""
+    from trace_bench.llm.pricing import configured_price
 
     check.prompt_tokens += prompt
     check.completion_tokens += completion
-    if prompt or completion:
-        check.cost_usd += cost_of(model, prompt, completion, prices) or 0.0
+    price = configured_price(model, prices)
+    if price is None:
+        check.cost_known = False
+    elif prompt or completion:
+        check.cost_usd += (prompt * float(price["input_per_mtok"]) + completion * float(price["output_per_mtok"])) / 1e6
 
 
 def skip_reason(config: Any) -> str | None:

@@ -16,15 +16,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from trace_bench.config.model_names import ROLES, configured_model, custom_backend
+from trace_bench.llm.attempts import AttemptLedger, current_ledger
 from trace_bench.llm.budget import Budget
 from trace_bench.llm.caps import capped, completion_limit
-from trace_bench.llm.errors import LLMError, MalformedResponseError
+from trace_bench.llm.errors import LLMTimeoutError, MalformedResponseError
 from trace_bench.llm.limiter import limited
 from trace_bench.llm.names import openai_compatible_model_name
 from trace_bench.llm.pricing import configured_price, cost_of, unit_prices
-from trace_bench.llm.retry import call_with_retries, classify
+from trace_bench.llm.retry import call_with_retries, classify, reached_provider
 from trace_bench.llm.session import EventSink, LLMSession
-from trace_bench.llm.tokens import estimate_prompt_tokens, estimate_text_tokens
+from trace_bench.llm.tokens import prompt_token_bound, text_token_bound
 from trace_bench.llm.types import Completion, Usage
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch LiteLLM's price map online
@@ -67,6 +68,17 @@ def resolve_key(api_key_env: str | None, provider: str | None) -> str | None:
     return os.environ.get("OPENAI_API_KEY")
 
 
+def key_variable(api_key_env: str | None, provider: str | None) -> str:
+    """The variable :func:`~trace_bench.llm.providers.resolve_key` reads first, for the message."""
+    if api_key_env:
+        return api_key_env
+    if custom_backend():
+        return "TRACE_CUSTOMLLM_API_KEY (or OPENAI_API_KEY)"
+    if provider == "openrouter":
+        return "OPENROUTER_API_KEY (or OPENAI_API_KEY)"
+    return "OPENAI_API_KEY"
+
+
 def resolve_base_url(base_url: str | None, provider: str | None) -> str | None:
     if base_url:
         return base_url
@@ -93,8 +105,12 @@ class LiteLLMBackend:
 
     def __init__(self, *, model: str, api_key: str | None, base_url: str | None, temperature: float | None,
                  max_tokens: int | None, timeout_s: float, max_retries: int, prices: dict[str, Any],
-                 seed: int = 0) -> None:
+                 seed: int = 0, provider: str | None = None, key_variable: str = "") -> None:
         self.model = model
+        self.provider = provider
+        #: the variable the key came from (named when the provider refuses it; never the key)
+        self.key_variable = key_variable
+        self._counter: Any = _UNSET
         self._api_key = api_key
         self.base_url = base_url
         self.temperature = temperature
@@ -136,6 +152,15 @@ class LiteLLMBackend:
             request["api_base"] = self.base_url
         return request
 
+    def prompt_bound(self, messages: list[dict[str, Any]]) -> int:
+        """At least the provider's count of the prompt: the model's tokenizer where one is at hand
+        (:mod:`trace_bench.llm.tokenizers`), else the byte bound (:mod:`trace_bench.llm.tokens`)."""
+        if self._counter is _UNSET:
+            from trace_bench.llm.tokenizers import tokenizer_for
+
+            self._counter = tokenizer_for(self.model, self.base_url, self.provider)
+        return prompt_token_bound(messages, self._counter)
+
     def complete(self, messages: list[dict[str, Any]], *, n: int = 1, sample_index: int = 0, **params: Any) -> Completion:
         import litellm
 
@@ -143,57 +168,82 @@ class LiteLLMBackend:
         return self._attempts(messages, request, lambda: litellm.completion(**request))
 
     def _attempts(self, messages: list[dict[str, Any]], request: dict[str, Any], send: Any) -> Completion:
-        """``send()`` with retries.  An attempt answered with a 200 the client cannot use (no
-        choices, a body that is no JSON) reached the provider, which bills it: each is charged as
-        a call cut off in flight (:meth:`_unusable_charge`), in the completion's ``unusable`` or,
-        when the call finally fails, in the error's."""
-        unusable: list[Completion] = []
+        """``send()`` with retries.  An attempt the provider received and never answered usably (a
+        client-side timeout, a connection lost after sending, a 200 the client cannot use, a call
+        cancelled in flight) is billed: it is reported to the session's ledger
+        (:mod:`trace_bench.llm.attempts`) as it happens, charged like a call cut off in flight
+        (:meth:`_unanswered_charge`), and its retry asks the ledger first (the budget may refuse it)."""
+        ledger = current_ledger()
+        charged = False
 
         def call() -> Any:
+            nonlocal charged
+            if charged and ledger is not None:
+                ledger.retrying()
+            charged = False
             try:
                 with limited():
                     response = send()
             except Exception as exc:
-                if isinstance(classify(exc), MalformedResponseError):
-                    unusable.append(self._unusable_charge(messages, request))
+                reason = _unanswered_reason(exc)
+                if reason is not None:
+                    charged = self._charge(ledger, messages, request, reason)
+                raise
+            except BaseException:  # cancelled in flight (an interrupt, a stop raised in this thread)
+                self._charge(ledger, messages, request, "cancelled")
                 raise
             choices = getattr(response, "choices", None)
             if not choices or getattr(choices[0], "message", None) is None:
-                unusable.append(self._unusable_charge(messages, request))
+                charged = self._charge(ledger, messages, request, "unusable")
                 raise MalformedResponseError("provider returned no choices")
             return response
 
-        try:
-            response, retries = call_with_retries(call, max_retries=self.max_retries, rng=self.rng)
-        except LLMError as exc:
-            exc.unusable = unusable  # type: ignore[attr-defined]
-            raise
-        completion = self._completion(messages, response, retries)
-        completion.unusable = unusable
-        return completion
+        response, retries = call_with_retries(call, max_retries=self.max_retries, rng=self.rng,
+                                              timeout_s=self.timeout_s, hold=limited)
+        return self._completion(messages, request, response, retries)
 
-    def _unusable_charge(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Completion:
-        """What an attempt with an unusable answer is charged, as a call cut off in flight: its
-        prompt as sent and a completion up to the request's limit, their cost, flagged estimated."""
-        prompt = estimate_prompt_tokens(messages)
-        completion = completion_limit(request) or 0
+    def _charge(self, ledger: AttemptLedger | None, messages: list[dict[str, Any]], request: dict[str, Any],
+                reason: str) -> bool:
+        if ledger is not None:
+            ledger.charged(self._unanswered_charge(messages, request, reason))
+        return True
+
+    def _unanswered_charge(self, messages: list[dict[str, Any]], request: dict[str, Any], reason: str) -> Completion:
+        """What a request the provider received and never answered usably is charged, as a call cut
+        off in flight: its prompt bound and a completion up to the request's limit (each of its
+        ``n`` choices), their cost, flagged estimated."""
+        prompt = self.prompt_bound(messages)
+        completion = (completion_limit(request) or 0) * max(1, int(request.get("n") or 1))
         return Completion(texts=[], usage=Usage(prompt, completion, prompt + completion), model=self.model,
-                          estimated=True, cost_usd=self.estimate_cost(prompt, completion))
+                          estimated=True, cost_usd=self.estimate_cost(prompt, completion), unanswered=reason)
 
-    def _completion(self, messages: list[dict[str, Any]], response: Any, retries: int) -> Completion:
+    def _completion(self, messages: list[dict[str, Any]], request: dict[str, Any], response: Any,
+                    retries: int) -> Completion:
         texts = [str(getattr(c.message, "content", "") or "") for c in response.choices]
         usage = getattr(response, "usage", None)
         given = [token_count(getattr(usage, field, None)) if usage is not None else None
                  for field in ("prompt_tokens", "completion_tokens")]
         estimated = None in given or given == [0, 0]
-        if estimated:
-            prompt = estimate_prompt_tokens(messages)
-            completion = sum(estimate_text_tokens(t) for t in texts)
+        if estimated:  # bounds: an estimate is never below what the provider counted
+            prompt = self.prompt_bound(messages)
+            limit = completion_limit(request)
+            completion = sum(min(text_token_bound(t, self._counter or None), limit or 1 << 62) for t in texts)
         else:
             prompt, completion = int(given[0] or 0), int(given[1] or 0)
         return Completion(texts=texts, usage=Usage(prompt, completion, prompt + completion), model=self.model,
                           estimated=estimated, retries=retries,
                           cost_usd=cost_of(self.model, prompt, completion, self.prices))
+
+
+def _unanswered_reason(exc: BaseException) -> str | None:
+    """Why a failed attempt is billed (it reached the provider and no usable answer came back), or
+    None: refused with a status, or never sent."""
+    error = classify(exc)
+    if isinstance(error, MalformedResponseError):
+        return "unusable"
+    if reached_provider(exc):
+        return "timed_out" if isinstance(error, LLMTimeoutError) else "connection_lost"
+    return None
 
 
 class OpenAIBackend(LiteLLMBackend):
@@ -258,6 +308,7 @@ def build_backend(llm: dict[str, Any], role: str, seed: int) -> LiteLLMBackend:
     role_cfg, provider, base_url, model = endpoint.settings, endpoint.provider, endpoint.base_url, endpoint.model
     temperature = role_cfg.get("temperature", llm.get("temperature"))
     options: dict[str, Any] = dict(
+        provider=provider, key_variable=key_variable(endpoint.key_env, provider),
         model=model, api_key=resolve_key(endpoint.key_env, provider),
         base_url=base_url, temperature=temperature, max_tokens=role_cfg.get("max_tokens") or llm.get("max_tokens"),
         timeout_s=float(llm.get("timeout_s") or 120.0), max_retries=int(llm.get("max_retries", 4)),
@@ -280,6 +331,15 @@ def calls_without_litellm(llm: dict[str, Any]) -> bool:
         if not isinstance(backend, OpenAIBackend) or configured_price(backend.model, prices) is None:
             return False
     return True
+
+
+def tokenizer_needed(llm: dict[str, Any]) -> bool:
+    """Whether some role's prompts are counted with the model's own tokenizer (OpenAI's models on
+    OpenAI's API, :mod:`trace_bench.llm.tokenizers`): the run's job template then loads it once."""
+    from trace_bench.llm.tokenizers import official_openai
+
+    return any(official_openai(endpoint.model, endpoint.base_url, endpoint.provider) is not None
+               for endpoint in (role_endpoint(llm, role) for role in ROLES))
 
 
 def build_real_session(*, llm: dict[str, Any], budget: Budget, seed: int, events: EventSink | None,

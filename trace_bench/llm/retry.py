@@ -2,6 +2,13 @@
 
 Provider exceptions (LiteLLM, OpenAI, httpx) are mapped to the typed errors of
 :mod:`trace_bench.llm.errors`; their ``retryable`` flag is the only rule the loop consults.
+
+A request the client gave up on (its timeout) is not gone: the server received it and goes on
+generating (llama.cpp for up to its ``max_tokens``, 9 s after a 2 s timeout in one measurement), so
+a retry sent at once queues behind the abandoned work and times out in turn.  After the k-th
+consecutive client-side timeout the wait is at least ``timeout_s * 2**(k-1)`` (capped at
+:data:`MAX_ORPHAN_WAIT_S`), and it is spent holding the run's concurrency slot
+(``llm.max_concurrency``): for the server the abandoned request is still in flight.
 """
 
 from __future__ import annotations
@@ -11,6 +18,8 @@ import random
 import re
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
+from contextlib import nullcontext
 from typing import Any, TypeVar
 
 from trace_bench._util.masking import mask_secrets
@@ -21,11 +30,20 @@ from trace_bench.llm.errors import (
     LLMError,
     LLMTimeoutError,
     MalformedResponseError,
+    QuotaExhaustedError,
     RateLimitError,
     ServerError,
 )
 
 T = TypeVar("T")
+#: the longest wait after a client-side timeout (see the module docstring)
+MAX_ORPHAN_WAIT_S = 120.0
+#: exceptions (by class name, anywhere in a chain) that mean the request never left this machine
+_NEVER_SENT = ("ConnectError", "ConnectTimeout", "PoolTimeout", "ConnectionRefusedError", "gaierror",
+               "NameResolutionError", "UnsupportedProtocol", "InvalidURL")
+#: how providers say a quota is spent for good (OpenAI's error code, its message, others' words)
+_PERMANENT_QUOTA = ("insufficient_quota", "exceeded your current quota", "insufficient credits",
+                    "credit balance is too low")
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -105,7 +123,11 @@ def classify(exc: BaseException) -> LLMError:
         return LLMConnectionError(mask_secrets(provider_message(exc, status)))
     message = mask_secrets(provider_message(exc, status))
     retry_after = _retry_after(exc)
+    if status == 402:  # payment required: OpenRouter's "insufficient credits"
+        return QuotaExhaustedError(message, status=402)
     if status == 429 or "ratelimit" in name:
+        if _permanent_quota(exc, message):
+            return QuotaExhaustedError(message, status=429)
         return RateLimitError(message, status=429, retry_after=retry_after)
     lowered = message.lower()
     if status in (401, 403) or "authentication" in name or "permissiondenied" in name \
@@ -126,12 +148,54 @@ def classify(exc: BaseException) -> LLMError:
     return BadRequestError(message, status=status)
 
 
+def _permanent_quota(exc: BaseException, message: str) -> bool:
+    body = getattr(exc, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    codes = [str(inner.get(key) or "") for key in ("code", "type")] if isinstance(inner, dict) else []
+    text = " ".join([message, *codes]).lower()
+    return any(marker in text for marker in _PERMANENT_QUOTA)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < 12:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def reached_provider(exc: BaseException) -> bool:
+    """Whether a failed attempt's request reached the provider with no answer back: a client-side
+    timeout or a connection lost after the request was sent (the provider bills those), not a
+    connection that never opened."""
+    error = classify(exc)
+    if not isinstance(error, (LLMTimeoutError, LLMConnectionError)) or error.status is not None:
+        return False  # an answer came: an HTTP status is the provider's (or its proxy's) own
+    return not any(type(link).__name__ in _NEVER_SENT or isinstance(link, ConnectionRefusedError)
+                   for link in _chain(exc))
+
+
+def orphan_wait(timeouts: int, timeout_s: float | None) -> float:
+    """The least wait before retrying after ``timeouts`` consecutive client-side timeouts."""
+    if not timeouts or not timeout_s:
+        return 0.0
+    return min(MAX_ORPHAN_WAIT_S, float(timeout_s) * float(2 ** (timeouts - 1)))
+
+
 def call_with_retries(call: Callable[[], T], *, max_retries: int, base_delay: float = 0.5, max_delay: float = 30.0,
                       rng: random.Random | None = None,
-                      on_retry: Callable[[LLMError, int, float], None] | None = None) -> tuple[T, int]:
-    """``(result, retries used)``; raises the last typed error when retries are exhausted."""
+                      on_retry: Callable[[LLMError, int, float], None] | None = None,
+                      timeout_s: float | None = None, hold: Callable[[], ContextManager[Any]] = nullcontext,
+                      sleep: Callable[[float], None] | None = None) -> tuple[T, int]:
+    """``(result, retries used)``; raises the last typed error when retries are exhausted.
+
+    ``timeout_s``: the client's timeout, which spaces the retries after client-side timeouts (see
+    the module docstring); such a wait is spent inside ``hold()`` (the concurrency slot)."""
     rng = rng or random.Random()
+    sleep = sleep or time.sleep
     attempt = 0
+    timeouts = 0
     while True:
         try:
             return call(), attempt
@@ -140,10 +204,17 @@ def call_with_retries(call: Callable[[], T], *, max_retries: int, base_delay: fl
             error.retries = attempt  # type: ignore[attr-defined]
             if not error.retryable or attempt >= max_retries:
                 raise error from None
+            client_timeout = isinstance(error, LLMTimeoutError) and error.status is None
+            timeouts = timeouts + 1 if client_timeout else 0
             delay = rng.uniform(0, min(max_delay, base_delay * 2**attempt))
             if error.retry_after is not None:
                 delay = max(delay, min(error.retry_after, max_delay))
+            orphan = orphan_wait(timeouts, timeout_s)
             if on_retry is not None:
-                on_retry(error, attempt + 1, delay)
-            time.sleep(delay)
+                on_retry(error, attempt + 1, max(delay, orphan))
+            if orphan > 0:
+                with hold():
+                    sleep(orphan)
+            if delay > orphan:
+                sleep(delay - orphan)
             attempt += 1

@@ -2,7 +2,9 @@
 
 Every call of every role of a job goes through :meth:`LLMSession.chat`, so the job's results
 carry exact call, token and cost figures by role and by *phase*, and the budget is enforced
-before each call is sent (:mod:`trace_bench.llm.budget`).
+before each call is sent (:mod:`trace_bench.llm.budget`): a ``train`` call reserves its worst case
+(:mod:`trace_bench.llm.calls`) and is refused if that could cross a limit.  A stub run's session
+(``offline``) knows each answer before charging it and checks its exact usage instead.
 
 Phases: ``train`` is every call the trainer causes (its optimizer, the agent in its rollouts,
 external libraries through the gateway); ``measure`` is the harness scoring states on the
@@ -18,36 +20,41 @@ A call answered from the record/replay cache is charged like the call it replays
 tokens and cost), so a replay stops where its recording stopped and draws the same curve;
 ``cache_hits`` counts such answers separately.
 
-Each call is also written to the session's :class:`SpendSink` (the job's spend journal) before
-it is sent and after it settled, so that what a killed attempt spent, calls in flight included,
-is carried into the next one and shown in its record.  A call still in flight when the job ends
-is charged as cut off (:meth:`LLMSession.charge_cut_off`): its prompt, a completion up to its
-``max_tokens`` limit, flagged estimated.
+Every request the provider received is charged: an answer with its usage; an attempt never
+answered usably (timed out, cut off by a lost connection, unusable, cancelled) as the backend
+reports it (:mod:`trace_bench.llm.attempts`); a request still in flight when the job ends as cut
+off (:meth:`LLMSession.charge_cut_off`).  The last two are estimated: the prompt bound and a
+completion up to the request's limit.  Each request is written to the session's
+:class:`SpendSink` (the job's spend journal) before it is sent and when it is settled, so that
+what a killed attempt spent is carried into the next one and shown in its record.
 """
 
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import itertools
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pydantic import Field
-
+from trace_bench.llm.attempts import attached
 from trace_bench.llm.backend import Backend
 from trace_bench.llm.budget import Budget, Spent
+from trace_bench.llm.calls import (
+    InFlight,
+    UsageTotals,
+    charged,
+    completion_allowance,
+    prompt_bound,
+    request_key,
+    unit_costs,
+)
 from trace_bench.llm.caps import capped, completion_limit
 from trace_bench.llm.client import MeteredLLM
 from trace_bench.llm.errors import LLMError
-from trace_bench.llm.tokens import estimate_prompt_tokens
 from trace_bench.llm.types import ChatResponse, Completion, Usage
-from trace_bench.store.live import PHASES
 from trace_bench.store.models import RoleUsage
 
 EventSink = Callable[[dict[str, Any]], None]
@@ -62,55 +69,19 @@ class SpendSink(Protocol):
     def settled(self, call: int, *, llm_calls: int, tokens: int, usd: float) -> None: ...
 
 
-@dataclass
-class _Call:
-    """A call in flight: what it is charged if it is cut off."""
-
-    role: str
-    model: str
-    phase: str
-    prompt_tokens: int
-    completion_cap: int | None
-    usd_if_cut: float | None
-    reservation: Spent | None
-    ticket: int | None
-    started: float
-    caller: str | None = None
-
-
-def _charged(completions: list[Completion]) -> tuple[int, int, float]:
-    """``(calls, tokens, usd)`` the journal settles a call with: each completion is a call."""
-    return (len(completions), sum(c.usage.total_tokens for c in completions),
-            sum(c.cost_usd or 0.0 for c in completions))
-
-
 _PHASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("trace_bench_llm_phase", default=None)
 
-_SAMPLING_KEYS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "response_format", "n", "stop", "seed")
+class _Ledger:
+    """The session's side of :class:`~trace_bench.llm.attempts.AttemptLedger` for one call."""
 
+    def __init__(self, session: LLMSession, call: InFlight) -> None:
+        self.session, self.call = session, call
 
-class UsageTotals(RoleUsage):
-    """The session's usage: all calls, and the same split by role and by phase (the store's
-    :class:`RoleUsage`, which a job's record and a fold of its events use too)."""
+    def charged(self, attempt: Completion) -> None:  # one estimated call, settled at once
+        self.session._settle_request(self.call, attempt, time.perf_counter() - self.call.started)
 
-    by_role: dict[str, RoleUsage] = Field(default_factory=dict)
-    by_phase: dict[str, RoleUsage] = Field(default_factory=lambda: {phase: RoleUsage() for phase in PHASES})
-    by_caller: dict[str, RoleUsage] = Field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump()
-
-
-def request_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
-    """Content key of a request: model, messages and sampling parameters; never secrets or URLs."""
-    from trace_bench.llm.stub import canonical_prompt
-
-    sampling = {k: params[k] for k in _SAMPLING_KEYS if k in params}
-    # Canonical content: opto prompts carry object addresses, process-global node numbers and
-    # address-dependent line order, which would make every replay of a real run miss the cache.
-    canonical = [{"role": m.get("role"), "content": canonical_prompt(str(m.get("content", "")))} for m in messages]
-    blob = json.dumps({"model": model, "messages": canonical, "sampling": sampling}, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    def retrying(self) -> None:
+        self.session._retry(self.call)
 
 
 class LLMSession:
@@ -135,7 +106,12 @@ class LLMSession:
         self.call_wrapper = call_wrapper
         self.key_salt = key_salt
         self.journal: SpendSink | None = None
-        self._in_flight: dict[int, _Call] = {}
+        #: a stub run's session: answers are known before they are charged (see :meth:`_offline_chat`)
+        self.offline = False
+        #: the first refusal no later call escapes (a refused key, a spent quota): (key variable, error)
+        self.key_refusal: tuple[str, LLMError] | None = None
+        self._closed = False
+        self._in_flight: dict[int, InFlight] = {}
         self._call_ids = itertools.count()
         self.totals = UsageTotals()
         self._samples: dict[str, int] = {}
@@ -200,98 +176,179 @@ class LLMSession:
     def chat(self, role: str, messages: list[dict[str, Any]], *, phase: str | None = None,
              caller: str | None = None, **params: Any) -> ChatResponse:
         """One metered call.  ``phase`` overrides the calling thread's phase (a gateway knows
-        whose calls it serves); a ``train`` call reserves its budget share first."""
+        whose calls it serves); a ``train`` call reserves its worst case against the budget first."""
         phase = phase or _PHASE.get() or "train"
         backend = self.backend_for(role)
         n = int(params.pop("n", 1) or 1)
         # the config's max_tokens caps the caller's: in the request sent and in its cache key
         params = capped(params, getattr(backend, "max_tokens", None))
-        call_id, call = self._begin(role, backend, phase, messages, params)
-        call.caller = caller
         key = request_key(backend.model, messages, params) + self.key_salt
         sample_index = self._next_sample_index(key, n)
+        if self.offline:
+            return self._offline_chat(role, backend, phase, messages, n, sample_index, params, caller)
+        refused = self.key_refusal
+        if refused is not None and refused[0] == getattr(backend, "key_variable", None):
+            error = type(refused[1])(str(refused[1]), status=refused[1].status)  # the key is dead: not sent again
+            self._record_error(role, backend.model, error, 0.0, phase, caller)
+            raise error
+        call_id, call = self._begin(role, backend, phase, messages, params, n)
+        call.caller = caller
         started = time.perf_counter()
         try:
-            if self.call_wrapper is not None:
-                completion = self.call_wrapper(backend, messages, n=n, sample_index=sample_index, key=key, **params)
-            else:
-                completion = backend.complete(messages, n=n, sample_index=sample_index, **params)
+            with attached(_Ledger(self, call)):
+                if self.call_wrapper is not None:
+                    completion = self.call_wrapper(backend, messages, n=n, sample_index=sample_index, key=key, **params)
+                else:
+                    completion = backend.complete(messages, n=n, sample_index=sample_index, **params)
         except LLMError as exc:
-            if self._end(call_id):
-                unusable = list(getattr(exc, "unusable", None) or [])
-                self._record_unusable(role, unusable, phase, caller)
-                self._record_error(role, backend.model, exc, time.perf_counter() - started, phase, call.reservation,
-                                   caller)
-                self._journal(call.ticket, *_charged(unusable))
+            self._fail(call, exc, time.perf_counter() - started)
             raise
         except BaseException:
-            if self._end(call_id):
-                self._settle(call.reservation)
-                self._journal(call.ticket, 0, 0, 0.0)
+            self._settle_request(call, None)
             raise
-        latency = time.perf_counter() - started
-        if self._end(call_id):  # else it was charged as cut off (the job ended while it ran)
-            self._record_unusable(role, completion.unusable, phase, caller)
-            self._record(role, completion, latency, phase, call.reservation, caller=caller)
-            self._journal(call.ticket, *_charged([*completion.unusable, completion]))
+        finally:
+            with self._lock:
+                self._in_flight.pop(call_id, None)
+        self._settle_request(call, completion, time.perf_counter() - started)
         return ChatResponse.from_texts(completion.texts, completion.usage, completion.model)
 
-    def _begin(self, role: str, backend: Backend, phase: str, messages: list[dict[str, Any]],
-               params: dict[str, Any]) -> tuple[int, _Call]:
-        """Reserve a ``train`` call's budget share, journal the call with what it costs if it is
-        cut off, and keep it as in flight until :meth:`_end`."""
-        prompt = estimate_prompt_tokens(messages)
-        cap = completion_limit(params)
-        estimate_cost = getattr(backend, "estimate_cost", None)
-        usd_if_cut = estimate_cost(prompt, cap or 0) if callable(estimate_cost) else 0.0
-        reservation: Spent | None = None
-        if phase == "train":
-            with self._lock:
-                reservation = self.budget.reserve(self.spent(), prompt if self.budget.tokens is not None else 0)
-        journal = self.journal
-        ticket = journal.sent(prompt, phase=phase, completion_cap=cap, usd_if_cut=usd_if_cut or 0.0) if journal else None
-        call = _Call(role, backend.model, phase, prompt, cap, usd_if_cut, reservation, ticket, time.perf_counter())
+    def _offline_chat(self, role: str, backend: Backend, phase: str, messages: list[dict[str, Any]], n: int,
+                      sample_index: int, params: dict[str, Any], caller: str | None = None) -> ChatResponse:
+        """A stub run's call: the stub knows its answer before anything is charged, so a ``train``
+        call is refused exactly when its real usage would cross a limit (no worst case needed)."""
+        started = time.perf_counter()
+        completion = backend.complete(messages, n=n, sample_index=sample_index, **params)
+        usage = completion.usage
         with self._lock:
+            if self._closed:
+                return ChatResponse.from_texts(completion.texts, usage, completion.model)
+            if phase == "train":
+                self.budget.check(self.spent(), Spent(llm_calls=1, tokens=usage.total_tokens,
+                                                      usd=completion.cost_usd or 0.0))
+            self._add(role, completion, phase, caller)
+        journal = self.journal
+        if journal is not None:
+            ticket = journal.sent(usage.prompt_tokens, phase=phase, completion_cap=usage.completion_tokens)
+            journal.settled(ticket, llm_calls=1, tokens=usage.total_tokens, usd=completion.cost_usd or 0.0)
+        self._emit_call(role, completion, time.perf_counter() - started, phase, caller)
+        return ChatResponse.from_texts(completion.texts, usage, completion.model)
+
+    def _begin(self, role: str, backend: Backend, phase: str, messages: list[dict[str, Any]],
+               params: dict[str, Any], n: int) -> tuple[int, InFlight]:
+        """Reserve a ``train`` call's worst case (its prompt bound, ``n`` completions up to their
+        limit, their cost), journal the request with what it costs if it is cut off, and keep it
+        in flight.  A call with no completion limit under a tokens or USD budget is given one:
+        what the budget has left (``max_tokens`` in ``params``, sent but not part of the cache key)."""
+        prompt = prompt_bound(backend, messages)
+        estimate_cost = getattr(backend, "estimate_cost", None)
+        price = unit_costs(estimate_cost, prompt)
+        with self._lock:
+            if phase == "train" and self.budget.bounds_spend and completion_limit(params) is None:
+                params["max_tokens"] = completion_allowance(self.budget, self.spent(), prompt, n, price)
+            cap = completion_limit(params)
+            completion = n * cap if cap else 0
+            usd_if_cut = price[0] + completion * price[1] if price is not None else None
+            need = Spent(llm_calls=1, tokens=prompt + completion, usd=usd_if_cut or 0.0)
+            reservation = self.budget.reserve(self.spent(), need.tokens, need.usd) if phase == "train" else None
+            call = InFlight(role, backend.model, phase, prompt, completion if cap else None, usd_if_cut, need,
+                         reservation, None, time.perf_counter(), str(getattr(backend, "key_variable", "") or ""))
             call_id = next(self._call_ids)
             self._in_flight[call_id] = call
+        self._send(call)
         return call_id, call
 
-    def _end(self, call_id: int) -> bool:
-        """True when the call was still in flight (False: :meth:`charge_cut_off` charged it)."""
+    def _send(self, call: InFlight) -> None:
+        journal = self.journal
+        if journal is not None:
+            ticket = journal.sent(call.prompt_tokens, phase=call.phase, completion_cap=call.completion_cap,
+                                  usd_if_cut=call.usd_if_cut or 0.0)
+            with self._lock:
+                call.ticket = ticket if not call.cut else None
+        else:
+            call.ticket = -1  # in flight, with nowhere to journal it
+
+    def _take(self, call: InFlight) -> tuple[int | None, bool]:
+        """The request in flight's ticket, handed over once with its reservation released (under
+        the lock); False when the call was charged as cut off meanwhile."""
         with self._lock:
-            return self._in_flight.pop(call_id, None) is not None
+            if call.cut:
+                return None, False
+            if call.reservation is not None:
+                self.budget.release(call.reservation)
+            ticket, call.reservation, call.ticket = call.ticket, None, None
+            return ticket, True
+
+    def _retry(self, call: InFlight) -> None:
+        """Reserve the worst case of the next request of ``call`` (its last one was charged) and
+        journal it; :class:`BudgetExhausted` when it does not fit."""
+        with self._lock:
+            if call.cut:
+                return
+            if call.phase == "train":
+                call.reservation = self.budget.reserve(self.spent(), call.need.tokens, call.need.usd)
+            call.started = time.perf_counter()
+        self._send(call)
+
+    def _settle_request(self, call: InFlight, completion: Completion | None, latency: float = 0.0) -> None:
+        """The request in flight ended: answered (``completion``), charged unanswered (a completion
+        with ``unanswered`` set), or abandoned (None: nothing the backend did not charge reached
+        the provider)."""
+        ticket, live = self._take(call)
+        if not live:
+            return  # charged as cut off (the job ended while it ran)
+        if completion is None:
+            self._journal(ticket, 0, 0, 0.0)
+            return
+        with self._lock:
+            self._add(call.role, completion, call.phase, call.caller)
+        self._journal(ticket, *charged(completion))
+        self._emit_call(call.role, completion, latency, call.phase, call.caller)
+
+    def _fail(self, call: InFlight, exc: LLMError, latency: float) -> None:
+        ticket, live = self._take(call)
+        if not live:
+            return
+        self._journal(ticket, 0, 0, 0.0)
+        self._record_error(call.role, call.model, exc, latency, call.phase, call.caller)
+        if exc.key_refused:
+            with self._lock:
+                if self.key_refusal is None:
+                    self.key_refusal = (call.key_variable, exc)
 
     def charge_cut_off(self) -> int:
-        """Charge every call still in flight as cut off: the job is ending (or stopping) and the
-        provider bills what it received.  Each is recorded as an estimated call (its prompt, a
-        completion up to its limit, their cost; ``cut_off: true`` in its ``llm_call`` event),
-        counted in the totals, the budget and the journal; its answer, if it still comes, is not
-        counted again.  Returns how many there were."""
+        """Charge every request still in flight as cut off: the job is ending (or stopping) and
+        the provider bills what it received.  Each is recorded as an estimated call (its prompt
+        bound, a completion up to its limit, their cost; ``cut_off: true`` in its ``llm_call``
+        event), counted in the totals, the budget and the journal; its answer, if it still comes,
+        is not counted again, nor is any later request of the call.  Returns how many there were."""
         with self._lock:
+            self._closed = True
             calls, self._in_flight = list(self._in_flight.values()), {}
-        for call in calls:
+            cut = []
+            for call in calls:
+                if call.cut:
+                    continue
+                call.cut = True
+                if call.reservation is not None:
+                    self.budget.release(call.reservation)
+                    call.reservation = None
+                if call.ticket is not None:
+                    cut.append((call, call.ticket))
+                    call.ticket = None
+        for call, ticket in cut:
             completion = call.completion_cap or 0
             usage = Usage(call.prompt_tokens, completion, call.prompt_tokens + completion)
-            cut = Completion(texts=[], usage=usage, model=call.model, estimated=True, cost_usd=call.usd_if_cut)
-            self._record(call.role, cut, time.perf_counter() - call.started, call.phase, call.reservation,
-                         cut_off=True, caller=call.caller)
-            self._journal(call.ticket, 1, usage.total_tokens, call.usd_if_cut or 0.0)
-        return len(calls)
-
-    def _record_unusable(self, role: str, attempts: list[Completion], phase: str, caller: str | None = None) -> None:
-        """Charge the attempts the provider answered unusably (no choices, a truncated body) as calls
-        of their own, estimated like calls cut off (``unusable: true`` in their ``llm_call`` event)."""
-        for attempt in attempts:
-            self._record(role, attempt, 0.0, phase, unusable=True, caller=caller)
+            charge = Completion(texts=[], usage=usage, model=call.model, estimated=True, cost_usd=call.usd_if_cut,
+                                unanswered="cut_off")
+            with self._lock:
+                self._add(call.role, charge, call.phase, call.caller)
+            self._journal(ticket, *charged(charge))
+            self._emit_call(call.role, charge, time.perf_counter() - call.started, call.phase, call.caller)
+        return len(cut)
 
     def _journal(self, ticket: int | None, calls: int, tokens: int, usd: float) -> None:
-        if ticket is not None and self.journal is not None:
+        if ticket is not None and ticket >= 0 and self.journal is not None:
             self.journal.settled(ticket, llm_calls=calls, tokens=tokens, usd=usd)
-
-    def _settle(self, reservation: Spent | None) -> None:
-        if reservation is not None:
-            with self._lock:
-                self.budget.release(reservation)
 
     def _buckets(self, role: str, phase: str, caller: str | None) -> list[RoleUsage]:
         buckets = [self.totals, self.totals.by_role.setdefault(role, RoleUsage()),
@@ -300,32 +357,32 @@ class LLMSession:
             buckets.append(self.totals.by_caller.setdefault(caller, RoleUsage()))
         return buckets
 
-    def _record(self, role: str, completion: Completion, latency: float, phase: str = "train",
-                reservation: Spent | None = None, cut_off: bool = False, unusable: bool = False,
-                caller: str | None = None) -> None:
+    def _add(self, role: str, completion: Completion, phase: str, caller: str | None = None) -> None:
+        """Count ``completion`` in every bucket (the caller holds the lock)."""
         usage = completion.usage
-        cost = completion.cost_usd or 0.0
-        with self._lock:
-            if reservation is not None:
-                self.budget.release(reservation)
-            for bucket in self._buckets(role, phase, caller):
-                bucket.add_call(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                                total_tokens=usage.total_tokens, cost_usd=cost, cached=completion.cached,
-                                retries=completion.retries, estimated=completion.estimated)
+        for bucket in self._buckets(role, phase, caller):
+            bucket.add_call(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                            total_tokens=usage.total_tokens, cost_usd=completion.cost_usd or 0.0,
+                            cached=completion.cached, retries=completion.retries, estimated=completion.estimated,
+                            unanswered=completion.unanswered is not None)
+
+    def _emit_call(self, role: str, completion: Completion, latency: float, phase: str,
+                   caller: str | None = None) -> None:
+        usage = completion.usage
+        reason = completion.unanswered
         self._emit({
             "type": "llm_call", "role": role, "model": completion.model,
             "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total_tokens, "cost_usd": cost, "cost_known": completion.cost_usd is not None,
-            "latency_s": round(latency, 6), "cached": completion.cached, "retries": completion.retries,
-            "estimated": completion.estimated, "phase": phase, **({"cut_off": True} if cut_off else {}),
-            **({"unusable": True} if unusable else {}), **({"caller": caller} if caller else {}),
+            "total_tokens": usage.total_tokens, "cost_usd": completion.cost_usd or 0.0,
+            "cost_known": completion.cost_usd is not None, "latency_s": round(latency, 6),
+            "cached": completion.cached, "retries": completion.retries, "estimated": completion.estimated,
+            "phase": phase, **({"unanswered": reason, reason: True} if reason else {}),
+            **({"caller": caller} if caller else {}),
         })
 
     def _record_error(self, role: str, model: str, exc: LLMError, latency: float, phase: str = "train",
-                      reservation: Spent | None = None, caller: str | None = None) -> None:
+                      caller: str | None = None) -> None:
         with self._lock:
-            if reservation is not None:
-                self.budget.release(reservation)
             self.last_error = exc
             for bucket in self._buckets(role, phase, caller):
                 bucket.add_error(int(getattr(exc, "retries", 0) or 0))  # a call that failed retried too

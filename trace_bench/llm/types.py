@@ -55,9 +55,9 @@ class ChatResponse:
 class Completion:
     """What a backend returns for one request: texts, exact usage, and whether usage was estimated.
 
-    ``unusable``: the attempts before this answer that the provider received and answered with a
-    200 the client could not use (no choices, a truncated body), each charged as an estimated call
-    (texts empty); the session counts them as calls of their own."""
+    ``unanswered``: set (to why: ``timed_out``, ``connection_lost``, ``unusable``, ``cancelled``,
+    ``cut_off``) on the charge of a request the provider received and never answered usably; its
+    texts are empty and its usage an estimate (:mod:`trace_bench.llm.attempts`)."""
 
     texts: list[str]
     usage: Usage
@@ -66,4 +66,4 @@ class Completion:
     cached: bool = False
     retries: int = 0
     cost_usd: float | None = None
-    unusable: list[Completion] = field(default_factory=list)
+    unanswered: str | None = None

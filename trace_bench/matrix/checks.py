@@ -90,3 +90,23 @@ def check_eval_kwargs(config: RunConfig) -> None:
             expected = check(value)
             if expected:
                 raise ConfigError(f"must be {expected} (got {value!r})", key_path=f"{where}.{key}")
+
+
+def check_parameter_kinds(trainer: Any, task: Any, where: str) -> None:
+    """ConfigError when ``trainer`` (a class) can change none of the parameter kinds ``task`` (a
+    ``TaskSpec``) declares: its ``optimizes_only`` and the task's ``parameter_kinds`` share none, so
+    the job would fail at its start (DSPyTrainer changes instructions and numbers, never code).
+    Either side declaring nothing passes."""
+    wanted = tuple(getattr(trainer, "optimizes_only", ()) or ())
+    given = tuple(getattr(task, "parameter_kinds", ()) or ())
+    if not wanted or not given or set(wanted) & set(given):
+        return
+    from trace_bench.registry.trainer_catalog import BUILTIN_TRAINERS
+
+    able = [meta.id for meta in sorted(BUILTIN_TRAINERS, key=lambda meta: meta.source != "external")
+            if set(meta.parameters) >= set(given)][:4]
+    name = getattr(trainer, "id", "") or getattr(trainer, "__name__", "the trainer")
+    raise ConfigError(f"trainer {name} optimizes only {' and '.join(wanted)} parameters; task '{task.id}' has "
+                      f"only {' and '.join(given)} parameters, so its jobs could not change anything",
+                      key_path=where, hint=f"use a trainer for {' and '.join(given)} parameters (such as "
+                                           f"{', '.join(able)}) on this task, or remove the pair")

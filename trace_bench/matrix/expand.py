@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from trace_bench._util.errors import ConfigError, did_you_mean
 from trace_bench.config.models import RunConfig, TrainerEntry
-from trace_bench.matrix.checks import check_eval_kwargs, check_optimizer, knob_label
+from trace_bench.matrix.checks import check_eval_kwargs, check_optimizer, check_parameter_kinds, knob_label
 from trace_bench.matrix.identity import arm_job_ids, llm_identity
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.registry.trainers import resolve_trainer
@@ -170,7 +170,9 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
         cell_where = task_where[f"{task_id}|{json.dumps(eval_kwargs, sort_keys=True, default=str)}"]
         named = task_label(task_id, eval_kwargs, eval_variants[task_id])  # each variant is its own task
         for where, variant, trainer_id, kwargs, optimizer, optimizer_kwargs, logger in resolved_trainers:
-            uses_optimizer = bool(getattr(resolve_trainer(trainer_id).cls, "uses_optimizer", True))
+            trainer_cls = resolve_trainer(trainer_id).cls
+            check_parameter_kinds(trainer_cls, catalog.get(task_id), f"{where} with {cell_where}")
+            uses_optimizer = bool(getattr(trainer_cls, "uses_optimizer", True))
             label = params_label(variant)
             seed_job_id = arm_job_ids(task=task_id, eval_kwargs=eval_kwargs, trainer=trainer_id, trainer_kwargs=kwargs,
                                       optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, llm=identity)

@@ -22,9 +22,15 @@ def sha256(data: Any) -> str:
     return hashlib.sha256(canonical_json(data).encode()).hexdigest()
 
 
+#: settings of how a run is checked, not of what it measures (``llm.any_model``: how the preflight
+#: reads a model listing), left out of the hash like the run-local fields
+CHECK_FIELDS: dict[str, Any] = {"llm": {"any_model"}}
+
+
 def config_hash(config: RunConfig) -> str:
-    """Hash of the resolved config without run-local fields (where/how fast it runs)."""
-    data = config.model_dump(mode="json", exclude=set(RUN_LOCAL_FIELDS))
+    """Hash of the resolved config without run-local fields (where/how fast it runs) and without
+    the preflight's settings (:data:`CHECK_FIELDS`)."""
+    data = config.model_dump(mode="json", exclude={**dict.fromkeys(RUN_LOCAL_FIELDS, True), **CHECK_FIELDS})
     return sha256(data)
 
 

@@ -32,6 +32,7 @@ from trace_bench.store.models import (
     JobRetry,
     JobSpec,
     JobSubmitted,
+    KeyRefusal,
     ManifestJob,
     Preflight,
     RunFinished,
@@ -119,8 +120,9 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
         if on_disk_digest != digest:  # else it holds these entries already: a resume that changed nothing
             head = manifest_head(meta, opened.config_hashes).model_copy(update={"entries_digest": digest})
             store.write_manifest_stream(head, manifest_entries(jobs, statuses, records=tables.records, carried=carried))
-        events.write(RunFinished(run_id=run_id, counts=tables.counts(),
-                                 not_run=len(not_run), interrupted=interrupted))
+        refused = loop.key_refused
+        events.write(RunFinished(run_id=run_id, counts=tables.counts(), not_run=len(not_run), interrupted=interrupted,
+                                 key_refused=refused.key_variable if refused else ""))
     finally:
         console.close()
         interrupts.notify = None
@@ -131,7 +133,8 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     if trackers:
         export_run(store.root, trackers)
     store.write_files_index()
-    return RunOutcome(run_id, store.root, tables.sorted_records(), interrupted=interrupted, not_run=not_run)
+    return RunOutcome(run_id, store.root, tables.sorted_records(), interrupted=interrupted, not_run=not_run,
+                      key_refused=loop.key_refused)
 
 
 class _Loop:
@@ -145,6 +148,8 @@ class _Loop:
         self.identity = identity
         self.tries: dict[str, int] = {}
         self.failed_seen = False
+        #: the first job's refusal of the key (401/403, a quota spent for good): no job starts after it
+        self.key_refused: KeyRefusal | None = None
 
     def run(self, executor: Any, to_run: list[PlannedJob]) -> bool:
         """Run ``to_run``; True when an interrupt left some of it unstarted."""
@@ -152,7 +157,8 @@ class _Loop:
         by_id = {item.spec.job_id: item for item in to_run}
         while pending or executor.running:
             self._check_run_dir(executor)
-            stop = self.interrupts.stop_scheduling or (self.config.fail_fast and self.failed_seen)
+            stop = (self.interrupts.stop_scheduling or (self.config.fail_fast and self.failed_seen)
+                    or self.key_refused is not None)
             while pending and executor.free_slots > 0 and not stop:
                 self._submit(executor, pending.pop(0))
             if self.interrupts.kill_running and executor.running:
@@ -213,6 +219,10 @@ class _Loop:
         self.tables.add(record)
         self.tables.maybe_write()
         self.failed_seen = self.failed_seen or record.status not in SUCCESSFUL
+        if record.key_refused is not None and self.key_refused is None:
+            self.key_refused = record.key_refused
+            self.console.line(f"the provider refused the key in {record.key_refused.key_variable}: "
+                              "no new job starts (running ones finish)")
         self.console.finished(record)
         self.events.write(JobEnded(job_id=record.job_id, status=record.status, score_best=record.score_best,
                                    time_seconds=record.time_seconds, done=self.console.done,

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.runner.plan import ResumeMode
-from trace_bench.store.models import JobResult
+from trace_bench.store.models import JobResult, KeyRefusal
 from trace_bench.store.run_store import RunLock, RunStore
 from trace_bench.store.status import COMPLETE
 
@@ -38,9 +38,13 @@ class RunOutcome:
     records: list[JobResult]
     interrupted: bool = False
     not_run: list[str] = field(default_factory=list)
+    #: a job met a refusal of the key (or a spent quota): the run stopped scheduling (exit 2)
+    key_refused: KeyRefusal | None = None
 
     @property
     def exit_code(self) -> int:
+        if self.key_refused is not None:
+            return 2
         if self.interrupted or self.not_run:
             return 1
         return 0 if all(r.status in COMPLETE for r in self.records) else 1

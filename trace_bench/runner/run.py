@@ -174,6 +174,9 @@ def _preflight(config: RunConfig, options: RunOptions) -> list[dict[str, Any]]:
     if skip_reason(config):
         return []
     checks = run_preflight(config.llm.model_dump(mode="json"))
+    for check in checks:  # shown even with --quiet: the run accepted something a user should know
+        if check.warning:
+            print(f"trace-bench: warning: preflight: {check.warning}", file=sys.stderr, flush=True)
     if not options.quiet:
         for check in checks:
             how = "model listed" if check.method == "models" else "one-token completion"

@@ -59,11 +59,12 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
         cut_prompt, cut_completion, cut_cost = cut_off_charge(entry)
         (measure if entry.phase == "measure" else train).add_call(
             prompt_tokens=cut_prompt, completion_tokens=cut_completion, total_tokens=cut_prompt + cut_completion,
-            cost_usd=cut_cost, estimated=True)
+            cost_usd=cut_cost, estimated=True, unanswered=True)
     carried = carried or {}
     record.carried_llm_calls, record.carried_tokens = int(carried.get("llm_calls", 0)), int(carried.get("tokens", 0))
     record.carried_cost_usd = round(float(carried.get("usd", 0.0)), 10)
     record.tokens_estimated = train.estimated or measure.estimated
+    record.llm_unanswered = train.unanswered
     record.cache_hits = train.cache_hits
     record.llm_calls, record.prompt_tokens = train.llm_calls + record.carried_llm_calls, train.prompt_tokens
     record.completion_tokens = train.completion_tokens

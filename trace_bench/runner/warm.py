@@ -16,7 +16,9 @@ in ``llm.prices``) gets a template with ``openai`` only: LiteLLM is most of the 
 import.  Other stub runs keep the lean template.  A run naming a suite whose tasks import a heavy
 library in every job (:data:`SUITE_LIBRARIES`) gets it preloaded as well.  The CLI starts the
 template before the config is validated, so it peeks at the config (:func:`peek_preload`), with the
-full validation still to come.
+full validation still to come.  A run of DSPyTrainer gets DSPy in its template too
+(:data:`TRAINER_TEMPLATES`), and a real run on OpenAI's API the models' tokenizers
+(:data:`TOKENIZERS`, for its budget's worst cases).
 """
 
 from __future__ import annotations
@@ -68,6 +70,25 @@ def provider_stack(config: Any) -> str:
 SUITE_LIBRARIES = {"reasoning_gym": "reasoning_gym"}
 
 
+#: The template module a trainer's library needs in every job, preloaded by the template of a run
+#: that names the trainer (by id or alias): ``import dspy`` took 0.45-0.70 s of each DSPy job.
+TRAINER_TEMPLATES = {"dspytrainer": "trace_bench.runner.job.template_dspy"}
+
+
+def trainer_libraries(trainer_ids: Any) -> tuple[str, ...]:
+    """The trainer templates (:data:`TRAINER_TEMPLATES`) that trainers named by id or alias (or a
+    config's words) need."""
+    from trace_bench.registry.trainer_catalog import BUILTIN_TRAINERS
+
+    named = {str(name).lower() for name in trainer_ids}
+    found = []
+    for meta in BUILTIN_TRAINERS:
+        module = TRAINER_TEMPLATES.get(meta.id.lower())
+        if module and named & {name.lower() for name in (meta.id, *meta.aliases)}:
+            found.append(module)
+    return tuple(found)
+
+
 def task_libraries(task_ids: Any) -> tuple[str, ...]:
     """The suite libraries (:data:`SUITE_LIBRARIES`) that tasks named ``suite:task`` (or a config's
     words) need."""
@@ -91,10 +112,26 @@ def numpy_libraries(task_ids: list[str] | None) -> tuple[str, ...]:
     return NUMPY
 
 
+#: The template module of a real run whose prompts are counted with OpenAI's tokenizers
+TOKENIZERS = "trace_bench.runner.job.template_tokenizers"
+
+
+def tokenizer_libraries(llm: Any) -> tuple[str, ...]:
+    """:data:`TOKENIZERS` for a real run's ``llm`` section whose roles call OpenAI's API."""
+    from trace_bench.llm.providers import tokenizer_needed
+
+    try:
+        return (TOKENIZERS,) if isinstance(llm, dict) and tokenizer_needed(llm) else ()
+    except Exception:  # a malformed llm section: the validation says why
+        return ()
+
+
 def preload_for(config: Any) -> tuple[str, ...]:
     """What the template a run's jobs are forked from imports."""
     task_ids = [task.id for task in config.tasks]
-    return TEMPLATES[provider_stack(config)] + numpy_libraries(task_ids) + task_libraries(task_ids)
+    return (TEMPLATES[provider_stack(config)] + numpy_libraries(task_ids)
+            + trainer_libraries(t.id for t in config.trainers) + task_libraries(task_ids)
+            + (tokenizer_libraries(config.llm.model_dump(mode="json")) if config.mode == "real" else ()))
 
 
 _MODE_REAL = re.compile(r"""^mode[ \t]*:[ \t]*["']?real["']?[ \t]*(#.*)?$""", re.MULTILINE)
@@ -132,24 +169,36 @@ def _peeked_stack(text: str | None, words: list[str], replay: bool) -> str:
         return FULL
     if not _MODE_REAL.search(text):
         return FULL if replay else LEAN  # a stub run is no replay: the command says so
+    llm = _peeked_llm(text)
+    return _real_stack(llm) if llm is not None else FULL
+
+
+def _peeked_llm(text: str) -> dict[str, Any] | None:
+    """The ``llm`` section of a config's text (empty when it has none), or None when the text does
+    not parse (the validation reports it)."""
     from trace_bench.config.loader import parse_yaml_text
     from trace_bench.config.safe_yaml import MAX_BYTES
 
     try:
         data = parse_yaml_text(text) if len(text) <= MAX_BYTES else None
-    except Exception:  # the validation reports it
-        return FULL
-    return _real_stack(data.get("llm") or {}) if isinstance(data, dict) else FULL
+    except Exception:
+        return None
+    if not isinstance(data, dict):
+        return None
+    llm = data.get("llm") or {}
+    return llm if isinstance(llm, dict) else None
 
 
 def peek_preload(config_path: str | Path | None, replay: bool = False) -> tuple[str, ...]:
     """:func:`preload_for` read cheaply: the template of :func:`peek_provider_stack`, numpy unless
-    the config's ``tasks`` are all in :data:`NUMPY_FREE_SUITES`, and the suite libraries the config's
-    text names (a name in a comment only costs the template an import)."""
+    the config's ``tasks`` are all in :data:`NUMPY_FREE_SUITES`, the suite libraries and trainer
+    templates the config's text names (a name in a comment only costs the template an import), and
+    a real run's tokenizers."""
     text = _peek_text(config_path)
     words = _WORD.findall(text) if text else []
-    return TEMPLATES[_peeked_stack(text, words, replay)] + numpy_libraries(_peeked_tasks(text)) + \
-        task_libraries(words)
+    llm = _peeked_llm(text) if text and _MODE_REAL.search(text) else None
+    return (TEMPLATES[_peeked_stack(text, words, replay)] + numpy_libraries(_peeked_tasks(text))
+            + trainer_libraries(words) + task_libraries(words) + (tokenizer_libraries(llm) if llm is not None else ()))
 
 
 def _peeked_tasks(text: str | None) -> list[str] | None:

@@ -83,7 +83,8 @@ class JobProgress(_Fold):
                 else:
                     bucket.add_call(prompt_tokens=event.prompt_tokens, completion_tokens=event.completion_tokens,
                                     total_tokens=event.total_tokens, cost_usd=event.cost_usd, cached=event.cached,
-                                    retries=event.retries, estimated=event.estimated)
+                                    retries=event.retries, estimated=event.estimated,
+                                    unanswered=event.unanswered is not None)
         elif isinstance(event, Step):
             self.step = event
         elif isinstance(event, JobStarted) and not self.started_at:

@@ -65,6 +65,10 @@ class Trainer(ABC, Generic[ParamsT]):
     #: ``module:function`` answering why the trainer cannot run here (or None) beyond missing
     #: ``requires``; it runs when trainers are listed, so it must import nothing heavy.
     probe: ClassVar[str | None] = None
+    #: for a trainer that cannot change every kind of task parameter: the kinds it can (``text``,
+    #: ``numeric``, ``code``, as tasks declare theirs); a task with none of them is refused before
+    #: the run (its jobs could only fail).  Empty: any kind.
+    optimizes_only: ClassVar[tuple[str, ...]] = ()
 
     params: ParamsT
 

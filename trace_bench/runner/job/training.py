@@ -15,12 +15,13 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+from trace_bench.llm.errors import QuotaExhaustedError, budget_text
 from trace_bench.runner.job.failures import exception_text, status_of
 from trace_bench.runner.job.recorder import JobRecorder
 from trace_bench.runner.job.setup import JobSetup
 from trace_bench.runner.job.task_fields import task_report_fields
 from trace_bench.store.events import EventLog
-from trace_bench.store.models import BudgetExhausted, JobResult, JobSpec
+from trace_bench.store.models import BudgetExhausted, JobResult, JobSpec, KeyRefusal
 from trace_bench.store.status import Status
 
 
@@ -53,8 +54,9 @@ def train(spec: JobSpec, setup: JobSetup, recorder: JobRecorder, events: EventLo
         # the settled figure, not the one the stopping thread saw while other threads' calls were in
         # flight: the text is then the same in a run and in its replay
         outcome.status = Status.BUDGET_EXHAUSTED
-        outcome.error = f"budget exhausted: {exc.resource} {used:g} >= {exc.limit:g}"
-        events.write(BudgetExhausted(resource=exc.resource, limit=exc.limit, spent=used))
+        needed = float(getattr(exc, "needed", 0.0) or 0.0)
+        outcome.error = budget_text(exc.resource, exc.limit, used, needed)
+        events.write(BudgetExhausted(resource=exc.resource, limit=exc.limit, spent=used, needed=needed))
     except MemoryError:
         raise
     except Exception as exc:
@@ -129,5 +131,11 @@ def fill_usage(result: JobResult, session: Any) -> None:
         result.eval_cost_usd = round(evaluator.cost_usd, 10)
     result.llm_errors = totals.errors
     result.llm_retries = totals.retries
+    result.llm_unanswered = train.unanswered
     result.usage_by_role = {role: usage.model_copy() for role, usage in totals.by_role.items()}
     result.budget_spent = session.budget_spent()
+    refusal = getattr(session, "key_refusal", None)
+    if refusal is not None:
+        variable, error = refusal
+        result.key_refused = KeyRefusal(key_variable=variable, status=error.status, message=str(error)[:500],
+                                        kind="quota" if isinstance(error, QuotaExhaustedError) else "auth")

@@ -58,6 +58,9 @@ class LLMCall(Event):
                                "run's gateway (null: the trainer's or the harness's own call)")
     error: str | None = None
     status: int | None = Field(default=None, description="HTTP status of a failed call")
+    unanswered: Literal["timed_out", "connection_lost", "unusable", "cancelled", "cut_off"] | None = Field(
+        default=None, description="a request the provider received whose answer never came back usable, charged "
+        "estimated (its prompt bound and a completion up to its limit): why")
 
     @property
     def counts_against_budget(self) -> bool:
@@ -90,6 +93,9 @@ class BudgetExhausted(Event):
     resource: str = ""
     limit: float | None = None
     spent: float | None = None
+    needed: float = Field(default=0.0, description="the refused call's worst case in the resource (its prompt "
+                          "bound and completion limit, or their USD): ``spent + needed > limit``; 0 when the limit "
+                          "was reached (``spent >= limit``)")
 
 
 class SandboxDenial(Event):
@@ -160,6 +166,8 @@ class RunFinished(Event):
     counts: dict[str, int] = Field(default_factory=dict)
     not_run: int = 0
     interrupted: bool = False
+    key_refused: str = Field(default="", description="the key variable whose key the provider refused (or "
+                             "whose quota it reported spent) in a job: the run stopped scheduling jobs")
 
 
 class TrackerWarning(Event):
@@ -186,7 +194,11 @@ class Preflight(Event):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    cost_known: bool = Field(default=True, description="false when a check's tokens have no price in "
+                             "llm.prices (the preflight never loads LiteLLM's price map)")
     note: str = ""
+    warning: str = Field(default="", description="what the check accepted that a user should know "
+                         "(a model the endpoint does not list, under llm.any_model)")
 
 
 class OtherEvent(Event):

@@ -100,11 +100,16 @@ class RoleUsage(BaseModel):
     total_tokens: int = 0
     cost_usd: float = 0.0
     estimated: bool = False
+    unanswered: int = Field(default=0, description="of ``llm_calls``, the requests the provider received "
+                            "whose answer never came back usable (timed out, connection lost, unusable, cancelled, "
+                            "cut off by the job's end): each charged as an estimated call")
 
     def add_call(self, *, prompt_tokens: int, completion_tokens: int, total_tokens: int, cost_usd: float,
-                 cached: bool = False, retries: int = 0, estimated: bool = False) -> None:
-        """One call that came back (from the provider or the cache)."""
+                 cached: bool = False, retries: int = 0, estimated: bool = False, unanswered: bool = False) -> None:
+        """One call that came back (from the provider or the cache), or one the provider received
+        and never answered usably (``unanswered``), charged estimated."""
         self.llm_calls += 1
+        self.unanswered += int(unanswered)
         self.cache_hits += int(cached)
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
@@ -117,6 +122,16 @@ class RoleUsage(BaseModel):
         """One call that failed (it counts no tokens and no cost; the retries it made count)."""
         self.errors += 1
         self.retries += retries
+
+
+class KeyRefusal(BaseModel):
+    """A provider's refusal that no later call with the same key escapes: the key (401/403) or a
+    quota spent for good (OpenAI's ``insufficient_quota``, a 402).  The key itself is never kept."""
+
+    key_variable: str = Field(description="the environment variable the refused key came from")
+    kind: Literal["auth", "quota"] = "auth"
+    status: int | None = None
+    message: str = ""
 
 
 def _test_best_from_test(data: dict[str, Any]) -> dict[str, Any]:
@@ -253,6 +268,13 @@ class JobResult(StoreModel):
                                        "trainer evaluated programs); null for tasks whose evaluator calls none")
     eval_tokens: int | None = Field(default=None, description="the part of ``total_tokens`` of the evaluator's calls")
     eval_cost_usd: float | None = Field(default=None, description="the part of ``cost_usd`` of the evaluator's calls")
+    llm_unanswered: int | None = Field(default=None, description="of this attempt's trainer calls, the requests "
+                                       "the provider received whose answer never came back usable (client timeouts, "
+                                       "lost connections, unusable answers, cancelled or cut-off calls), each "
+                                       "charged estimated; null in records written before it was counted")
+    key_refused: KeyRefusal | None = Field(default=None, description="the provider refused the key (401/403) or "
+                                           "reported its quota spent for good during this job: the run stopped "
+                                           "scheduling jobs", json_schema_extra=NOT_A_COLUMN)
     llm_errors: int = Field(default=0, json_schema_extra=NOT_A_COLUMN)
     llm_retries: int = Field(default=0, json_schema_extra=NOT_A_COLUMN)
     time_seconds: float = 0.0

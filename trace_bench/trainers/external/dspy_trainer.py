@@ -4,7 +4,9 @@ Code parameters are left to code optimizers (OpenEvolve, gepa, TextGrad).  The o
 an opto update rule, so it cannot be reused).  Budgets are DSPy's own: ``auto`` presets for
 MIPROv2 and GEPA, or the explicit knobs (``num_trials``; ``max_metric_calls``/``max_full_evals``;
 ``breadth``/``depth``; ``max_steps``/``bsize``), and the job's LLM budget on top (a gateway budget
-stop ends the trainer with ``BudgetExhausted``).  What is optimized is described in
+stop ends the trainer with ``BudgetExhausted``).  An answer DSPy cannot parse is a failed proposal,
+not a failed job (:mod:`.dspy_adapter`); the final step says how many there were
+(``unparsed_answers``).  What is optimized is described in
 :mod:`.dspy_program`.  DSPy's LMs point at the gateway and are installed only with
 ``dspy.context`` (thread-local, restored on exit); ``dspy.settings.lm`` is never set.
 """
@@ -26,6 +28,7 @@ from trace_bench.trainers.external.bridge import (
     state_from_texts,
     text_parameters,
 )
+from trace_bench.trainers.external.dspy_adapter import lenient_adapter
 
 OPTIMIZERS = ("MIPROv2", "GEPA", "COPRO", "SIMBA", "BootstrapFewShot")
 _ALIASES = {"mipro": "MIPROv2", "miprov2": "MIPROv2", "gepa": "GEPA", "copro": "COPRO", "simba": "SIMBA",
@@ -68,6 +71,7 @@ class DSPyTrainer(Trainer[DSPyParams]):
     Params = DSPyParams
     knob_aliases = {"optimizer_name": "dspy_optimizer", "ps_steps": "max_steps"}
     uses_optimizer = False
+    optimizes_only = ("text", "numeric")  # instructions and literals; code is left to code optimizers
 
     def train(self) -> None:
         import dspy
@@ -106,9 +110,14 @@ class DSPyTrainer(Trainer[DSPyParams]):
                 valset = self._examples(native, val, len(pool))
                 pool += [*zip(val["inputs"], val["infos"], strict=True)]
             metric = programs.make_metric(ctx, pool.__getitem__, ctx.problem.extras.get("dspy_response"), tracker)
-            with dspy.context(lm=task_lm), link.guard():
+            unparsed: list[str] = []
+            adapter = lenient_adapter(unparsed.append)
+            with dspy.context(lm=task_lm, adapter=adapter), link.guard():
                 compiled = self._compile(dspy, student, metric, lm, trainset, valset, native is not None)
             tracker.finish()
+            if unparsed:  # failed proposals: scored as the candidates they became, counted here
+                print(f"DSPyTrainer: {len(unparsed)} answer(s) DSPy could not parse were taken as they came "
+                      f"(first: {unparsed[0][:80]!r})", flush=True)
             texts = compiled.texts() if native is None else programs.native_texts(compiled, compiled.pairs)
             try:
                 state, note = state_from_texts(parameters, base, texts), ""
@@ -116,7 +125,8 @@ class DSPyTrainer(Trainer[DSPyParams]):
                 state, note = base, f"final candidate invalid, kept the initial state: {exc}"
             if native is not None:  # the task's own program object keeps the chosen instructions
                 programs.set_native_instructions(student, student.pairs, state)
-            ctx.report_step(state, None, optimizer=params.dspy_optimizer, final=True, **({"note": note} if note else {}))
+            ctx.report_step(state, None, optimizer=params.dspy_optimizer, final=True, unparsed_answers=len(unparsed),
+                            **({"note": note} if note else {}))
             ctx.apply(state)
 
     def _examples(self, native: Any, dataset: dict[str, list[Any]], offset: int) -> list[Any]:
