@@ -191,8 +191,7 @@ class LLMSession:
             error = type(refused[1])(str(refused[1]), status=refused[1].status)  # the key is dead: not sent again
             self._record_error(role, backend.model, error, 0.0, phase, caller)
             raise error
-        call_id, call = self._begin(role, backend, phase, messages, params, n)
-        call.caller = caller
+        call_id, call = self._begin(role, backend, phase, messages, params, n, caller)
         started = time.perf_counter()
         try:
             with attached(_Ledger(self, call)):
@@ -234,7 +233,7 @@ class LLMSession:
         return ChatResponse.from_texts(completion.texts, usage, completion.model)
 
     def _begin(self, role: str, backend: Backend, phase: str, messages: list[dict[str, Any]],
-               params: dict[str, Any], n: int) -> tuple[int, InFlight]:
+               params: dict[str, Any], n: int, caller: str | None = None) -> tuple[int, InFlight]:
         """Reserve a ``train`` call's worst case (its prompt bound, ``n`` completions up to their
         limit, their cost), journal the request with what it costs if it is cut off, and keep it
         in flight.  A call with no completion limit under a tokens or USD budget is given one:
@@ -251,7 +250,8 @@ class LLMSession:
             need = Spent(llm_calls=1, tokens=prompt + completion, usd=usd_if_cut or 0.0)
             reservation = self.budget.reserve(self.spent(), need.tokens, need.usd) if phase == "train" else None
             call = InFlight(role, backend.model, phase, prompt, completion if cap else None, usd_if_cut, need,
-                         reservation, None, time.perf_counter(), str(getattr(backend, "key_variable", "") or ""))
+                            reservation, None, time.perf_counter(),
+                            key_variable=str(getattr(backend, "key_variable", "") or ""), caller=caller)
             call_id = next(self._call_ids)
             self._in_flight[call_id] = call
         self._send(call)
