@@ -111,7 +111,8 @@ def test_a_candidate_that_tries_to_escape_leaves_denials_counted_in_its_arm(tmp_
         events = [json.loads(line) for line in (run / "jobs" / row["job_id"] / "events.jsonl").read_text().splitlines()]
         denied = [e for e in events if e["type"] == "sandbox_denial"]
         kinds = json.loads(row["sandbox_denial_kinds"])
-        assert int(row["sandbox_denials"]) == len(denied) == sum(kinds.values()), row["job_id"]
+        assert int(row["sandbox_denials"]) == sum(e.get("count", 1) for e in denied) == sum(kinds.values()), \
+            row["job_id"]
         assert {e["kind"] for e in denied} == set(kinds) <= {"network", "process", "file"}, kinds
         assert all(e["target"].startswith("trace_bench.tasks.llm4ad") for e in denied)
         if row["trainer"] == "NoOpTrainer":

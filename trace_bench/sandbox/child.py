@@ -133,24 +133,32 @@ def _apply_rlimits(limits: dict[str, Any], strong: bool, mapped: int) -> None:
 
 
 @functools.cache
-def seccomp_filter(network: bool, allow_processes: bool) -> bytes | None:
-    """The call's seccomp program (built once, in the zygote, for each kind of call)."""
+def seccomp_filter(network: bool, allow_processes: bool, notify: bool = False) -> bytes | None:
+    """The call's seccomp program (built once, in the zygote, for each kind of call); with ``notify``
+    its refusals go to the supervisor, which records them (:mod:`.refusals`)."""
     from trace_bench.sandbox.seccomp import build_filter
 
     return build_filter(policy.refused_syscalls(network=network, max_processes=int(allow_processes)),
-                        allow_processes=allow_processes, arg0_allowed=policy.ARG0_ALLOWED)
+                        allow_processes=allow_processes, arg0_allowed=policy.ARG0_ALLOWED, notify=notify)
 
 
-def _lock_down(limits: dict[str, Any], workdir: str, strong: bool, denied: list[str], mapped: int) -> None:
+def _lock_down(limits: dict[str, Any], workdir: str, strong: bool, denied: list[str], mapped: int,
+               refusals: socket.socket | None) -> None:
     _apply_rlimits(limits, strong, mapped)
     if not linux.is_linux():
         return
     if strong:
         linux.drop_capabilities()
     linux.no_new_privs()
-    program = seccomp_filter(bool(limits["network"]), int(limits["max_processes"]) > 0)
+    program = seccomp_filter(bool(limits["network"]), int(limits["max_processes"]) > 0, refusals is not None)
     if program is not None:
-        linux.install_filter(program)
+        listener = linux.install_filter(program, listener=refusals is not None)
+        if refusals is not None and listener is not None:  # the supervisor answers (and counts) every refusal
+            from trace_bench.sandbox.refusals import send_listener
+
+            send_listener(refusals, listener)
+    if refusals is not None:
+        refusals.close()
     if not strong:  # the audit hook is a diagnostic for the weak mode, never the boundary
         from trace_bench.sandbox.guard import install_policy
 
@@ -229,7 +237,8 @@ def _failure(status: str, exc: BaseException, with_traceback: bool = True) -> di
             "traceback": tail(traceback.format_exc(), _MAX_TRACEBACK) if with_traceback else ""}
 
 
-def await_request(to_child: socket.socket, output_fd: int, workdir: str, *, strong: bool) -> NoReturn:
+def await_request(to_child: socket.socket, output_fd: int, workdir: str, *, strong: bool,
+                  refusals: socket.socket | None = None) -> NoReturn:
     """Body of the call's child: set up what needs no request, wait for it, then run it; never returns."""
     try:
         die_with_parent()
@@ -255,11 +264,11 @@ def await_request(to_child: socket.socket, output_fd: int, workdir: str, *, stro
         with contextlib.suppress(BaseException):
             print(f"sandbox call set-up failed: {type(exc).__name__}: {exc}", flush=True)
         os._exit(72)
-    run_child(request, fds[0], fds[1:], workdir, writer, strong=strong)
+    run_child(request, fds[0], fds[1:], workdir, writer, strong=strong, refusals=refusals)
 
 
 def run_child(request: dict[str, Any], result_fd: int, channels: list[int], workdir: str, writer: TailWriter, *,
-              strong: bool) -> NoReturn:
+              strong: bool, refusals: socket.socket | None = None) -> NoReturn:
     """Run one request in this (already isolated) process and write its result; never returns."""
     denied: list[str] = []
     mapped = _address_space()  # the warm interpreter's own mappings come on top of the memory limit
@@ -269,7 +278,7 @@ def run_child(request: dict[str, Any], result_fd: int, channels: list[int], work
             sys.path[:] = [p for p in request["sys_path"] if isinstance(p, str)]
         func = resolve_target(str(request["target"]))
         limits = request["limits"]
-        _lock_down(limits, workdir, strong, denied, mapped)
+        _lock_down(limits, workdir, strong, denied, mapped, refusals)
         payload = request["payload"]
         if channels:
             payload = {**payload, "channels": list(channels)}

@@ -3,8 +3,10 @@
 A candidate that tries to escape (a write outside its directory, a socket, a new process, a
 forged result frame) or that runs past its limits leaves a trace here as the call ends: its *kind*
 (``SandboxResult.denial`` where the sandbox names it; otherwise read from the call's status), the
-target, and whether the code caught the refusal itself (the weak mode's audit hook lists those in
-``denied_actions``).  The job process subscribes (:func:`listen`) and writes each one to its
+target, and whether the code caught the refusal itself.  Refused system calls (sockets, processes,
+SysV IPC, any call the seccomp filter refuses) are counted from the sandbox's own record
+(``SandboxResult.refused``, kept by the call's supervisor), so a refusal the code catches and hides
+is counted too; in the weak mode, the audit hook's ``denied_actions`` add what it refused.  The job process subscribes (:func:`listen`) and writes each one to its
 ``events.jsonl``; :func:`counts` gives this process's totals per kind for its record.  Nothing here
 changes what a call returns.
 """
@@ -35,6 +37,7 @@ class Denial:
     status: str
     caught: bool
     detail: str
+    count: int = 1
 
 
 _LOCK = threading.Lock()
@@ -61,14 +64,32 @@ def caught_kind(action: str) -> str:
     return next((kind for word, kind in _CAUGHT_KINDS if word in lowered), "syscall")
 
 
+def _recorded(result: Any) -> dict[str, dict[str, int]]:
+    """The supervisor's record of refused system calls, by denial kind, then by name."""
+    from trace_bench.sandbox.refusals import kind_of as refusal_kind
+
+    grouped: dict[str, dict[str, int]] = {}
+    for name, count in (getattr(result, "refused", None) or {}).items():
+        grouped.setdefault(refusal_kind(str(name)), {})[str(name)] = int(count)
+    return grouped
+
+
 def denials_of(target: str, result: Any) -> list[Denial]:
-    """The denials one call's result records: the one that ended it, and each refusal it caught."""
+    """The denials one call's result records: the one that ended it, and each refusal it caught (one
+    entry per kind of refused system call, with its count)."""
     status = str(getattr(result, "status", ""))
     found = []
     kind = kind_of(result)
+    recorded = _recorded(result)
     if kind is not None:
         detail = f"{getattr(result, 'error_type', '') or ''}: {getattr(result, 'message', '') or ''}".strip(": ")
         found.append(Denial(kind, target, status, False, detail[:DETAIL_CHARS]))
+    for refused_kind, names in sorted(recorded.items()):
+        count = sum(names.values()) - (1 if refused_kind == kind and status == "denied" else 0)
+        if count > 0:  # the refusal that ended the call is in the record too, and counted above
+            listed = ", ".join(f"{name} x{n}" for name, n in sorted(names.items()))
+            found.append(Denial(refused_kind, target, status, True, f"refused by seccomp: {listed}"[:DETAIL_CHARS],
+                                count))
     for action in getattr(result, "denied_actions", None) or []:
         found.append(Denial(caught_kind(str(action)), target, status, True, str(action)[:DETAIL_CHARS]))
     return found
@@ -81,7 +102,8 @@ def note(target: str, result: Any) -> None:
     if not found:
         return
     with _LOCK:
-        _COUNTS.update(d.kind for d in found)
+        for denial in found:
+            _COUNTS[denial.kind] += denial.count
         listeners = list(_LISTENERS)
     for denial in found:
         for listener in listeners:

@@ -84,6 +84,11 @@ class SandboxResult:
     supervisor; the kind of a refusal is read from the exception the child reported, so it is a
     diagnostic of what the code tried, not a proof.  ``denied_actions`` lists refusals the code
     caught, where the weak mode's audit hook saw them.
+
+    Two figures come from the call's supervisor, outside the call, whatever the code did:
+    ``refused`` counts the system calls the seccomp filter refused, by name (the sandbox's own record,
+    caught refusals included: :mod:`.refusals`), and ``cpu_s`` is the CPU time the call's processes
+    used, as the kernel accounts it (None when the supervisor did not report).
     """
 
     status: Status
@@ -96,6 +101,8 @@ class SandboxResult:
     denied_actions: list[str] = field(default_factory=list)
     mode: str = ""
     denial: Denial | None = None
+    refused: dict[str, int] = field(default_factory=dict)
+    cpu_s: float | None = None
 
     @property
     def ok(self) -> bool:

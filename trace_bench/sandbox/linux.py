@@ -108,8 +108,11 @@ def drop_capabilities() -> None:
     _check(_libc().capset(ctypes.byref(header), ctypes.byref(data)), "capset")
 
 
-def install_filter(program: bytes) -> None:
-    """Load a classic-BPF seccomp filter (``program``: packed ``struct sock_filter`` array)."""
+def install_filter(program: bytes, *, listener: bool = False) -> int | None:
+    """Load a classic-BPF seccomp filter (``program``: packed ``struct sock_filter`` array).
+
+    With ``listener`` the filter is loaded with ``SECCOMP_FILTER_FLAG_NEW_LISTENER`` and the
+    listener's descriptor is returned (for the calls the filter hands to user space)."""
     import ctypes
 
     class _Program(ctypes.Structure):
@@ -117,6 +120,21 @@ def install_filter(program: bytes) -> None:
 
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _Program(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    if listener:
+        from trace_bench.sandbox.seccomp import syscall_number
+
+        number = syscall_number("seccomp")
+        if number is None:
+            raise OSError(38, "seccomp: no syscall number on this architecture")
+        set_mode_filter, new_listener = 1, 1 << 3
+        libc = _libc()
+        libc.syscall.restype = ctypes.c_long
+        fd = libc.syscall(ctypes.c_long(number), ctypes.c_uint(set_mode_filter), ctypes.c_uint(new_listener),
+                          ctypes.byref(fprog))
+        if fd < 0:
+            _check(-1, "seccomp")
+        return int(fd)
     pr_set_seccomp, seccomp_mode_filter = 22, 2
     _check(_libc().prctl(ctypes.c_int(pr_set_seccomp), ctypes.c_ulong(seccomp_mode_filter), ctypes.byref(fprog),
                          ctypes.c_ulong(0), ctypes.c_ulong(0)), "seccomp")
+    return None

@@ -48,7 +48,10 @@ CALL_NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC
 # that no task needs: NUMA memory placement (mbind, *_mempolicy, move_pages, migrate_pages), the
 # LDT (modify_ldt), clocks, vmsplice (page-cache tricks), and obsolete interfaces (uselib, ustat,
 # sysfs, _sysctl, *_module, nfsservctl, lookup_dcookie).  ``personality`` is allowed only with the
-# values of ARG0_ALLOWED.  What stays allowed, and why, is in docs/task-suites.md ("Seccomp").
+# values of ARG0_ALLOWED.  SysV IPC (shared memory segments, message queues, semaphore sets) is refused
+# too: a segment lives in the call's IPC namespace, outside every rlimit of the process that made it, so
+# a call could hold gigabytes beyond its memory limit until it ended (POSIX shared memory lives in the
+# call's bounded /dev/shm instead).  What stays allowed, and why, is in docs/task-suites.md ("Seccomp").
 ALWAYS_REFUSED = (
     "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
     "fsconfig", "fsmount", "fspick", "mount_setattr", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
@@ -59,6 +62,8 @@ ALWAYS_REFUSED = (
     "modify_ldt", "mbind", "set_mempolicy", "get_mempolicy", "set_mempolicy_home_node", "migrate_pages",
     "move_pages", "vmsplice", "lookup_dcookie", "clock_adjtime", "clock_settime", "settimeofday", "uselib", "ustat",
     "sysfs", "_sysctl", "create_module", "get_kernel_syms", "query_module", "nfsservctl", "fanotify_init",
+    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop",
+    "semctl",
 )
 # Calls allowed only with one of these first arguments (low 32 bits); refused (EPERM) otherwise.
 # personality: PER_LINUX, PER_LINUX32, UNAME26 and their mix, and 0xffffffff (a query), as Docker allows.

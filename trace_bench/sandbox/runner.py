@@ -8,6 +8,11 @@ without a process budget returns as soon as its child closed the result pipe wit
 every other call waits for the report, which comes after the kernel has ended every process of
 the call.  If the sandbox does not finish a call within its wall limit plus
 :data:`.policy.GRACE_S`, the whole sandbox is killed and restarted on the next call.
+
+A call without a process budget is ended as soon as its child closed the result pipe with an ok
+result (it cannot have left a process behind; the supervisor kills the child if it is still running),
+and the job still reads the supervisor's report, which follows at once: it holds the sandbox's own
+record of the call (refused system calls, CPU time), which the result must carry.
 """
 
 from __future__ import annotations
@@ -147,14 +152,15 @@ def _collect(handle: server.ZygoteHandle, result_r: int, status_r: int, cancel: 
     for fd in buffers:
         poller.register(fd, select.POLLIN)
     pending, early_checked = set(buffers), False
+    early: SandboxResult | None = None
     read = verdict.ResultBytes(result)
     try:
         while pending:
             if result_r not in pending and status_r in pending and not early_checked:
                 early_checked = True
                 early = verdict.early_result(read) if limits.max_processes == 0 else None
-                if early is not None:  # no process can outlive the child: no need to wait for its report
-                    return early
+                if early is not None:  # no process can outlive the child: end it now, read the report
+                    cancel()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 server.discard(handle, kill=True)
@@ -176,6 +182,8 @@ def _collect(handle: server.ZygoteHandle, result_r: int, status_r: int, cancel: 
     finally:
         for fd in buffers:
             os.close(fd)
+    if early is not None:
+        return verdict.with_record(early, verdict.report_of(bytes(status)))
     return verdict.interpret(bytes(status), read, limits)
 
 

@@ -6,6 +6,11 @@ foreign ABI, e.g. 32-bit ``int 0x80`` calls or x32 on x86_64, is killed or refus
 numbers differ), refuses each listed call with ``EPERM`` (``ENOSYS`` for ``clone3``, so that
 libc falls back to ``clone``, whose flags a filter can read), and allows the rest.  Supported:
 x86_64 and aarch64; elsewhere :func:`build_filter` returns None and the sandbox says so.
+
+With ``notify``, a refused call is not answered by the kernel but handed to the call's supervisor
+(``SECCOMP_RET_USER_NOTIF``), which counts it and answers ``EPERM`` (:mod:`.refusals`): so the
+sandbox keeps its own record of every refusal, one the refused code can neither see nor erase,
+whether it catches the error or not.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ _JSET = 0x45
 _RET = 0x06
 _ALLOW = 0x7FFF0000
 _KILL_PROCESS = 0x80000000
+_USER_NOTIF = 0x7FC00000
 _ERRNO = 0x00050000
 _X32_BIT = 0x40000000
 _OFFSET_NR, _OFFSET_ARCH, _OFFSET_ARG0 = 0, 4, 16
@@ -43,6 +49,8 @@ _X86_64 = {
     "migrate_pages": 256, "move_pages": 279, "vmsplice": 278, "lookup_dcookie": 212, "clock_adjtime": 305,
     "clock_settime": 227, "settimeofday": 164, "uselib": 134, "ustat": 136, "sysfs": 139, "_sysctl": 156,
     "create_module": 174, "get_kernel_syms": 177, "query_module": 178, "nfsservctl": 180, "fanotify_init": 300,
+    "shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66, "semtimedop": 220,
+    "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "seccomp": 317,
 }
 _AARCH64 = {
     "clone": 220, "clone3": 435, "execve": 221, "execveat": 281, "unshare": 97, "setns": 268, "mount": 40,
@@ -57,6 +65,8 @@ _AARCH64 = {
     "name_to_handle_at": 264, "personality": 92, "mbind": 235, "get_mempolicy": 236, "set_mempolicy": 237,
     "set_mempolicy_home_node": 450, "migrate_pages": 238, "move_pages": 239, "vmsplice": 75, "lookup_dcookie": 18,
     "clock_adjtime": 266, "clock_settime": 112, "settimeofday": 170, "fanotify_init": 262,
+    "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190, "semctl": 191, "semtimedop": 192,
+    "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197, "seccomp": 277,
 }
 # machine -> (AUDIT_ARCH value, syscall table, has the x32 ABI)
 _ARCHES = {"x86_64": (0xC000003E, _X86_64, True), "aarch64": (0xC00000B7, _AARCH64, False)}
@@ -70,21 +80,34 @@ def _ret(value: int) -> bytes:
     return _op(_RET, value)
 
 
+def syscall_names(machine: str | None = None) -> dict[int, str]:
+    """Syscall number -> name for the calls this module knows on ``machine`` (empty elsewhere)."""
+    arch = _ARCHES.get(machine or platform.machine())
+    return {number: name for name, number in arch[1].items()} if arch else {}
+
+
+def syscall_number(name: str, machine: str | None = None) -> int | None:
+    arch = _ARCHES.get(machine or platform.machine())
+    return arch[1].get(name) if arch else None
+
+
 def build_filter(refused: Iterable[str], *, allow_processes: bool, machine: str | None = None,
-                 arg0_allowed: Mapping[str, Sequence[int]] | None = None) -> bytes | None:
+                 arg0_allowed: Mapping[str, Sequence[int]] | None = None, notify: bool = False) -> bytes | None:
     """The packed filter, or None on an architecture without a table.
 
     ``refused``: names that fail with ``EPERM`` (names absent on this architecture, such as
     ``fork`` on aarch64, are skipped).  ``arg0_allowed``: calls allowed only with one of the given
     first arguments (compared on their low 32 bits), ``EPERM`` otherwise.  ``clone`` is always
     refused when it asks for a new namespace, and, unless ``allow_processes``, when it would
-    create a process rather than a thread.  ``clone3`` always fails with ``ENOSYS``.
+    create a process rather than a thread.  ``clone3`` always fails with ``ENOSYS``.  With
+    ``notify`` every refusal (``clone3``'s ``ENOSYS`` aside, which is no refusal but a fallback) goes
+    to the filter's listener instead, whose answer is the caller's ``EPERM``.
     """
     arch = _ARCHES.get(machine or platform.machine())
     if arch is None:
         return None
     audit_arch, table, has_x32 = arch
-    eperm, enosys = _ret(_ERRNO | errno.EPERM), _ret(_ERRNO | errno.ENOSYS)
+    eperm, enosys = _ret(_USER_NOTIF if notify else _ERRNO | errno.EPERM), _ret(_ERRNO | errno.ENOSYS)
     program = [_op(_LD_ABS, _OFFSET_ARCH), _op(_JEQ, audit_arch, 1, 0), _ret(_KILL_PROCESS), _op(_LD_ABS, _OFFSET_NR)]
     if has_x32:
         program += [_op(_JGE, _X32_BIT, 0, 1), eperm]

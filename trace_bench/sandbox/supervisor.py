@@ -11,8 +11,9 @@ Then the supervisor waits for its own part of the request (the wall-clock limit,
 and the cancel pipe), keeps the tail of the child's stdout/stderr (a pipe it drains, so endless
 output costs nothing but CPU) and writes one status report to the status pipe: the child's wait
 status, CPU seconds, whether the wall-clock limit or the job ended it, the output tail, or why
-setup failed.  The child cannot reach the supervisor: it is outside the call's PID namespace and
-not dumpable.
+setup failed.  It also answers every system call the call's seccomp filter refuses and counts it
+(:mod:`.refusals`): the report's ``refused`` is the sandbox's own record of them.  The child cannot
+reach the supervisor: it is outside the call's PID namespace and not dumpable.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any, NoReturn
 from trace_bench._util.processes import die_with_parent, kill_process_group
 from trace_bench.sandbox import codec, linux, policy
 from trace_bench.sandbox.frames import recv_frame
+from trace_bench.sandbox.refusals import Record
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -64,9 +66,10 @@ def _kill(pid: int, strong: bool) -> None:
         os.kill(pid, signal.SIGKILL)  # PID 1 of the call's namespace: the kernel ends the rest
 
 
-def _watch(pid: int, output_fd: int, cancel_fd: int, wall_s: float,
-           strong: bool) -> tuple[int, Any, str | None, _Output]:
-    """Drain the child's output until it exits; kill it at the deadline or when the job cancels.
+def _watch(pid: int, output_fd: int, cancel_fd: int, wall_s: float, strong: bool,
+           record: Record) -> tuple[int, Any, str | None, _Output]:
+    """Drain the child's output until it exits; kill it at the deadline or when the job cancels; answer
+    the refused system calls of ``record``'s listener as they come.
 
     Returns (wait status, rusage, what ended it: "timeout", "cancelled" or None, output).
     """
@@ -79,6 +82,9 @@ def _watch(pid: int, output_fd: int, cancel_fd: int, wall_s: float,
     poller = select.poll()
     poller.register(output_fd, select.POLLIN)
     poller.register(cancel_fd, select.POLLIN)
+    handover = record.sock.fileno() if record.sock is not None else -1
+    if handover >= 0:
+        poller.register(handover, select.POLLIN)
     if exited_fd >= 0:
         poller.register(exited_fd, select.POLLIN)
     ended_by: str | None = None
@@ -89,7 +95,15 @@ def _watch(pid: int, output_fd: int, cancel_fd: int, wall_s: float,
             ended_by = "timeout"
         wait_ms = 20 if exited_fd < 0 or ended_by else max(1, int(remaining * 1000) + 1)
         for fd, _event in poller.poll(wait_ms):
-            if fd == output_fd:
+            if fd == handover:  # the child's seccomp listener (or the end of its socket)
+                poller.unregister(handover)
+                handover = -1
+                if record.receive() >= 0:
+                    poller.register(record.listener, select.POLLIN)
+            elif fd == record.listener and fd >= 0:
+                if not (_event & select.POLLIN) or not record.answer():
+                    poller.unregister(fd)
+            elif fd == output_fd:
                 data = os.read(output_fd, 1 << 16)
                 if data:
                     output.add(data)
@@ -145,6 +159,7 @@ def prepare_call(to_supervisor: socket.socket, to_child: socket.socket, *, stron
 
     gc.disable()  # it allocates little and lives one call: no collections, no copied pages
     setup_error, pid, output_r, workdir = "", -1, -1, "/tmp"
+    record: Record | None = None
     try:
         die_with_parent()
         if strong:
@@ -152,11 +167,15 @@ def prepare_call(to_supervisor: socket.socket, to_child: socket.socket, *, stron
         else:
             workdir = tempfile.mkdtemp(prefix="trace-bench-sandbox-")
         output_r, output_w = os.pipe()
+        mine, childs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        record = Record(mine)
         pid = os.fork()
         if pid == 0:
             os.close(output_r)
             to_supervisor.close()
-            await_request(to_child, output_w, workdir, strong=strong)
+            mine.close()
+            await_request(to_child, output_w, workdir, strong=strong, refusals=childs)
+        childs.close()
         os.close(output_w)
         if linux.is_linux():
             linux.set_dumpable(False)
@@ -173,14 +192,16 @@ def prepare_call(to_supervisor: socket.socket, to_child: socket.socket, *, stron
         _remove_workdir(workdir, strong)
         os._exit(0)
     report: dict[str, Any] = {"setup_error": setup_error}
-    if not setup_error:
+    if not setup_error and record is not None:
         try:
-            status, usage, ended_by, output = _watch(pid, output_r, cancel_fd, wall_s, strong)
+            status, usage, ended_by, output = _watch(pid, output_r, cancel_fd, wall_s, strong, record)
             report = {"wait_status": status, "cpu_s": usage.ru_utime + usage.ru_stime,
                       "timed_out": ended_by == "timeout", "cancelled": ended_by == "cancelled",
-                      "output": output.text(), "output_bytes": output.total}
+                      "output": output.text(), "output_bytes": output.total, "refused": record.report()}
         except BaseException as exc:  # noqa: B036
             report = {"setup_error": f"{type(exc).__name__}: {exc}"}
+    if record is not None:
+        record.close()
     _remove_workdir(workdir, strong)
     with contextlib.suppress(OSError):
         _write_all(status_fd, codec.encode(report))

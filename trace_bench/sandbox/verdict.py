@@ -60,13 +60,34 @@ def early_result(result: ResultBytes) -> SandboxResult | None:
                          denied_actions=_denied(message))
 
 
-def interpret(status: bytes, result: ResultBytes, limits: SandboxLimits) -> SandboxResult:
-    """The call's result from the supervisor's report and, where it says the child ended well, its result."""
+def report_of(status: bytes) -> dict[str, Any]:
+    """The supervisor's report (trusted), or {} when there is none."""
     try:
         report = codec.decode(status) if status else {}
     except codec.CodecError:
         report = {}
-    report = report if isinstance(report, dict) else {}
+    return report if isinstance(report, dict) else {}
+
+
+def with_record(result: SandboxResult, report: dict[str, Any]) -> SandboxResult:
+    """``result`` with what the supervisor measured: refused system calls and CPU time."""
+    refused = report.get("refused")
+    if isinstance(refused, dict):
+        result.refused = {str(name)[:60]: int(count) for name, count in refused.items()
+                          if isinstance(count, int) and not isinstance(count, bool) and count > 0}
+    cpu_s = report.get("cpu_s")
+    if isinstance(cpu_s, (int, float)) and not isinstance(cpu_s, bool) and cpu_s >= 0:
+        result.cpu_s = float(cpu_s)
+    return result
+
+
+def interpret(status: bytes, result: ResultBytes, limits: SandboxLimits) -> SandboxResult:
+    """The call's result from the supervisor's report and, where it says the child ended well, its result."""
+    report = report_of(status)
+    return with_record(_interpret(report, result, limits), report)
+
+
+def _interpret(report: dict[str, Any], result: ResultBytes, limits: SandboxLimits) -> SandboxResult:
     stdout = tail(_text(report.get("output"), 1 << 20))
     if report.get("setup_error"):
         return SandboxResult("crash", error_type="SandboxSetupError", stdout=stdout,

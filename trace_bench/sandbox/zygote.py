@@ -234,7 +234,8 @@ def main() -> None:
 
         for network in (False, True):  # built here once, so that no call pays for it
             for processes in (False, True):
-                info["seccomp"] = seccomp_filter(network, processes) is not None
+                info["seccomp"] = seccomp_filter(network, processes, True) is not None
+        import trace_bench.sandbox.refusals  # noqa: F401 - each call's supervisor and child use it
         if not strong:
             import trace_bench.sandbox.guard  # noqa: F401 - the weak mode's audit hook, loaded once here
 

@@ -32,7 +32,7 @@ class DenialWatch:
 
     def _write(self, denial: denials.Denial) -> None:
         self._events.write(SandboxDenial(kind=denial.kind, target=denial.target, status=denial.status,
-                                         caught=denial.caught, detail=denial.detail))
+                                         caught=denial.caught, detail=denial.detail, count=denial.count))
 
     def close(self) -> None:
         self._stop()

@@ -106,9 +106,11 @@ class SandboxDenial(Event):
                       "process or syscall")
     target: str = Field(default="", description="the sandbox target that ran the candidate")
     status: str = Field(default="", description="the call's status (ok when the code caught the refusal)")
-    caught: bool = Field(default=False, description="the code caught the refusal itself (the weak mode's audit "
-                         "hook saw it)")
+    caught: bool = Field(default=False, description="the code caught the refusal itself (the sandbox's "
+                         "record of refused system calls, or the weak mode's audit hook, saw it)")
     detail: str = ""
+    count: int = Field(default=1, description="how many refusals of this kind the event stands for (the "
+                       "sandbox's record counts refused system calls per call)")
 
 
 class JobFinished(Event):
