@@ -140,3 +140,46 @@ def test_listing_imports_no_problem_module_numpy_or_opto() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "discovery:circle_packing_26" in proc.stdout and "discovery:kissing_11" in proc.stdout
+
+
+def test_scale_invariant_problems_are_scored_at_unit_scale() -> None:
+    """Issue 40, finding 2: a 4 x 4 grid shrunk until its squared distances round read 10 instead of 18, and
+    heights whose products underflow read 2,000 times better than the best known autocorrelation bound."""
+    grid = np.array([[i, j] for i in range(4) for j in range(4)], dtype=float)
+    steps = np.full(50, 1.57)
+    steps[0] = 2.3
+    convex = np.array(published.HEILBRONN_CONVEX_13)
+    expected = (_score("min_max_distance_16_2d", grid)["value"], _score("first_autocorrelation", steps)["value"],
+                _score("heilbronn_convex_13", convex)["value"])
+    assert expected[0] == pytest.approx(18.0)
+    for scale in (1.5794011951465e-162, 1e-162, 3e150):
+        assert _score("min_max_distance_16_2d", grid * scale)["value"] == pytest.approx(expected[0], rel=1e-12)
+        assert _score("first_autocorrelation", steps * scale)["value"] == pytest.approx(expected[1], rel=1e-12)
+        assert _score("heilbronn_convex_13", convex * scale)["value"] == pytest.approx(expected[2], rel=1e-9)
+
+
+@pytest.mark.parametrize(("name", "construction"), [
+    ("first_autocorrelation", [1.0, 5e-324, 1.0]),
+    ("min_max_distance_16_2d", [[i * 1e-310, j * 1e-310] for i in range(4) for j in range(4)]),
+    ("circle_packing_26", [[0.5, 0.5, 1e-320]] * 26),
+])
+def test_subnormal_numbers_are_refused(name: str, construction: object) -> None:
+    with pytest.raises(InvalidConstruction, match="subnormal"):
+        _score(name, construction)
+
+
+def test_a_construction_above_the_best_known_value_is_checked_again_exactly() -> None:
+    """Within the tolerance, the float sum of two circles beats 0.5; with the tolerance taken off every
+    radius (a packing valid with none), it does not: the score says it does not beat 0.5."""
+    overlapping = [[0.25, 0.5, 0.25 + 4e-13], [0.75, 0.5, 0.25 + 4e-13]]  # 8e-13 overlap: within 1e-12
+    result = circle_packing.score(overlapping, 2, best_known=0.5)
+    assert result["float_value"] > 0.5 and result["beats_best_known"] == 0.0
+    assert result["value"] < 0.5 and result["combined_score"] < 1.0 and "does not beat" in result["artifacts"]["summary"]
+    honest = circle_packing.score([[0.25, 0.5, 0.25], [0.75, 0.5, 0.25]], 2, best_known=0.49)
+    assert honest["beats_best_known"] == 1.0 and honest["combined_score"] == pytest.approx(0.5 / 0.49)
+    outside = [[0.0, 0.0], [1.0, 0.0], [0.5, math.sqrt(3) / 2 + 5e-13]]  # above the apex, within the tolerance
+    result = heilbronn.score(outside, 3, "triangle", best_known=0.99)
+    assert result["beats_best_known"] == 1.0 and result["value"] < result["float_value"] < 1.0 + 1e-11
+    assert _score("first_autocorrelation", [1.0] * 10)["value"] == pytest.approx(2.0)
+    bounded = autocorrelation.score([1.0] * 10, "first", best_known=2.5, direction="min")
+    assert 2.0 < bounded["value"] < 2.0 + 1e-12 and bounded["beats_best_known"] == 1.0

@@ -3,7 +3,8 @@
 Data: seeded samples of population density B, substrate concentration S, temperature T and pH,
 with growth rates dB/dt from a hidden model (Monod uptake x logistic crowding x temperature and
 pH optima) plus 1% multiplicative noise.  ``equation(B, S, T, pH, params)`` proposes a form with
-up to 10 free parameters, fitted by least squares from all ones; score = -MSE.  Parameters
+up to 10 free parameters, fitted by least squares from all ones on the training samples; score =
+-MSE (the test split's samples are scored with the parameters fitted on the training split).  Parameters
 enter with unit scale, so a good form writes known scales in (e.g. ``T - 30 * params[3]``).
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from trace_bench.tasks.llm4ad.evalkit import rng
-from trace_bench.tasks.llm4ad.fitting import FITTING_MODULE, MAX_PARAMS, evaluate_fit
+from trace_bench.tasks.llm4ad.fitting import FITTING_MODULE, MAX_PARAMS, evaluate_fit, noise_floor
 from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
 
 TEMPLATE = '''import numpy as np
@@ -47,6 +48,27 @@ def equation(B, S, T, pH, params):
     return params[0] * B * monod * crowding * temperature * acidity
 '''
 
+NOISE = 0.01  # relative: each rate is the hidden law's times (1 + NOISE * a standard normal)
+
+
+def _points(settings: Any) -> int:
+    return int(settings["n_points"]) * max(1, int(settings["n_instances"]))
+
+
+def score_bounds(settings: Any, train_seed: int, test_seed: int) -> dict[str, Any]:
+    """The best -MSE the data allows an honest equation: the variance of the multiplicative noise on each
+    split's samples, less what chance and the fit can take off it (:func:`~.fitting.noise_floor`)."""
+    points = _points(settings)
+
+    def variances(seed: int) -> np.ndarray:
+        (B, S, T, pH), _ = dataset(seed, points)
+        return (NOISE * true_rate(B, S, T, pH)) ** 2
+
+    return {"train": -noise_floor(variances(train_seed), held_out=False),
+            "test": -noise_floor(variances(test_seed), held_out=True),
+            "why": f"the data's noise: {100 * NOISE:g}% of each growth rate, Gaussian"}
+
+
 TASK = CodeTask(
     name="bactgrow",
     entry="equation",
@@ -62,6 +84,7 @@ TASK = CodeTask(
     scoring="-MSE of the fitted equation",
     sandbox_modules=(FITTING_MODULE,),  # never this module: it holds the hidden law
     defaults={"n_instances": 1, "n_points": 500},
+    score_bounds=score_bounds,
 )
 
 
@@ -76,14 +99,19 @@ def dataset(seed: int, n_points: int) -> tuple[tuple[np.ndarray, ...], np.ndarra
     S = gen.uniform(0.05, 10.0, n_points)
     T = gen.uniform(15.0, 45.0, n_points)
     pH = gen.uniform(4.5, 9.0, n_points)
-    rate = true_rate(B, S, T, pH) * (1 + 0.01 * gen.standard_normal(n_points))
+    rate = true_rate(B, S, T, pH) * (1 + NOISE * gen.standard_normal(n_points))
     return (B, S, T, pH), rate
 
 
 def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
-    """Trusted: the data is made here; the candidate's equation is fitted and evaluated in the sandbox."""
-    inputs, rate = dataset(int(payload["seed"]), int(payload["n_points"]) * max(1, int(payload["n_instances"])))
-    fit = evaluate_fit(payload, run, TASK.entry, inputs, rate)
+    """Trusted: the data is made here; the candidate's equation is fitted on the training split (in the
+    sandbox) and scored on the payload's split with those parameters."""
+    inputs, rate = dataset(int(payload["seed"]), _points(payload))
+    train_seed = int(payload.get("train_seed", payload["seed"]))
+    if train_seed == int(payload["seed"]):
+        fit = evaluate_fit(payload, run, TASK.entry, (inputs, rate))
+    else:
+        fit = evaluate_fit(payload, run, TASK.entry, dataset(train_seed, _points(payload)), (inputs, rate))
     worst = int(np.argmax(np.abs(fit["errors"])))
     B, S, T, pH = (a[worst] for a in inputs)
     return {"score": -fit["mse"], "instance_scores": [fit["mse"]],

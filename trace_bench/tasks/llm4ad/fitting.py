@@ -6,17 +6,29 @@ with forward-difference Jacobians is enough for ten parameters and a few hundred
 in milliseconds, and gives the same answer on every machine (scipy would be an optional,
 version-dependent dependency of the score).
 
-Scoring takes two sandboxed processes joined by pipes (:func:`evaluate_fit`,
-:mod:`trace_bench.sandbox.rpc`): the candidate's process gets the inputs it must predict on and
+Scoring takes three sandboxed processes, two joined by pipes (:func:`evaluate_fit`,
+:mod:`trace_bench.sandbox.rpc`).  The *fit*: the candidate's process gets the training inputs and
 serves its equation, parameters in, predictions out (:func:`serve_equation`); the fitter's process,
-which never runs candidate code, holds the target values and runs the fit, asking the candidate
-for each prediction (:func:`fit_with_candidate`).  The job computes the error from the fitted
-predictions.  So the candidate never sees a target value, and tampering with anything in its own
-process changes only its predictions.
+which never runs candidate code, holds the training targets and runs the fit, asking the candidate
+for each prediction (:func:`fit_with_candidate`).  The *score*: a third process, fresh, gets the
+candidate, the fitted parameters and the inputs of every split to score, and returns its predictions
+(:func:`predict`); the job computes each split's error from them.  So:
+
+- the candidate never sees a target value, and a held-out split is never fitted: its targets stay in
+  the job, and its score uses the parameters fitted on the training split;
+- what the fit's probes tell the candidate cannot reach a score.  A candidate that remembers the
+  probes can read residuals out of the fitter's steps (a chosen Jacobian makes each step echo about
+  ten of them), but the predictions that are scored come from a process that has seen no probe: they
+  are a function of the fitted parameters and the inputs alone, as a stateless equation's are.  What
+  the training targets can pass to a score is bounded by the fitted parameters themselves
+  (:data:`MAX_PARAMS` float64 values, 640 bits: at best about one bit per training point, which the
+  audit would see as a fit beyond the data's noise), and nothing of a held-out split's targets
+  reaches any process a candidate runs in.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +38,7 @@ from trace_bench.tasks.llm4ad.evalkit import InvalidSolution, load_candidate, op
 
 MAX_PARAMS = 10
 FITTING_MODULE = __name__  # the only module of an equation task that its sandbox shows
-_FITTER, _SERVER = f"{__name__}:fit_with_candidate", f"{__name__}:serve_equation"
+_FITTER, _SERVER, _PREDICT = f"{__name__}:fit_with_candidate", f"{__name__}:serve_equation", f"{__name__}:predict"
 
 
 def predictions(equation: Callable[..., Any], inputs: tuple[np.ndarray, ...], params: np.ndarray) -> np.ndarray:
@@ -118,15 +130,15 @@ def serve_equation(payload: dict[str, Any]) -> None:
         return
     inputs = _inputs(payload)
 
-    def predict(params: Any) -> np.ndarray:
+    def answer(params: Any) -> np.ndarray:
         return predictions(equation, inputs, np.asarray(params, dtype=float))
 
-    serve(payload, predict, filename=CANDIDATE_FILENAME)
+    serve(payload, answer, filename=CANDIDATE_FILENAME)
 
 
 def fit_with_candidate(payload: dict[str, Any]) -> dict[str, Any]:
-    """Sandbox target (no candidate code here): fit the parameters, asking the candidate's process for
-    each prediction; returns the fitted parameters and the predictions at them."""
+    """Sandbox target (no candidate code here): fit the parameters on the training targets, asking the
+    candidate's process for each prediction; returns the fitted parameters."""
     from trace_bench.sandbox.rpc import CandidateGone
 
     proxy = open_candidate(payload)
@@ -146,13 +158,29 @@ def fit_with_candidate(payload: dict[str, Any]) -> dict[str, Any]:
         return predicted
 
     params, _ = levenberg_marquardt(lambda p: remote(p) - target, np.ones(MAX_PARAMS))
-    return {"params": params, "predicted": remote(params)}
+    return {"params": params}
 
 
-def evaluate_fit(payload: dict[str, Any], run: Callable[..., Any], entry: str,
-                 inputs: tuple[np.ndarray, ...], target: np.ndarray) -> dict[str, Any]:
-    """Trusted: fit with the candidate apart from the target (two sandboxed processes), measure the
-    error here."""
+def predict(payload: dict[str, Any]) -> list[np.ndarray]:
+    """Sandbox target (a fresh candidate process that has seen no probe of the fit): the equation's
+    predictions at the fitted parameters, on the inputs of each split."""
+    equation = load_candidate(payload["program"], payload["entry"])
+    params = np.asarray(payload["params"], dtype=float)
+    return [predictions(equation, tuple(np.asarray(a, dtype=float) for a in inputs), params)
+            for inputs in payload["splits"]]
+
+
+Split = tuple[tuple[np.ndarray, ...], np.ndarray]  # (inputs, targets)
+
+
+def evaluate_fit(payload: dict[str, Any], run: Callable[..., Any], entry: str, train: Split,
+                 scored: Split | None = None) -> dict[str, Any]:
+    """Trusted: fit on ``train`` with the candidate apart from the targets (two sandboxed processes),
+    then predict ``scored`` (default: ``train`` itself) in a fresh one, and measure the error here.
+
+    ``scored`` is a held-out split: its targets never leave the job and its inputs reach only the
+    fresh process, with the parameters fitted on ``train``."""
+    inputs, target = train
     fitted = run(_FITTER, {"target": target},
                  candidate=(_SERVER, {"program": payload["program"], "entry": entry, "inputs": list(inputs)}))
     if not isinstance(fitted, dict):
@@ -160,11 +188,40 @@ def evaluate_fit(payload: dict[str, Any], run: Callable[..., Any], entry: str,
     params = np.asarray(fitted.get("params"), dtype=float)
     if params.shape != (MAX_PARAMS,) or not np.all(np.isfinite(params)):
         raise InvalidSolution(f"the fit returned parameters of shape {params.shape} (expected {MAX_PARAMS} finite)")
-    predicted = np.asarray(fitted.get("predicted"), dtype=float)
-    if predicted.shape != target.shape:
-        raise InvalidSolution(f"the predictions have shape {predicted.shape}, not {target.shape}")
-    errors = predicted - target
+    score_inputs, score_target = scored if scored is not None else train
+    answer = run(_PREDICT, {"program": payload["program"], "entry": entry, "params": params,
+                            "splits": [list(score_inputs)]})
+    if not isinstance(answer, list) or len(answer) != 1:
+        raise InvalidSolution("the equation gave no predictions at the fitted parameters")
+    predicted = np.asarray(answer[0], dtype=float)
+    if predicted.shape != score_target.shape:
+        raise InvalidSolution(f"the predictions have shape {predicted.shape}, not {score_target.shape}")
+    errors = predicted - score_target
     mse = float(np.mean(errors**2))
     if not np.isfinite(mse):
         raise InvalidSolution("the fitted equation gives NaN or inf on the data")
     return {"params": params, "mse": mse, "errors": errors}
+
+
+FLOOR_PROBABILITY = 1e-6  # how rarely an honest fit scores beyond the noise floor by chance
+_FLOOR_Z = -4.753  # the standard normal's FLOOR_PROBABILITY quantile
+
+
+def noise_floor(variances: np.ndarray, held_out: bool) -> float:
+    """The lowest MSE an honest fit reaches but with probability :data:`FLOOR_PROBABILITY`, on data whose
+    targets carry independent Gaussian noise of the given per-point ``variances``.
+
+    The residuals of the true law are that noise: their MSE is a weighted chi-square, read as a
+    chi-square with the effective number of points (Welch-Satterthwaite), whose lower quantile is
+    Wilson and Hilferty's.  On the training split the fit absorbs up to :data:`MAX_PARAMS` of those
+    points.  A fit below the floor has learnt the noise: the audit flags it."""
+    variances = np.asarray(variances, dtype=float)
+    total = float(variances.sum())
+    if total <= 0:
+        return 0.0
+    points = len(variances)
+    effective = total**2 / float((variances**2).sum())
+    if not held_out:
+        effective = max(effective * (1.0 - MAX_PARAMS / points), 1.0)
+    quantile = max(1.0 - 2.0 / (9.0 * effective) + _FLOOR_Z * math.sqrt(2.0 / (9.0 * effective)), 0.0) ** 3
+    return total / points * (1.0 if held_out else max(1.0 - MAX_PARAMS / points, 0.0)) * quantile

@@ -4,7 +4,8 @@ Data: ``n_instances`` trajectories of a hidden oscillator ``a = f(x, v)`` (a Duf
 restoring force with linear and quadratic damping), integrated with RK4 from seeded initial
 states and sampled at 150 points each, with a little Gaussian noise on the accelerations.
 ``equation(x, v, params)`` proposes a form with up to 10 free parameters; the evaluator fits
-them by least squares and scores -MSE.  The test split uses other trajectories (another seed).
+them by least squares on the training trajectories and scores -MSE.  The test split uses other
+trajectories (another seed), scored with the parameters fitted on the training split, never refitted.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from trace_bench.tasks.llm4ad.evalkit import rng
-from trace_bench.tasks.llm4ad.fitting import FITTING_MODULE, MAX_PARAMS, evaluate_fit
+from trace_bench.tasks.llm4ad.fitting import FITTING_MODULE, MAX_PARAMS, evaluate_fit, noise_floor
 from trace_bench.tasks.llm4ad.problem import CodeTask, Run, build_problem
 
 NOISE = 1e-3
@@ -44,6 +45,14 @@ def equation(x, v, params):
     return params[0] * x + params[1] * x ** 3 + params[2] * v + params[3] * v * np.abs(v)
 '''
 
+def score_bounds(settings: Any, train_seed: int, test_seed: int) -> dict[str, Any]:
+    """The best -MSE the data allows an honest equation: the noise's variance, less what chance and a fit
+    of :data:`MAX_PARAMS` parameters can take off it (:func:`~.fitting.noise_floor`)."""
+    variances = np.full(150 * max(1, int(settings["n_instances"])), NOISE**2)
+    return {"train": -noise_floor(variances, held_out=False), "test": -noise_floor(variances, held_out=True),
+            "why": f"the data's noise: Gaussian with standard deviation {NOISE:g} on every acceleration"}
+
+
 TASK = CodeTask(
     name="oscillator1",
     entry="equation",
@@ -59,6 +68,7 @@ TASK = CodeTask(
     scoring="-MSE of the fitted equation",
     sandbox_modules=(FITTING_MODULE,),  # never this module: it holds the hidden law
     defaults={"n_instances": 4},
+    score_bounds=score_bounds,
 )
 
 
@@ -95,9 +105,16 @@ def dataset(seed: int, n_trajectories: int, points: int = 150) -> tuple[np.ndarr
 
 
 def evaluate(payload: dict[str, Any], run: Run) -> dict[str, Any]:
-    """Trusted: the data is made here; the candidate's equation is fitted and evaluated in the sandbox."""
-    x, v, a = dataset(int(payload["seed"]), int(payload["n_instances"]))
-    fit = evaluate_fit(payload, run, TASK.entry, (x, v), a)
+    """Trusted: the data is made here; the candidate's equation is fitted on the training split (in the
+    sandbox) and scored on the payload's split with those parameters."""
+    n_instances = int(payload["n_instances"])
+    x, v, a = dataset(int(payload["seed"]), n_instances)
+    train_seed = int(payload.get("train_seed", payload["seed"]))
+    if train_seed == int(payload["seed"]):
+        fit = evaluate_fit(payload, run, TASK.entry, ((x, v), a))
+    else:
+        train_x, train_v, train_a = dataset(train_seed, n_instances)
+        fit = evaluate_fit(payload, run, TASK.entry, ((train_x, train_v), train_a), ((x, v), a))
     worst = int(np.argmax(np.abs(fit["errors"])))
     params = ", ".join(f"{p:.4g}" for p in fit["params"])
     return {"score": -fit["mse"], "instance_scores": [fit["mse"]],

@@ -84,6 +84,9 @@ class CodeTask:
     packages: tuple[str, ...] = ()
     sandbox_modules: tuple[str, ...] = ()
     candidate_hides: tuple[str, ...] = ()  # packages a candidate's process must not see (its checker's data)
+    # (settings, train seed, test seed) -> {"train": score, "test": score, "why": text}: the best score the data
+    # allows an honest candidate on each split (the equation tasks' noise floor); the audit flags a score above
+    score_bounds: Callable[[Mapping[str, Any], int, int], dict[str, Any]] | None = None
 
     @property
     def target_modules(self) -> tuple[str, ...]:
@@ -169,7 +172,7 @@ class HeuristicGuide(Guide):
     def payload(self, program: str, info: Any) -> dict[str, Any]:
         info = info if isinstance(info, Mapping) else {}
         payload = {k: v for k, v in self.settings.items() if k not in ("timeout_seconds", "memory_mb")}
-        payload.update({k: info[k] for k in ("seed", "n_instances") if k in info})
+        payload.update({k: info[k] for k in ("seed", "n_instances", "train_seed") if k in info})
         payload["program"] = program
         return payload
 
@@ -292,7 +295,8 @@ def build_problem(task: CodeTask, eval_kwargs: Mapping[str, Any]) -> dict[str, A
     seed, n_instances = int(settings["seed"]), int(settings["n_instances"])
     param = trace.node(task.template, name="__code", trainable=True, description=parameter_description(task))
     info = {"entry": task.entry, "seed": seed, "n_instances": n_instances}
-    test_info = {**info, "seed": seed + TEST_SEED_OFFSET}
+    # a held-out split names the training seed: a task that fits (the equation tasks) fits there, never on it
+    test_info = {**info, "seed": seed + TEST_SEED_OFFSET, "train_seed": seed}
     objective = (f"{task.description}\nImprove the Python function `{task.entry}` so the score gets higher "
                  f"(score: {task.scoring}). The code must define `def {task.entry}{task.signature}`; "
                  f"{task.constraints} numpy is available as `np`.")
@@ -307,6 +311,8 @@ def build_problem(task: CodeTask, eval_kwargs: Mapping[str, Any]) -> dict[str, A
                      "test_seed": test_info["seed"], "n_instances": n_instances},
         "stub_candidates": list(task.stub_candidates),
     }
+    if task.score_bounds is not None:
+        problem["metadata"]["score_bounds"] = task.score_bounds(settings, seed, seed + TEST_SEED_OFFSET)
     if task.objectives:
         problem["objective_config"] = {"mode": "weighted", "minimize": list(task.minimize),
                                        "weights": {k: float(task.objective_weights.get(k, 1.0)) for k in task.objectives}}

@@ -7,24 +7,36 @@ non-negative, at least one positive.
 - ``second``: with ``g = h * h`` read as the piecewise-linear function through its values (zero
   at both ends, equally spaced on [-1/2, 1/2]), the value ``||g||_2^2 / (||g||_1 ||g||_inf)`` is a
   lower bound on C2; larger is better.
+
+Both values do not depend on the heights' scale, so the heights are divided by the largest before
+anything is computed (heights whose products underflow read 219,396 % of the best known value
+before).  A value that beats the best known one is bounded rigorously: every sum here adds
+non-negative products, so its rounding error is at most Higham's gamma of its length times the sum
+(:func:`~.common.rounding_bound`), and products that underflow lose at most the smallest subnormal
+each; the bound, not the float, is what scores.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from trace_bench.tasks.discovery.problems.common import (
+    UNIT_ROUNDOFF,
     InvalidConstruction,
     as_array,
     entry,
     load_program,
     result,
+    rounding_bound,
 )
 
 ENTRY = "step_heights"
 MAX_STEPS = 10_000
+TOLERANCE = 0.0  # first_ and second_autocorrelation: no constraint but non-negative heights, checked exactly
+_UNDERFLOW = Fraction(2) ** -1074  # the most a product that underflows loses
 
 _HEADER = '''"""{statement}
 
@@ -90,6 +102,7 @@ def run(program_path: str, **_: Any) -> Any:
 
 
 def heights(data: Any) -> np.ndarray:
+    """The heights, checked, divided by the largest (the values do not depend on scale)."""
     h = as_array(data, (None,), "step_heights()")
     if not 1 <= len(h) <= MAX_STEPS:
         raise InvalidConstruction(f"step_heights() must return 1 to {MAX_STEPS} heights, got {len(h)}")
@@ -97,7 +110,7 @@ def heights(data: Any) -> np.ndarray:
         raise InvalidConstruction(f"height {int(np.argmin(h))} is negative ({h.min():.3g}); f must be non-negative")
     if h.sum() <= 0:
         raise InvalidConstruction("every height is zero")
-    return h
+    return h / h.max()
 
 
 def first_value(h: np.ndarray) -> float:
@@ -113,7 +126,36 @@ def second_value(h: np.ndarray) -> float:
     return l2_squared / (l1 * float(np.abs(g).max()))
 
 
+def _relative(terms: int) -> Fraction:
+    """The relative error of a sum of ``terms`` non-negative products of unit-scale heights, each of which
+    was itself divided by the largest height (one more rounding per factor)."""
+    return Fraction(rounding_bound(terms)) + 4 * Fraction(UNIT_ROUNDOFF)
+
+
+def first_upper_bound(h: np.ndarray) -> Fraction:
+    """A rigorous upper bound on the first value of the heights ``h`` stand for."""
+    k = len(h)
+    error = _relative(k)
+    peak = (Fraction(float(np.convolve(h, h).max())) + k * _UNDERFLOW) / (1 - error)
+    total = Fraction(float(h.sum())) / (1 + error)
+    return 2 * k * peak / (total * total)
+
+
+def second_lower_bound(h: np.ndarray) -> Fraction:
+    """A rigorous lower bound on the second value (written without the step width, which cancels)."""
+    g = np.convolve(h, h)
+    y = np.concatenate([[0.0], g, [0.0]])
+    error = _relative(len(h)) * 2 + Fraction(rounding_bound(3 * len(y)))
+    squares = (Fraction(float((y[:-1] ** 2 + y[:-1] * y[1:] + y[1:] ** 2).sum())) - 3 * len(y) * _UNDERFLOW) \
+        * (1 - error)
+    total = (Fraction(float(g.sum())) + len(g) * _UNDERFLOW) * (1 + error)
+    peak = (Fraction(float(g.max())) + len(h) * _UNDERFLOW) * (1 + error)
+    return max(squares, Fraction(0)) / (3 * total * peak)
+
+
 def score(data: Any, kind: str, best_known: float, direction: str, **_: Any) -> dict[str, Any]:
     h = heights(data)
     value = first_value(h) if kind == "first" else second_value(h)
-    return result(value, best_known, direction, f"A step function with {len(h)} steps.", steps=float(len(h)))
+    bound = first_upper_bound if kind == "first" else second_lower_bound
+    return result(value, best_known, direction, f"A step function with {len(h)} steps.", exact=lambda: bound(h),
+                  steps=float(len(h)))

@@ -3,11 +3,14 @@
 The program's ``pack_circles(n)`` returns ``n`` rows ``[x, y, r]``.  A packing is valid when every
 circle lies in ``[0, 1]^2`` and no two overlap; both checks allow :data:`TOLERANCE` (a packing
 whose circles touch exactly may read a hair closer in floating point), far too little to change
-the sum of radii in any digit that matters.
+the sum of radii in any digit that matters.  A packing whose sum beats the best known value is
+checked again in rational arithmetic, and what is scored is then the sum of its radii each less
+:data:`TOLERANCE`: a packing that is valid with no tolerance at all.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -17,10 +20,11 @@ from trace_bench.tasks.discovery.problems.common import (
     as_array,
     entry,
     load_program,
+    rationals,
     result,
 )
 
-TOLERANCE = 1e-12
+TOLERANCE = 1e-12  # circle_packing_26 and _32: how far a circle may cross a wall or a neighbour
 ENTRY = "pack_circles"
 
 _HEADER = '''"""Pack {n} disjoint circles into the unit square [0, 1] x [0, 1], maximizing the sum of their radii.
@@ -112,9 +116,27 @@ def check(circles: Any, n: int) -> np.ndarray:
     return array
 
 
+def exact_sum(circles: np.ndarray) -> Fraction:
+    """The packing's constraints in rational arithmetic, at :data:`TOLERANCE`; the sum of the radii each
+    less the tolerance (those circles lie in the square and are disjoint with no tolerance at all)."""
+    tolerance = Fraction(TOLERANCE)
+    rows = rationals(circles)
+    for i, (x, y, r) in enumerate(rows):
+        if min(x - r, y - r, 1 - x - r, 1 - y - r) < -tolerance:
+            raise InvalidConstruction(f"circle {i} leaves the unit square by more than {TOLERANCE:g} (exact check)")
+    for i, (xi, yi, ri) in enumerate(rows):
+        for j in range(i + 1, len(rows)):
+            xj, yj, rj = rows[j]
+            reach = ri + rj - tolerance
+            if reach > 0 and reach * reach > (xi - xj) ** 2 + (yi - yj) ** 2:
+                raise InvalidConstruction(f"circles {i} and {j} overlap by more than {TOLERANCE:g} (exact check)")
+    return sum((max(r - tolerance, Fraction(0)) for _, _, r in rows), Fraction(0))
+
+
 def score(data: Any, n: int, best_known: float, direction: str = "max", **_: Any) -> dict[str, Any]:
     """Trusted side: check the packing again and sum the radii."""
-    radii = check(data, n)[:, 2]
+    circles = check(data, n)
+    radii = circles[:, 2]
     smallest = ", ".join(f"#{i} (r={radii[i]:.4f})" for i in np.argsort(radii)[:3])
     return result(float(radii.sum()), best_known, direction, f"A valid packing of {n} circles; smallest: {smallest}.",
-                  smallest_radius=float(radii.min()))
+                  exact=lambda: exact_sum(circles), smallest_radius=float(radii.min()))

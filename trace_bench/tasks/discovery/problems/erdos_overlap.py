@@ -4,24 +4,31 @@ The program's ``overlap_steps()`` returns the values ``h_1..h_k`` in [0, 1] of a
 [0, 2] with equal steps and integral 1, that is ``sum(h) = k / 2``.  The value
 ``max_s 2/k sum_i h_i (1 - h_{i+s})`` (the largest overlap over shifts) is an upper bound on the
 constant C5; smaller is better.  The sum must equal ``k / 2`` up to :data:`TOLERANCE` times ``k``.
+A value that beats the best known one is bounded rigorously: the overlap's sums add non-negative
+products (rounding error at most Higham's gamma of their length), and moving the sum to exactly
+``k / 2`` (by ``e``, the sum's exact distance from it, at most ``TOLERANCE * k``) changes the overlap
+by at most ``4 e / k``; that bound is what scores.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from trace_bench.tasks.discovery.problems.common import (
+    UNIT_ROUNDOFF,
     InvalidConstruction,
     as_array,
     entry,
     load_program,
     result,
+    rounding_bound,
 )
 
 ENTRY = "overlap_steps"
-TOLERANCE = 1e-9
+TOLERANCE = 1e-9  # erdos_min_overlap: how far the sum of the k values may be from k / 2, per value
 MAX_STEPS = 10_000
 
 _HEADER = '''"""Erdos minimum overlap: a step function h on [0, 2] with values in [0, 1] and integral 1 whose largest
@@ -81,6 +88,15 @@ def overlap(h: np.ndarray) -> float:
     return float(np.correlate(h, 1 - h, mode="full").max() * 2 / len(h))
 
 
+def upper_bound(h: np.ndarray) -> Fraction:
+    """A rigorous upper bound on the overlap of a step function with exactly the integral 1 near ``h``."""
+    k = len(h)
+    error = Fraction(rounding_bound(k)) + 2 * Fraction(UNIT_ROUNDOFF)  # 1 - h rounds once where h < 1/2
+    largest = (Fraction(float(np.correlate(h, 1 - h, mode="full").max())) + k * Fraction(2) ** -1074) / (1 - error)
+    distance = abs(sum((Fraction(float(v)) for v in h), Fraction(0)) - Fraction(k, 2))
+    return 2 * largest / k + 4 * distance / k
+
+
 def score(data: Any, best_known: float, direction: str = "min", **_: Any) -> dict[str, Any]:
     h = as_array(data, (None,), "overlap_steps()")
     k = len(h)
@@ -90,4 +106,5 @@ def score(data: Any, best_known: float, direction: str = "min", **_: Any) -> dic
         raise InvalidConstruction("every step value must lie in [0, 1]")
     if abs(h.sum() - k / 2) > TOLERANCE * k:
         raise InvalidConstruction(f"the values must sum to k / 2 = {k / 2:g} (integral 1); they sum to {h.sum():.12g}")
-    return result(overlap(h), best_known, direction, f"A step function with {k} steps.", steps=float(k))
+    return result(overlap(h), best_known, direction, f"A step function with {k} steps.", exact=lambda: upper_bound(h),
+                  steps=float(k))

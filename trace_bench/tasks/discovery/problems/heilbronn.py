@@ -7,13 +7,18 @@ Appendix B.9 and B.10).
 - ``region: convex``: the points lie anywhere; the value is the smallest triangle's area divided by
   the area of the points' convex hull (the smallest convex region holding them).
 
-The program's ``heilbronn_points(n)`` returns ``n`` rows ``[x, y]``.
+The program's ``heilbronn_points(n)`` returns ``n`` rows ``[x, y]``.  In the triangle, points may lie
+up to :data:`TRIANGLE_TOLERANCE` outside it; the convex form does not depend on scale, so its points
+are brought to unit scale before anything is computed.  A value that beats the best known one is
+computed again in rational arithmetic (for the triangle: with the points moved towards its centre
+until none is outside, the bound that scores).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -23,11 +28,18 @@ from trace_bench.tasks.discovery.problems.common import (
     as_array,
     entry,
     load_program,
+    rationals,
     result,
+    unit_scale,
 )
 
 ENTRY = "heilbronn_points"
-TOLERANCE = 1e-12
+TRIANGLE_TOLERANCE = 1e-12  # heilbronn_triangle_11: how far outside the triangle a point may lie
+CONVEX_TOLERANCE = 0.0  # heilbronn_convex_13: no constraint on where the points lie
+TOLERANCE = TRIANGLE_TOLERANCE  # the name earlier versions had
+# Rational bounds on sqrt(3) (each checked by squaring below): the exact checks compare with them.
+SQRT3_LOW, SQRT3_HIGH = Fraction(17320508075688772, 10**16), Fraction(17320508075688773, 10**16)
+assert SQRT3_LOW**2 < 3 < SQRT3_HIGH**2
 SQRT3 = math.sqrt(3.0)
 TRIANGLE = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, SQRT3 / 2]])
 
@@ -156,20 +168,73 @@ def check(data: Any, n: int, region: str) -> np.ndarray:
     points = as_array(data, (n, 2), f"heilbronn_points({n})")
     if region == "triangle":
         x, y = points.T
-        outside = (y < -TOLERANCE) | (SQRT3 * x - y < -TOLERANCE) | (SQRT3 * (1 - x) - y < -TOLERANCE)
+        outside = (y < -TRIANGLE_TOLERANCE) | (SQRT3 * x - y < -TRIANGLE_TOLERANCE) | \
+            (SQRT3 * (1 - x) - y < -TRIANGLE_TOLERANCE)
         if outside.any():
             i = int(np.argmax(outside))
             raise InvalidConstruction(f"point {i} ({x[i]:.6f}, {y[i]:.6f}) lies outside the triangle")
     return points
 
 
+def _sqrt3_times_at_least(a: Fraction, b: Fraction) -> bool:
+    """Whether a * sqrt(3) >= b, decided exactly (by squaring)."""
+    if a >= 0:
+        return b <= 0 or 3 * a * a >= b * b
+    return b < 0 and 3 * a * a <= b * b
+
+
+def _smallest_area(rows: list[list[Fraction]]) -> Fraction:
+    return min(abs((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1])) / 2
+               for a, b, c in itertools.combinations(rows, 3))
+
+
+def _hull_area(rows: list[list[Fraction]]) -> Fraction:
+    ordered = sorted({(p[0], p[1]) for p in rows})
+
+    def chain(sequence: list[tuple[Fraction, Fraction]]) -> list[tuple[Fraction, Fraction]]:
+        kept: list[tuple[Fraction, Fraction]] = []
+        for q in sequence:
+            while len(kept) >= 2 and ((kept[-1][0] - kept[-2][0]) * (q[1] - kept[-2][1])
+                                      - (kept[-1][1] - kept[-2][1]) * (q[0] - kept[-2][0])) <= 0:
+                kept.pop()
+            kept.append(q)
+        return kept
+
+    hull = chain(ordered)[:-1] + chain(ordered[::-1])[:-1]
+    return abs(sum((hull[i][0] * hull[i - 1][1] - hull[i - 1][0] * hull[i][1] for i in range(len(hull))),
+                   Fraction(0))) / 2
+
+
+def exact_value(points: np.ndarray, region: str) -> Fraction:
+    """A lower bound on the value in rational arithmetic: exact for the convex form; for the triangle,
+    the points moved towards its centre (by the factor that brings a point :data:`TRIANGLE_TOLERANCE`
+    outside to its edge), whose smallest triangle is that factor squared times the given one's."""
+    rows = rationals(points)
+    if region == "convex":
+        area = _hull_area(rows)
+        if area == 0:
+            raise InvalidConstruction("the points are collinear (exact check)")
+        return _smallest_area(rows) / area
+    tolerance = Fraction(TRIANGLE_TOLERANCE)
+    for i, (x, y) in enumerate(rows):
+        if y < -tolerance or not _sqrt3_times_at_least(x, y - tolerance) \
+                or not _sqrt3_times_at_least(1 - x, y - tolerance):
+            raise InvalidConstruction(f"point {i} lies outside the triangle by more than {TRIANGLE_TOLERANCE:g} "
+                                      "(exact check)")
+    inradius = SQRT3_LOW / 6
+    shrink = inradius / (inradius + tolerance)
+    return 4 * shrink * shrink * _smallest_area(rows) / SQRT3_HIGH
+
+
 def score(data: Any, n: int, region: str, best_known: float, direction: str = "max", **_: Any) -> dict[str, Any]:
-    points = check(data, n, region)
+    given = check(data, n, region)
+    points = unit_scale(given) if region == "convex" else given
     smallest = float(triangle_areas(points).min())
     area = hull_area(points) if region == "convex" else SQRT3 / 4
     if area <= 0:
         raise InvalidConstruction("the points are collinear: their convex hull has no area")
     value = smallest / area
     return result(value, best_known, direction,
-                  f"{n} points; smallest triangle area {smallest:.6g} over region area {area:.6g}.",
-                  smallest_triangle=smallest, region_area=area)
+                  f"{n} points; smallest triangle area {smallest:.6g} over region area {area:.6g}"
+                  f"{' (at unit scale)' if region == 'convex' else ''}.",
+                  exact=lambda: exact_value(given, region), smallest_triangle=smallest, region_area=area)

@@ -9,6 +9,7 @@ Coordinates are integers (below 2^20 in absolute value), so the check is exact a
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from trace_bench.tasks.discovery.problems.common import InvalidConstruction, ent
 ENTRY = "kissing_configuration"
 MAX_COORDINATE = 1 << 20
 MAX_POINTS = 5000
+TOLERANCE = 0  # kissing_11: integer coordinates, every check exact
 
 _HEADER = '''"""Kissing number in {d} dimensions: as many points with integer coordinates as possible, none at the
 origin, whose smallest pairwise distance is at least their largest norm.
@@ -91,4 +93,5 @@ def score(data: Any, d: int, best_known: float, direction: str = "max", **_: Any
         raise InvalidConstruction(f"points {i} and {j} are closer (squared distance {smallest}) than the largest "
                                   f"norm (squared {largest}); the spheres would overlap")
     return result(float(len(points)), best_known, direction, f"{len(points)} kissing spheres in {d} dimensions.",
+                  exact=lambda: Fraction(len(points)),  # the integer check above is exact already
                   min_squared_distance=float(smallest), max_squared_norm=float(largest))

@@ -2,11 +2,14 @@
 Appendix B.8; the squared ratio is the value, as in the literature it compares with).
 
 The program's ``spread_points(n, d)`` returns ``n`` rows of ``d`` coordinates; the points must be
-pairwise distinct.
+pairwise distinct.  The ratio does not depend on scale, so the points are brought to unit scale
+before it is computed (a grid shrunk until its squared distances round read 10 instead of 18), and
+a value that beats the best known one is computed again in rational arithmetic.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -16,10 +19,13 @@ from trace_bench.tasks.discovery.problems.common import (
     as_array,
     entry,
     load_program,
+    rationals,
     result,
+    unit_scale,
 )
 
 ENTRY = "spread_points"
+TOLERANCE = 0.0  # min_max_distance_16_2d and _14_3d: no constraint but distinct points, checked exactly
 
 _HEADER = '''"""Place {n} points in {d} dimensions so that (max pairwise distance / min pairwise distance)^2 is as
 small as possible.
@@ -82,8 +88,19 @@ def ratio_squared(points: np.ndarray) -> tuple[float, float, float]:
     return (largest / smallest) ** 2, smallest, largest
 
 
+def exact_ratio(points: np.ndarray) -> Fraction:
+    """The squared ratio in rational arithmetic (squared distances of rational points are rational)."""
+    rows = rationals(points)
+    squared = [sum(((a - b) ** 2 for a, b in zip(p, q, strict=True)), Fraction(0))
+               for i, p in enumerate(rows) for q in rows[i + 1:]]
+    if min(squared) == 0:
+        raise InvalidConstruction("two points coincide (exact check)")
+    return max(squared) / min(squared)
+
+
 def score(data: Any, n: int, d: int, best_known: float, direction: str = "min", **_: Any) -> dict[str, Any]:
-    points = as_array(data, (n, d), f"spread_points({n}, {d})")
-    value, smallest, largest = ratio_squared(points)
-    return result(value, best_known, direction, f"{n} points in {d}D; distances from {smallest:.6g} to {largest:.6g}.",
-                  min_distance=smallest, max_distance=largest)
+    given = as_array(data, (n, d), f"spread_points({n}, {d})")
+    value, smallest, largest = ratio_squared(unit_scale(given))
+    return result(value, best_known, direction, f"{n} points in {d}D at unit scale; distances from {smallest:.6g} "
+                  f"to {largest:.6g}.", exact=lambda: exact_ratio(given), min_distance=smallest,
+                  max_distance=largest)
