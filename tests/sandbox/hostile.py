@@ -146,8 +146,8 @@ except Exception:
 
 
 def attacks_file(path: Path, attacks: list[Attack]) -> Path:
-    path.write_text(json.dumps([{"name": a.name, "code": a.code, "replace": a.replace, "function": a.function}
-                                for a in attacks]))
+    path.write_text(json.dumps([{"name": a.name, "code": a.code, "replace": a.replace, "function": a.function,
+                                 "matching": a.matching} for a in attacks]))
     return path
 
 

@@ -10,13 +10,14 @@ file with that tree first on ``PYTHONPATH``).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.sandbox.hostile import Trap, real_run
+from tests.sandbox.hostile import Trap, real_run, rows_of
 from trace_bench.llm.attack import Attack
 from trace_bench.llm.fake_server import FakeLLMServer
 
@@ -123,3 +124,83 @@ def test_a_construction_cannot_beat_the_best_known_value_by_rounding(tmp_path: P
     for row in rows:
         assert row["score_trust"] == "trusted"
         assert float(row["score_best"]) < 1.0 and float(row["pct_of_best_known"]) < 100.0, row
+
+
+# Finding 6: the PAL program rewrites the clock its runner reads, so that every question took -1000 s.
+CLOCK = '''import builtins as _builtins
+import time as _time
+_real = _builtins.__dict__.setdefault("_real_clock", _time.process_time)
+def _rewound():
+    _builtins._clock_calls = getattr(_builtins, "_clock_calls", 0) + 1
+    return _real() - 1000.0 * ((_builtins._clock_calls + 1) // 2)
+_time.process_time = _rewound
+text = question.strip()
+if text.endswith(" is"):
+    text = text[: -len(" is")]
+result = str(eval(text))
+'''
+
+
+def test_a_program_cannot_report_its_own_execution_time(tmp_path: Path, trap: Trap) -> None:
+    """Finding 6: internal:multiobjective_bbeh took execution_time_s from the program's own clock: -1000 s,
+    weighted objective 301 instead of at most 1."""
+    body = f"tasks: [internal:multiobjective_bbeh]\ntrainers:\n  - id: {SEARCH}\n"
+    with FakeLLMServer(attacks=[Attack("clock", CLOCK, replace=True, matching="question.strip()")],
+                       record=True) as server:
+        proc, run, rows = real_run(tmp_path, server, trap, body)
+    _ok(proc, rows)
+    assert _proposed(server, "_rewound")
+    [row] = rows
+    [record] = rows_of(run)
+    assert float(row["score_best"]) <= 1.0, row  # accuracy 1 at most, less 0.3 x a time that cannot be negative
+    assert record["score_dict_best"]["execution_time_s"] >= 0, record["score_dict_best"]
+
+
+# Finding 3: the kernel computes its output only where the evaluator will look (the old digest's
+# positions came from the run's seed, which the candidate's process holds), and claims projections
+# of zero, which the old bound always let through.  Against whole outputs it can only compute a part.
+SAMPLED_ONLY = '''
+import sys as _sys
+import numpy as _np
+_evaluator = _sys.modules.get("trace_bench.tasks.kernelbench.local_eval")
+if _evaluator is not None and not getattr(_evaluator, "_sampled_only", False):
+    _evaluator._sampled_only = True
+
+    def _sampled(model, namespace, seed, reps, device):
+        first = [_np.asarray(_evaluator._inputs(namespace, seed + i, device)[0], dtype=_np.float64)
+                 for i in range(reps)]
+        size = first[0].size
+        if hasattr(_evaluator, "FULL_VALUES") and size > _evaluator.FULL_VALUES:
+            positions = _np.random.default_rng(seed).choice(size, size=_evaluator.FULL_VALUES, replace=False)
+            values = _np.max([_np.maximum(x.reshape(-1)[positions], 0) for x in first], axis=0)
+            return {"digest": {"shape": list(first[0].shape), "positions": positions, "values": values,
+                               "projections": [0.0] * _evaluator.PROJECTIONS, "abs_sum": 0.0}}
+        peak = _np.zeros(size, dtype=_np.float32)
+        peak[:4096] = _np.max([_np.maximum(x.reshape(-1)[:4096], 0) for x in first], axis=0)
+        return peak.reshape(first[0].shape)
+
+    _evaluator._run = _sampled
+'''
+
+
+def test_a_kernel_cannot_compute_only_the_outputs_that_are_checked(tmp_path: Path, trap: Trap) -> None:
+    """Finding 3: computing the 4,096 sampled outputs and sending zero projections was judged correct, with a
+    2.68x speedup where an honest copy of the model gets 0.85x."""
+    from tests.conftest import FIXTURES
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'NVIDIA-SMI (test stand-in)'\n")
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (str(FIXTURES / "fake_torch"), os.environ.get("PYTHONPATH")) if p),
+           "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "TRACE_BENCH_KERNELBENCH_URL": None}
+    body = ("tasks:\n  - id: kernelbench:level0/relu\n    eval_kwargs: {trials: 2}\ntrainers:\n  - id: PrioritySearch\n"
+            "    params_variants:\n      - {ps_steps: 1, ps_batches: 1, ps_candidates: 1, ps_proposals: 1}\n")
+    with FakeLLMServer(attacks=[Attack("sampled only", SAMPLED_ONLY)]) as server:
+        proc, run, rows = real_run(tmp_path, server, trap, body, env=env)
+    _ok(proc, rows)
+    [row] = rows
+    assert int(row["n_evals"]) >= 2, "the attacked proposal was evaluated"
+    history = (run / "jobs" / row["job_id"] / "artifacts" / "state_history.jsonl").read_text()
+    assert "_sampled_only" not in history, "a state computing a part of its output was kept as the best"
+    assert float(row["score_best"]) < 1.6, row  # the reference against itself, about 1

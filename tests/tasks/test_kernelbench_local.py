@@ -3,7 +3,7 @@
 No GPU and no torch here: ``tests/fixtures/fake_torch`` stands in for torch at the boundary (numpy
 tensors; ``cuda`` is a name), and is what the sandbox imports as ``torch``.  What is checked is
 the evaluator's own logic: the same seeds for both models, correctness judged by the job from
-digests, the job's clock (a model that sleeps is slower, whatever it says), errors and timeouts of
+whole outputs, the job's clock (a model that sleeps is slower, whatever it says), errors and timeouts of
 the candidate, and a job that uses it.  The real thing on a GPU is
 ``test_kernelbench.py::test_local_cuda_evaluation`` (marked gpu).
 """
@@ -126,17 +126,52 @@ def test_crashes_and_hangs_end_as_failures_of_the_candidate() -> None:
     assert (hung.compiled, hung.correct) == (True, False) and hung.error.startswith(("timeout", "runtime error")), hung
 
 
-def test_large_outputs_are_judged_from_samples_and_projections() -> None:
-    from trace_bench.tasks.kernelbench.local_eval import close, digest
+def _sent(output: np.ndarray, sample: Any, shape: list[int] | None = None) -> dict[str, Any]:
+    """``output`` as a call sends it, read back by the job."""
+    import threading
+
+    from trace_bench.sandbox.frames import read_value
+    from trace_bench.tasks.kernelbench.local import read_output
+    from trace_bench.tasks.kernelbench.local_eval import send_output
+
+    read_end, write_end = os.pipe()
+    writer = threading.Thread(target=lambda: (send_output(write_end, output), os.close(write_end)))
+    writer.start()
+    try:
+        return read_output(read_end, read_value(read_end, 1 << 20)["output"], sample, shape)
+    finally:
+        writer.join()
+        os.close(read_end)
+
+
+def test_every_value_is_compared_up_to_the_sample_size_and_secret_positions_beyond() -> None:
+    """Issue 40, finding 3: the digest sampled 4,096 positions the candidate knew, and its projections' bound
+    was wider than any projection: a model computing only those positions passed (2.68x "speedup")."""
+    import random
+
+    from trace_bench.tasks.kernelbench.local import SAMPLED_VALUES, Sample, close
 
     rng = np.random.default_rng(0)
-    output = rng.standard_normal((64, 128))
-    reference = digest(output, seed=5)
-    assert "projections" in reference and close(reference, digest(output + 1e-4, seed=5), 1e-2) == ""
-    off = output.copy()
-    off.reshape(-1)[rng.choice(off.size, 800, replace=False)] += 5.0  # 10 % of the values wrong
-    assert close(reference, digest(off, seed=5), 1e-2).startswith("wrong result")
-    assert close(reference, digest(output, seed=6), 1e-2) != ""  # a summary at other positions is refused
+    small = rng.standard_normal((64, 128)).astype(np.float32)
+    sample = Sample(random.Random(1))
+    expected = _sent(small, sample)
+    assert len(expected["values"]) == small.size  # every value
+    assert close(expected, _sent(small + 1e-4, sample), 1e-2) == ""
+    one_off = small.copy()
+    one_off[5, 7] += 1.0
+    assert "1 of 8192 compared values differ" in close(expected, _sent(one_off, sample), 1e-2)
+    large = rng.standard_normal(SAMPLED_VALUES * 3).astype(np.float32)
+    sample = Sample(random.Random(2))
+    expected = _sent(large, sample)
+    assert len(expected["values"]) == SAMPLED_VALUES
+    assert close(expected, _sent(large, sample), 1e-2) == ""
+    partly = large.copy()
+    partly[4096:] = 0.0  # only the first 4,096 values computed
+    assert close(expected, _sent(partly, sample), 1e-2).startswith("wrong result")
+    rarely = large.copy()
+    rarely[rng.choice(large.size, 1000, replace=False)] += 5.0  # 1e-4 of the values wrong: (1 - 1e-4)^(2^20) < 1e-45
+    assert close(expected, _sent(rarely, sample), 1e-2).startswith("wrong result")
+    assert close(expected, _sent(large.reshape(3, -1), sample, [3, SAMPLED_VALUES]), 1e-2).startswith("output shape")
 
 
 def test_a_kernelbench_job_evaluates_on_the_local_gpu(tmp_path: Path) -> None:

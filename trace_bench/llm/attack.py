@@ -12,7 +12,9 @@ function (``def name(...)`` in its prompt) answers with that function holding on
 ``FILE``: Python statements (one attack), or JSON: a list of ``{"name": str, "code": str}``
 (attacks used in turn, one per proposal) where an entry with ``"replace": true`` and a
 ``"function"`` name is a whole function that replaces the function of that name (an honest
-proposal, e.g. a reference solution).
+proposal, e.g. a reference solution), and an entry with ``"replace": true`` and a ``"matching"``
+text replaces, whole, any value that holds that text (code that defines no function, e.g. a PAL
+program).
 """
 
 from __future__ import annotations
@@ -38,12 +40,13 @@ _DEF = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+)?def[ \t]+(?P<name>\w+)[ \
 @dataclass(frozen=True)
 class Attack:
     """``code``: statements injected at the top of a function's body (or, with ``replace``, the whole
-    function that replaces ``function``)."""
+    function that replaces ``function``, or the whole value that replaces one holding ``matching``)."""
 
     name: str
     code: str
     replace: bool = False
     function: str = ""
+    matching: str = ""
 
 
 def load_attacks(path: str | Path) -> list[Attack]:
@@ -54,8 +57,8 @@ def load_attacks(path: str | Path) -> list[Attack]:
         return [Attack(Path(path).stem, text)]
     if not isinstance(entries, list) or not entries:
         raise ValueError(f"{path}: an attack file is Python statements or a JSON list of attacks")
-    return [Attack(str(e.get("name") or f"attack{i}"), str(e["code"]), bool(e.get("replace")), str(e.get("function") or ""))
-            for i, e in enumerate(entries)]
+    return [Attack(str(e.get("name") or f"attack{i}"), str(e["code"]), bool(e.get("replace")), str(e.get("function") or ""),
+                   str(e.get("matching") or "")) for i, e in enumerate(entries)]
 
 
 def _first_function(program: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
@@ -121,13 +124,21 @@ class AttackPolicy(StubPolicy):
         with self._turn_lock:
             return next(self._turn)  # type: ignore[no-any-return]
 
+    def _whole(self, current: str) -> bool:
+        return any(attack.matching and attack.matching in current for attack in self.attacks)
+
     def attacked(self, current: str) -> str | None:
-        """The attacked version of a code value, or None when it is not code."""
-        if "def " not in current:
+        """The attacked version of a code value, or None when it is not code (nor a value a whole-value
+        attack matches)."""
+        if "def " not in current and not self._whole(current):
             return None
         for _ in range(len(self.attacks)):
             attack = self._next()
-            if attack.replace:
+            if attack.matching:
+                changed = attack.code if attack.matching in current else None
+            elif "def " not in current:
+                changed = None
+            elif attack.replace:
                 changed = replace_function(current, attack.function, attack.code)
             else:
                 changed = inject(current, attack.code)
@@ -137,7 +148,8 @@ class AttackPolicy(StubPolicy):
 
     def _propose(self, variable: Variable, rng: random.Random, hint: Hint | None = None, share: float = 1.0,
                  factor: float | None = None) -> Any:
-        attacked = self.attacked(variable.value) if variable.type == "code" or "def " in variable.value else None
+        code = variable.type == "code" or "def " in variable.value or self._whole(variable.value)
+        attacked = self.attacked(variable.value) if code else None
         return attacked if attacked is not None else super()._propose(variable, rng, hint, share, factor)
 
     def propose_text(self, current: str, name: str, rng: random.Random, hint: Hint | None = None) -> str | None:

@@ -1,10 +1,14 @@
 """internal:multiobjective_bbeh: a PAL program for boolean expressions, judged on accuracy and CPU time.
 
 The trainable parameter is Python code that reads ``question`` and sets ``result`` to "True" or
-"False".  Two objectives: ``accuracy`` (1/0 per question, maximized) and ``execution_time_s`` (the
-CPU seconds the program took, minimized; measured, so it varies slightly between runs).  The
-program is LLM-written and therefore runs only in the sandbox (:mod:`.pal_program`), once per
-candidate for every question of the problem.
+"False".  Two objectives: ``accuracy`` (1/0 per question, maximized) and ``execution_time_s`` (CPU
+seconds per question, minimized; measured, so it varies slightly between runs).  The program is
+LLM-written and therefore runs only in the sandbox (:mod:`.pal_program`), once per candidate for
+every question of the problem.  Both objectives are measured on the trusted side: the answers are
+compared by the job, and the time is the CPU time of the whole sandboxed run as the sandbox's
+supervisor has the kernel account it (``SandboxResult.cpu_s``), divided by the number of questions;
+what the program's own process reports about its time is never read (a program that rewrote its
+clock scored -1000 s before).  The figure includes the runner's fixed cost of a few milliseconds.
 
 Eval kwargs: ``n_train`` (15), ``n_val`` (5), ``seed`` (42), ``objective_mode`` (``weighted`` or
 ``pareto``), ``data_file`` (a BBEH task.json / JSONL; default: generated questions),
@@ -39,6 +43,16 @@ def _normalized(answer: Any) -> str:
     return "".join(ch for ch in str(answer).lower() if ch.isalnum())
 
 
+def _outcome(answer: Any, cpu_s: float) -> dict[str, Any]:
+    """One question's outcome from the sandbox's plain data, with the time the job measured."""
+    answer = answer if isinstance(answer, dict) else {}
+    result, error = answer.get("result"), answer.get("error")
+    if result is None and not error:
+        error = "the program did not set 'result'"
+    return {"result": None if result is None else str(result)[:1000], "cpu_s": cpu_s,
+            "error": str(error)[:1000] if error else None}
+
+
 class BooleanProgramGuide(Guide):
     """Runs a candidate program in the sandbox on every known question at once and caches the outcome."""
 
@@ -68,10 +82,13 @@ class BooleanProgramGuide(Guide):
 
         result = run_sandboxed(TARGET, {"code": code, "questions": questions},
                                SandboxLimits(wall_s=self.timeout_s, memory_mb=512))
+        measured = result.cpu_s if result.cpu_s is not None else result.wall_s  # the supervisor's, else the job's clock
+        per_question = max(float(measured), 0.0) / max(len(questions), 1)
         if result.ok and isinstance(result.value, list) and len(result.value) == len(questions):
-            return dict(zip(questions, result.value, strict=True))
+            return {question: _outcome(answer, per_question) for question, answer in zip(questions, result.value,
+                                                                                             strict=True)}
         problem = f"the program could not run ({result.status}: {result.message or result.error_type})"
-        return {q: {"result": None, "cpu_s": 0.0, "error": problem} for q in questions}
+        return {q: {"result": None, "cpu_s": per_question, "error": problem} for q in questions}
 
     def _judge(self, query: Any, response: Any, reference: Any) -> tuple[bool, str, float]:
         outcome = self._outcomes(str(getattr(response, "data", response)), str(query))

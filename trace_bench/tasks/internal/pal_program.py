@@ -1,13 +1,13 @@
 """The trusted runner of PAL programs; it runs INSIDE a sandbox child, never in the job process.
 
 A PAL program reads ``question`` and sets ``result``.  ``run_program`` executes one program once
-per question in a fresh namespace and reports, per question, the result text, the CPU seconds
-(``time.process_time``) the program took, and the error, if any.  Plain data only.
+per question in a fresh namespace and reports, per question, the result text and the error, if any.
+Plain data only.  It reports no time: the job takes the run's CPU time from the sandbox's supervisor
+(a figure from this process would be the program's to rewrite).
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 
@@ -28,19 +28,17 @@ def run_program(payload: dict[str, Any]) -> list[dict[str, Any]]:
         compiled = compile(source, "<pal-program>", "exec")
     except SyntaxError as exc:
         error = f"SyntaxError: {exc.msg} (line {exc.lineno})"
-        return [{"result": None, "cpu_s": 0.0, "error": error} for _ in payload["questions"]]
+        return [{"result": None, "error": error} for _ in payload["questions"]]
     outcomes = []
     for question in payload["questions"]:
         namespace: dict[str, Any] = {"question": question}
-        started = time.process_time()
         error = None
         try:
             exec(compiled, namespace)  # noqa: S102 - the purpose of this module; runs in the sandbox
         except BaseException as exc:  # noqa: B036 - candidate code may raise anything
             error = f"{type(exc).__name__}: {exc}"
-        cpu_s = time.process_time() - started
         result = None if error or "result" not in namespace else str(namespace["result"])
         if error is None and result is None:
             error = "the program did not set 'result'"
-        outcomes.append({"result": result, "cpu_s": cpu_s, "error": error})
+        outcomes.append({"result": result, "error": error})
     return outcomes

@@ -4,12 +4,17 @@ Each evaluation is two sandboxed calls of :func:`.local_eval.serve_model`, one a
 they never share the GPU: the reference ``Model`` (a process with no candidate code) and the
 candidate's ``ModelNew``.  The job drives both through the same steps on the same seeds, which it
 draws itself: ``CORRECTNESS_ROUNDS`` single runs, then ``TIMING_ROUNDS`` runs of ``trials``
-inputs each.  Correctness is the job comparing each of the candidate's output digests with the
-reference's (``allclose`` with atol = rtol = 1e-2, as KernelBench); the runtime of a model is the
-shortest of its timed runs *as the job's clock measures it*, from sending the seed to receiving the
-digest, divided by ``trials``.  So nothing the candidate's process says about itself (a printed
-result line, a timing, a verdict) is read: a faster score needs the right outputs for inputs that
-did not exist before the clock started.
+inputs each.  Every run sends its whole output to the job (:func:`.local_eval.send_output`).
+Correctness is the job comparing the candidate's outputs with the reference's for the same seeds
+(``allclose`` with atol = rtol = :data:`TOLERANCE`, as KernelBench), on every value of an output of
+up to :data:`SAMPLED_VALUES` values, and on :data:`SAMPLED_VALUES` positions the job draws and never
+sends for a larger one: an output of which a fraction ``e`` of the values is wrong then passes with
+probability at most ``(1 - e) ** SAMPLED_VALUES``, below 1e-6 from ``e`` = 1.32e-5 on (the most a
+model could save by leaving values out).  The runtime of a model is the shortest of its timed runs *as
+the job's clock measures it*, from sending the seed to receiving the last byte of the output, divided
+by ``trials``.  So nothing the candidate's process says about itself (a printed result line, a
+timing, a verdict) is read: a faster score needs the right outputs, every one of them, for inputs
+that did not exist before the clock started.
 
 The GPU's device nodes (``/dev/nvidia*``) are passed into the sandbox where they exist; the calls
 may start processes (compilers) and write their private ``/tmp`` (build directories), get no
@@ -20,16 +25,18 @@ limited (CUDA reserves far more than it uses); time, processes and files are.
 from __future__ import annotations
 
 import glob
+import math
 import os
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from trace_bench.sandbox import SandboxLimits, SandboxResult
 from trace_bench.sandbox.frames import read_value, write_value
 from trace_bench.tasks.kernelbench.evaluation import KernelResult
-from trace_bench.tasks.kernelbench.local_eval import close
 
 TARGET = "trace_bench.tasks.kernelbench.local_eval:serve_model"
 TOLERANCE = 1e-2
@@ -40,6 +47,9 @@ FRAME_BYTES = 8 << 20
 GPU_PROCESSES = 64  # nvcc, ninja and the compilers they start
 GPU_FILES_MB = 2048  # extension builds in the call's private /tmp
 NO_ADDRESS_LIMIT_MB = 1 << 24  # 16 TB: CUDA maps far more address space than it uses
+SAMPLED_VALUES = 1 << 20  # values of an output compared (all of them in a smaller output)
+MAX_OUTPUT_VALUES = 1 << 32  # an output this large is not read (16 GiB of float32)
+CHUNK_VALUES = 1 << 21  # an output is read through a buffer of this many values (8 MiB)
 
 
 def gpu_devices() -> tuple[str, ...]:
@@ -49,9 +59,60 @@ def gpu_devices() -> tuple[str, ...]:
 @dataclass
 class _Measured:
     ready: dict[str, Any]
-    digests: list[Any]
+    outputs: list[dict[str, Any]]  # per run: {"shape", "values": the values at the sampled positions} or {"error"}
     seconds: list[float]
     result: SandboxResult | None = None
+
+
+@dataclass
+class Sample:
+    """The positions an evaluation compares, drawn by the job once it knows the output's size, never sent."""
+
+    draw: random.Random
+    size: int = -1
+    positions: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+
+    def of(self, size: int) -> np.ndarray:
+        if self.size < 0:
+            self.size = size
+            if size <= SAMPLED_VALUES:
+                self.positions = np.arange(size, dtype=np.int64)
+            else:
+                rng = np.random.default_rng(self.draw.getrandbits(64))
+                self.positions = np.sort(rng.choice(size, size=SAMPLED_VALUES, replace=False)).astype(np.int64)
+        return self.positions
+
+
+def _read_into(fd: int, view: memoryview) -> None:
+    while view:
+        got = os.readv(fd, [view])
+        if not got:
+            raise EOFError("the call ended in the middle of an output")
+        view = view[got:]
+
+
+def read_output(fd: int, header: Any, sample: Sample, expected_shape: list[int] | None) -> dict[str, Any]:
+    """Read one whole output from the call, keeping its values at the sample's positions (trusted)."""
+    shape = header.get("shape") if isinstance(header, dict) else None
+    if not (isinstance(shape, list) and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                                            for n in shape)):
+        return {"error": "a malformed output header"}
+    size = math.prod(shape)
+    if expected_shape is not None and shape != expected_shape:
+        return {"shape": shape}
+    if header.get("bytes") != 4 * size or size > MAX_OUTPUT_VALUES:
+        return {"error": f"an output of shape {tuple(shape)} announced as {header.get('bytes')!r} bytes"}
+    positions = sample.of(size)
+    values = np.empty(len(positions), dtype="<f4")
+    buffer = np.empty(min(CHUNK_VALUES, max(size, 1)), dtype="<f4")
+    start = taken = 0
+    while start < size:
+        count = min(len(buffer), size - start)
+        _read_into(fd, memoryview(buffer[:count].data).cast("B"))
+        end = int(np.searchsorted(positions, start + count, side="left"))
+        values[taken:end] = buffer[positions[taken:end] - start]
+        taken, start = end, start + count
+    return {"shape": shape, "values": values}
 
 
 class LocalEvaluator:
@@ -80,8 +141,9 @@ class LocalEvaluator:
         return SandboxLimits(wall_s=self.timeout_s, memory_mb=NO_ADDRESS_LIMIT_MB if gpu else 4096,
                              file_size_mb=GPU_FILES_MB if gpu else 64, max_processes=GPU_PROCESSES if gpu else 0)
 
-    def _measure(self, role: str, ref_src: str, custom_src: str, seed: int, seeds: list[int]) -> _Measured:
-        """Run one model through the steps; the job's clock times each timed step."""
+    def _measure(self, role: str, ref_src: str, custom_src: str, seed: int, seeds: list[int],
+                 sample: Sample, expected_shape: list[int] | None = None) -> _Measured:
+        """Run one model through the steps; the job's clock times each step to the last byte of its output."""
         from trace_bench.sandbox.runner import Call, start_call
 
         to_call_r, to_call_w = os.pipe()
@@ -111,32 +173,42 @@ class LocalEvaluator:
                         started = time.perf_counter()
                         write_value(to_call_w, {"op": "run", "seed": step_seed, "reps": reps})
                         answer = _reply(from_call_r)
+                        if "output" in answer:
+                            answer = read_output(from_call_r, answer["output"], sample, expected_shape)
                         measured.seconds.append(time.perf_counter() - started)
-                        measured.digests.append(answer)
-                        if "digest" not in answer:
+                        measured.outputs.append(answer)
+                        if "values" not in answer:
                             break
+                        expected_shape = answer["shape"]
                     write_value(to_call_w, {"op": "stop"})
             except (EOFError, OSError, ValueError):
                 pass
             finally:
                 os.close(to_call_w)
                 to_call_w = -1
+                os.close(from_call_r)  # a call still writing an output nobody reads ends now
+                from_call_r = -1
             measured.result = call.finish()
             return measured
         finally:
             if to_call_w >= 0:
                 os.close(to_call_w)
-            os.close(from_call_r)
+            if from_call_r >= 0:
+                os.close(from_call_r)
 
     def evaluate(self, problem_id: str, ref_src: str, custom_src: str, seed: int) -> KernelResult:
-        draw = random.Random(f"{problem_id}|{seed}|{time.time_ns()}")  # unknown to the candidate beforehand
+        draw = random.Random(f"{problem_id}|{seed}|{time.time_ns()}|{os.urandom(8).hex()}")  # unknown to the candidate
         seeds = [draw.randrange(1 << 30) for _ in range(CORRECTNESS_ROUNDS + TIMING_ROUNDS)]
-        reference = self._measure("reference", ref_src, "", seed, seeds)
-        if not (reference.ready.get("ready") and len(reference.digests) == len(seeds)
-                and all("digest" in d for d in reference.digests)):
-            why = reference.ready.get("error") or _describe(reference.result) or "no digests"
+        sample = Sample(draw)
+        reference = self._measure("reference", ref_src, "", seed, seeds, sample)
+        if not (reference.ready.get("ready") and len(reference.outputs) == len(seeds)
+                and all("values" in d for d in reference.outputs)):
+            why = reference.ready.get("error") or next((str(d.get("error")) for d in reference.outputs
+                                                        if "error" in d), "") or _describe(reference.result) \
+                or "no outputs"
             raise ReferenceFailed(f"the reference model of {problem_id} did not run: {why}")
-        candidate = self._measure("candidate", ref_src, custom_src, seed, seeds)
+        candidate = self._measure("candidate", ref_src, custom_src, seed, seeds, sample,
+                                  expected_shape=reference.outputs[0]["shape"])
         return judge(reference, candidate, self.trials)
 
 
@@ -155,8 +227,24 @@ def _describe(result: SandboxResult | None) -> str:
     return result.describe() if result is not None and not result.ok else ""
 
 
+def close(expected: dict[str, Any], got: dict[str, Any], tolerance: float) -> str:
+    """"" when the candidate's output matches the reference's at every compared position, else why not."""
+    if list(got.get("shape") or []) != list(expected["shape"]):
+        return f"output shape {tuple(got.get('shape') or ())} != expected {tuple(expected['shape'])}"
+    if not isinstance(got.get("values"), np.ndarray) or got["values"].shape != expected["values"].shape:
+        return "the output was not sent whole"
+    want, have = expected["values"].astype(np.float64), got["values"].astype(np.float64)
+    if not np.allclose(have, want, atol=tolerance, rtol=tolerance):
+        with np.errstate(invalid="ignore"):
+            difference = np.abs(have - want)
+        wrong = int(np.count_nonzero(~np.isclose(have, want, atol=tolerance, rtol=tolerance)))
+        worst = float(np.nanmax(difference)) if np.any(np.isfinite(difference)) else math.inf
+        return f"wrong result: max abs difference {worst:.4g} ({wrong} of {len(want)} compared values differ)"
+    return ""
+
+
 def judge(reference: _Measured, candidate: _Measured, trials: int) -> KernelResult:
-    """The verdict, from the digests and the job's own timings (trusted code, plain data)."""
+    """The verdict, from the outputs and the job's own timings (trusted code, plain data)."""
     timed_out = candidate.result is not None and candidate.result.status == "timeout"
     if candidate.ready.get("ready") is not True:
         error = str(candidate.ready.get("error") or _describe(candidate.result) or "the candidate did not start")
@@ -166,16 +254,14 @@ def judge(reference: _Measured, candidate: _Measured, trials: int) -> KernelResu
                             else f"runtime error: {error}")
     if timed_out:
         return KernelResult(True, False, error=f"timeout: {candidate.result.message}")  # type: ignore[union-attr]
-    for index, expected in enumerate(reference.digests):
-        if index >= len(candidate.digests):
+    for index, expected in enumerate(reference.outputs):
+        if index >= len(candidate.outputs):
             why = _describe(candidate.result) or "it stopped answering"
             return KernelResult(True, False, error=f"runtime error: {why}")
-        answer = candidate.digests[index]
-        if "digest" not in answer:
+        answer = candidate.outputs[index]
+        if "error" in answer:
             return KernelResult(True, False, error=f"runtime error: {str(answer.get('error'))[:2000]}")
-        if not isinstance(answer["digest"], dict):
-            return KernelResult(True, False, error="runtime error: a malformed output summary")
-        verdict = close(expected["digest"], answer["digest"], TOLERANCE)
+        verdict = close(expected, answer, TOLERANCE)
         if verdict:
             return KernelResult(True, False, error=verdict)
     timed = slice(CORRECTNESS_ROUNDS, None)
