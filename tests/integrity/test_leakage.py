@@ -61,3 +61,32 @@ def test_normalise_and_mask() -> None:
     assert normalise("  Ｆｕｌｌ\u00a0WIDTH\n\ttext ") == "full width text"
     assert mask("one two three four five") == "one two three … (+2 words)"
     assert mask("supercalifragilistic") == "supe… (20 chars)" and "secret" not in mask("secret")
+
+
+def test_answers_hidden_in_common_encodings_are_found_and_named() -> None:
+    """Issue 40, finding 7: the scan matched verbatim text only: 0 of 5 hidden tests once zlib+base64 encoded."""
+    import base64
+    import binascii
+    import json
+    import zlib
+
+    hidden = {
+        "base64+zlib": f'DATA = "{base64.b64encode(zlib.compress(ANSWER.encode())).decode()}"',
+        "hex": f"DATA = bytes.fromhex('{binascii.hexlify(ANSWER.encode()).decode()}')",
+        "base64+gzip": f"DATA = '{base64.b64encode(__import__('gzip').compress(ANSWER.encode())).decode()}'",
+        "reversed": f"DATA = {ANSWER[::-1]!r}[::-1]",
+        "escaped": "DATA = " + json.dumps(ANSWER).replace("e", "\\u0065"),
+    }
+    for encoding, code in hidden.items():
+        result = scan(code)
+        assert result.leaked == {"test": [0]}, encoding
+        (finding,) = result.findings
+        assert finding.encoding == encoding, (encoding, finding)
+    noise = base64.b64encode(bytes(range(256)) * 4).decode() + binascii.hexlify(b"\x00\xff" * 64).decode()
+    assert scan(f"KEY = '{noise}'").leaked == {"test": []}
+
+
+def test_candidate_outputs_are_searched_as_a_state_of_their_own() -> None:
+    result = scan_states({"best": [("prompt", "Be brief.")], "outputs": [("t:solve", f"printed: {ANSWER}")]},
+                         {"test": TEST})
+    assert result.leaked == {"test": [0]} and result.findings[0].state == "outputs"

@@ -8,6 +8,9 @@ Three signals, each computed after the job from what it produced (see docs/analy
 * **sandbox denials**: boundaries the job's sandboxed candidates ran into (refused syscalls, writes,
   network, processes, forged results, timeouts, memory), per kind (``sandbox_denials``,
   ``sandbox_denial_kinds``; one ``sandbox_denial`` event each in the job's ``events.jsonl``);
+* **scores beyond a bound**: jobs whose score passed what the task says an honest candidate can reach,
+  above the best known value or a fit better than the data's noise (results.csv ``integrity_flags``;
+  the details in each job's ``artifacts/integrity.json``);
 * **selection-vs-test gap**: per job, the best score on the selection split minus the test score
   of that state; an arm is flagged when its mean gap is positive and exceeds the mean of the task's
   other arms' mean gaps by more than its own 95 % confidence half-width, beyond float noise (the ties'
@@ -34,11 +37,19 @@ from trace_bench.store.ranking import TIE_TOLERANCE
 from trace_bench.store.run_store import RunStore
 
 INTEGRITY_COLUMNS = [*ARM, "jobs", "scored", "planned", "complete", "audited", "leaked_jobs", "leaked_test_items", "leaked_validation_items",
-                     "sandbox_denials", "denial_kinds", "gap_n", "gap_mean", "gap_ci_half", "others_gap_mean", "gap_flag",
-                     "flags"]
+                     "sandbox_denials", "denial_kinds", "beyond_jobs", "gap_n", "gap_mean", "gap_ci_half",
+                     "others_gap_mean", "gap_flag", "flags"]
 #: what each flag says, for captions and notes
 FLAG_TEXT = {"leak": "held-out test items in its states", "validation leak": "validation items in its states",
-             "denials": "sandbox denials", "gap": "selection-vs-test gap above its task's other arms"}
+             "denials": "sandbox denials", "beyond": "a score beyond the best known value or the data's noise",
+             "gap": "selection-vs-test gap above its task's other arms"}
+
+
+def _flagged(cell: Any) -> bool:
+    """Whether a job's ``integrity_flags`` (a list, or its JSON in a CSV) names any flag."""
+    if isinstance(cell, (list, tuple)):
+        return bool(cell)
+    return isinstance(cell, str) and cell.strip() not in ("", "[]")
 MAX_FINDINGS_SHOWN = 200
 MAX_DENIALS_SHOWN = 100
 
@@ -86,6 +97,7 @@ def integrity_table(jobs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
             kinds: Counter[str] = Counter()
             for cell in arm.get("sandbox_denial_kinds", pd.Series(dtype=object)):
                 kinds.update(_kinds(cell))
+            beyond = int(sum(_flagged(cell) for cell in arm.get("integrity_flags", pd.Series(dtype=object))))
             scored, planned = int(arm["scored"].sum()), arm_planned(arm)
             row = {"task": task, "trainer": trainer, "params_label": label, "jobs": len(arm), "scored": scored,
                    "planned": planned, "complete": scored == planned > 0,
@@ -93,11 +105,12 @@ def integrity_table(jobs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
                    "leaked_test_items": int(leaked.fillna(0).sum()),
                    "leaked_validation_items": int(validation.fillna(0).sum()),
                    "sandbox_denials": int(denied.fillna(0).sum()), "denial_kinds": kinds_text(kinds),
-                   "gap_n": gap.n, "gap_mean": gap.mean, "gap_ci_half": gap.half_width,
+                   "beyond_jobs": beyond, "gap_n": gap.n, "gap_mean": gap.mean, "gap_ci_half": gap.half_width,
                    "others_gap_mean": others_mean, "gap_flag": gap_flag}
             flags = [name for name, on in (("leak", row["leaked_test_items"] > 0),
                                            ("validation leak", row["leaked_validation_items"] > 0),
-                                           ("denials", row["sandbox_denials"] > 0), ("gap", gap_flag)) if on]
+                                           ("denials", row["sandbox_denials"] > 0), ("beyond", beyond > 0),
+                                           ("gap", gap_flag)) if on]
             rows.append({**row, "flags": ", ".join(flags)})
     return pd.DataFrame(rows, columns=INTEGRITY_COLUMNS)
 
@@ -118,6 +131,9 @@ def describe_row(row: pd.Series) -> str:
         parts.append(f"validation items in its states ({row['leaked_validation_items']} in all)")
     if row["sandbox_denials"]:
         parts.append(f"{row['sandbox_denials']} sandbox denial(s) ({row['denial_kinds']})")
+    if row.get("beyond_jobs"):
+        parts.append(f"{row['beyond_jobs']} job(s) scored beyond the best known value or the data's noise "
+                     "(see their integrity.json)")
     if row["gap_flag"]:
         seeds = "" if row["complete"] else f" (over {row['gap_n']} of its {row['planned']} seeds: incomplete)"
         parts.append(f"selection-vs-test gap {row['gap_mean']:.3g} ± {row['gap_ci_half']:.3g}{seeds} against "

@@ -13,6 +13,12 @@ A state is a list of named parameter values (prompts, code, any structure holdin
   them for an input shorter than that but of at least :data:`MIN_INPUT_WORDS` words), the
   contamination test of the language-model literature.
 
+Text is searched as written and as it decodes (:mod:`.encodings`: base64 and hex, compressed or not,
+reversed, string escapes), so an answer kept zlib-compressed in a base64 string is found too; such a
+finding names the encoding.  Besides the job's states, the scan may be given what the candidates
+output while the job trained (what they printed and the text they returned from the sandbox), as
+the state ``outputs``.
+
 An item whose input also appears among the training inputs is not held out (the task shares it with
 the split the optimizer is meant to see) and is not searched; it is counted apart.  Each finding says
 whether the same text was already in the job's initial state: then the task handed it to the
@@ -27,6 +33,8 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from trace_bench.integrity.encodings import decodings
 
 NGRAM_WORDS = 13
 MIN_INPUT_WORDS = 8
@@ -81,8 +89,9 @@ def mask(text: str) -> str:
 @dataclass(frozen=True)
 class Finding:
     """One leak: item ``item`` of ``split`` found in parameter ``parameter`` of the job's ``state``
-    (``best`` or ``final``), by its ``kind`` (``answer`` or ``input``); ``words`` of it matched;
-    ``in_initial``: the initial state held the same text."""
+    (``best``, ``final`` or ``outputs``), by its ``kind`` (``answer`` or ``input``); ``words`` of it
+    matched; ``in_initial``: the initial state held the same text; ``encoding``: how the text was
+    hidden (``base64+zlib``, ``reversed``, ...; empty when it was written as is)."""
 
     split: str
     item: int
@@ -92,6 +101,7 @@ class Finding:
     excerpt: str
     words: int
     in_initial: bool
+    encoding: str = ""
 
 
 @dataclass
@@ -114,8 +124,8 @@ class LeakageScan:
 class _Text:
     """One parameter's normalised text, its words, and its word n-grams (built on first use)."""
 
-    def __init__(self, value: Any) -> None:
-        self.text = normalise("\n".join(strings_of(value)))
+    def __init__(self, value: Any, *, raw: str | None = None) -> None:
+        self.text = normalise(raw if raw is not None else "\n".join(strings_of(value)))
         self.words = words(self.text)
         self._grams: dict[int, set[tuple[str, ...]]] = {}
 
@@ -135,6 +145,20 @@ class _Text:
                 return True
             start = self.text.find(phrase, start + 1)
         return False
+
+
+#: a parameter as searched: (parameter name, encoding, its text so decoded)
+_Variant = tuple[str, str, _Text]
+
+
+def _variants(state: State) -> list[_Variant]:
+    """Each parameter's text as written, then as each encoding found in it decodes."""
+    found: list[_Variant] = []
+    for name, value in state:
+        raw = "\n".join(strings_of(value))
+        found.append((name, "", _Text(None, raw=raw)))
+        found.extend((name, label, _Text(None, raw=decoded)) for label, decoded in decodings(raw))
+    return found
 
 
 def _word_char(char: str) -> bool:
@@ -173,8 +197,8 @@ def scan_states(states: Mapping[str, State], splits: Mapping[str, Mapping[str, S
     """Search every state of ``states`` (``{"best": state, "final": state}``) for the items of every
     split of ``splits`` (``{"test": dataset, "validation": dataset}``; a None split is absent)."""
     scan = LeakageScan()
-    texts = {kind: [(name, _Text(value)) for name, value in state] for kind, state in states.items()}
-    seed = [(name, _Text(value)) for name, value in initial]
+    texts = {kind: _variants(state) for kind, state in states.items()}
+    seed = _variants(initial)
     train_inputs = {_input_key(value) for value in (train or {}).get("inputs", [])}
     for split, dataset in splits.items():
         if not dataset:
@@ -199,16 +223,20 @@ def scan_states(states: Mapping[str, State], splits: Mapping[str, Mapping[str, S
 
 
 def _item_findings(split: str, index: int, item_words: list[str], answers: list[str],
-                   texts: Mapping[str, list[tuple[str, _Text]]], seed: list[tuple[str, _Text]]) -> Iterable[Finding]:
+                   texts: Mapping[str, list[_Variant]], seed: list[_Variant]) -> Iterable[Finding]:
     for state, parameters in texts.items():
-        for name, text in parameters:
-            for answer in answers:
-                if text.contains(answer):
-                    yield Finding(split, index, "answer", state, name, mask(answer), len(answer.split()),
-                                  any(t.contains(answer) for _, t in seed))
-                    break
-            run = _input_run(item_words, text)
+        found: set[tuple[str, str]] = set()  # (parameter, kind): the plainest encoding that shows it is enough
+        for name, encoding, text in parameters:
+            if (name, "answer") not in found:
+                for answer in answers:
+                    if text.contains(answer):
+                        found.add((name, "answer"))
+                        yield Finding(split, index, "answer", state, name, mask(answer), len(answer.split()),
+                                      any(t.contains(answer) for _, _, t in seed), encoding)
+                        break
+            run = _input_run(item_words, text) if (name, "input") not in found else None
             if run is not None:
+                found.add((name, "input"))
                 phrase = " ".join(run)
                 yield Finding(split, index, "input", state, name, mask(phrase), len(run),
-                              any(_input_run(run, t) is not None for _, t in seed))
+                              any(_input_run(run, t) is not None for _, _, t in seed), encoding)

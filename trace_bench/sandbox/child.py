@@ -150,9 +150,12 @@ def _lock_down(limits: dict[str, Any], workdir: str, strong: bool, denied: list[
     if strong:
         linux.drop_capabilities()
     linux.no_new_privs()
-    program = seccomp_filter(bool(limits["network"]), int(limits["max_processes"]) > 0, refusals is not None)
+    from trace_bench.sandbox.seccomp import syscall_number
+
+    number = syscall_number("seccomp") if refusals is not None else None
+    program = seccomp_filter(bool(limits["network"]), int(limits["max_processes"]) > 0, number is not None)
     if program is not None:
-        listener = linux.install_filter(program, listener=refusals is not None)
+        listener = linux.install_filter(program, listener_syscall=number)
         if refusals is not None and listener is not None:  # the supervisor answers (and counts) every refusal
             from trace_bench.sandbox.refusals import send_listener
 

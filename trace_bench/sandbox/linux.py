@@ -108,11 +108,12 @@ def drop_capabilities() -> None:
     _check(_libc().capset(ctypes.byref(header), ctypes.byref(data)), "capset")
 
 
-def install_filter(program: bytes, *, listener: bool = False) -> int | None:
+def install_filter(program: bytes, *, listener_syscall: int | None = None) -> int | None:
     """Load a classic-BPF seccomp filter (``program``: packed ``struct sock_filter`` array).
 
-    With ``listener`` the filter is loaded with ``SECCOMP_FILTER_FLAG_NEW_LISTENER`` and the
-    listener's descriptor is returned (for the calls the filter hands to user space)."""
+    With ``listener_syscall`` (the ``seccomp`` system call's number here) the filter is loaded with
+    ``SECCOMP_FILTER_FLAG_NEW_LISTENER`` and the listener's descriptor is returned (for the calls the
+    filter hands to user space)."""
     import ctypes
 
     class _Program(ctypes.Structure):
@@ -120,17 +121,12 @@ def install_filter(program: bytes, *, listener: bool = False) -> int | None:
 
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _Program(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-    if listener:
-        from trace_bench.sandbox.seccomp import syscall_number
-
-        number = syscall_number("seccomp")
-        if number is None:
-            raise OSError(38, "seccomp: no syscall number on this architecture")
+    if listener_syscall is not None:
         set_mode_filter, new_listener = 1, 1 << 3
         libc = _libc()
         libc.syscall.restype = ctypes.c_long
-        fd = libc.syscall(ctypes.c_long(number), ctypes.c_uint(set_mode_filter), ctypes.c_uint(new_listener),
-                          ctypes.byref(fprog))
+        fd = libc.syscall(ctypes.c_long(listener_syscall), ctypes.c_uint(set_mode_filter),
+                          ctypes.c_uint(new_listener), ctypes.byref(fprog))
         if fd < 0:
             _check(-1, "seccomp")
         return int(fd)

@@ -121,7 +121,7 @@ def run_with_candidate(checker: str, checker_payload: dict[str, Any], candidate:
                             packages=packages if candidate_packages is None else candidate_packages,
                             channels=(to_candidate_r, to_checker_w))
         checking = start_call(checker, checker_payload, limits, packages=packages,
-                              channels=(to_candidate_w, to_checker_r))
+                              channels=(to_candidate_w, to_checker_r), candidate=False)
     finally:
         for fd in (to_candidate_r, to_candidate_w, to_checker_r, to_checker_w):
             os.close(fd)

@@ -24,7 +24,7 @@ import sys
 import time
 from typing import Any
 
-from trace_bench.sandbox import codec, denials, mode, policy, server, verdict, view
+from trace_bench.sandbox import codec, denials, mode, outputs, policy, server, verdict, view
 from trace_bench.sandbox.frames import send_frame
 from trace_bench.sandbox.limits import SandboxLimits, SandboxResult
 
@@ -57,10 +57,10 @@ class Call:
     """A launched call: the job's ends of its result, status and cancel pipes."""
 
     def __init__(self, handle: server.ZygoteHandle, result_r: int, status_r: int, cancel_w: int,
-                 limits: SandboxLimits, started: float, target: str = "") -> None:
+                 limits: SandboxLimits, started: float, target: str = "", candidate: bool = True) -> None:
         self.handle, self.result_r, self.status_r = handle, result_r, status_r
         self.cancel = _Cancel(cancel_w)
-        self.limits, self.started, self.target = limits, started, target
+        self.limits, self.started, self.target, self.candidate = limits, started, target, candidate
 
     def finish(self) -> SandboxResult:
         """Wait for the call to end (or for its deadline) and read what it left."""
@@ -74,16 +74,20 @@ class Call:
         result.wall_s = time.monotonic() - self.started
         mode.record_use(self.handle.mode)
         denials.note(self.target, result)  # reward-hacking signals for the job's audit
+        if self.candidate:
+            outputs.note(self.target, result)  # what candidate code printed and returned, for the leakage scan
         return result
 
 
 def start_call(target: str, payload: Any, limits: SandboxLimits, *, packages: tuple[str, ...] = (),
                channels: tuple[int, ...] = (), paths: tuple[str, ...] = (),
-               devices: tuple[str, ...] = ()) -> Call | SandboxResult:
+               devices: tuple[str, ...] = (), candidate: bool = True) -> Call | SandboxResult:
     """Launch a call without waiting for it (a result instead when the sandbox cannot take it).
 
     ``channels``: file descriptors handed to the child as ``payload["channels"]`` (e.g. the pipe
     ends that connect a checker to a candidate, :mod:`.rpc`); the caller keeps its own copies.
+    ``candidate``: whether the call may run candidate code (False for a checker's call: what it
+    outputs is the trusted verdict, not a candidate's output, :mod:`.outputs`).
     """
     top = _check_target(target)
     request = {"target": target, "payload": payload, "limits": limits.as_dict(), "channels": len(channels),
@@ -127,7 +131,7 @@ def start_call(target: str, payload: Any, limits: SandboxLimits, *, packages: tu
                 os.close(fd)
             to_supervisor.close()
             to_child.close()
-        return Call(handle, result_r, status_r, cancel_w, limits, started, target)
+        return Call(handle, result_r, status_r, cancel_w, limits, started, target, candidate)
     return SandboxResult("crash", error_type="SandboxUnavailable", message="; ".join(failures)[-2000:],
                          mode=handle.mode)
 

@@ -96,7 +96,7 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
         heartbeat.stop()
         result.sandbox = ",".join(sandbox.used_modes())
         watch.close()
-        audit_job(job, setup.problem if setup is not None else None, result)
+        audit_job(job, setup.problem if setup is not None else None, result, watch)
         if setup is not None:
             setup.session.charge_cut_off()  # calls a thread left in flight: the provider bills them
             fill_usage(result, setup.session)

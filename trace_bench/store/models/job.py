@@ -309,6 +309,9 @@ class JobResult(StoreModel):
                                    json_schema_extra=NOT_A_COLUMN)
     pct_of_best_known: float | None = Field(default=None, description="how far the best state got, as % of the best "
                                             "known value (100 = matched, above = beaten; direction applied)")
+    integrity_flags: list[str] = Field(default_factory=list, description="the audit's flags: `beyond_best_known` (a "
+                                       "score above the best known value), `beyond_noise` (a fit better than the "
+                                       "data's noise allows); details in artifacts/integrity.json")
     score_trust: str = Field(default="", description="`trusted`: the score was computed outside the candidate's "
                              "process; `candidate-reachable`: the candidate ran in the process that scored it "
                              "(a plain evaluate() task); empty for tasks that do not say")
@@ -539,19 +542,39 @@ class LeakFinding(BaseModel):
     item: int = Field(description="index of the item in its split")
     kind: Literal["answer", "input"] = Field(description="answer: its reference answer verbatim; input: a long "
                                              "verbatim run of its input")
-    state: str = Field(description="best or final")
+    state: str = Field(description="best, final, or outputs (what the candidates printed or returned while the "
+                       "job trained)")
     parameter: str = ""
     excerpt: str = Field(default="", description="the matched text, masked to its first words")
     words: int = 0
     in_initial: bool = Field(default=False, description="the initial state held the same text: the task handed it "
                              "to the optimizer")
+    encoding: str = Field(default="", description="how the text was hidden (base64, hex, zlib, gzip, deflate, "
+                          "reversed, escaped, joined by +); empty when written as is (version 2)")
+
+
+class IntegrityFlag(BaseModel):
+    """A score the data or the literature says an honest candidate cannot reach (see the audit)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: Literal["beyond_best_known", "beyond_noise"] = Field(
+        description="beyond_best_known: above 100 % of the best known value; beyond_noise: a fit better than the "
+                    "data's noise allows")
+    field: str = Field(default="", description="the score it is about (score_best, score_test_best, pct_of_best_known)")
+    value: float | None = None
+    bound: float | None = Field(default=None, description="the bound it passed")
+    verified: bool | None = Field(default=None, description="beyond_best_known: whether an exact re-check confirmed "
+                                  "it (null: the task has none)")
+    detail: str = ""
 
 
 class IntegrityReport(StoreModel):
-    """``artifacts/integrity.json``: the job's leakage audit (what ``leaked_*`` in results.json count) and
-    its sandbox denials per kind."""
+    """``artifacts/integrity.json``: the job's leakage audit (what ``leaked_*`` in results.json count), its
+    sandbox denials per kind and its flags.  Version 2 adds ``flags``, ``outputs_searched`` and the
+    findings' ``encoding`` (a version-1 file reads with none)."""
 
-    SCHEMA_VERSION: ClassVar[int] = 1
+    SCHEMA_VERSION: ClassVar[int] = 2
     FILE: ClassVar[str] = "integrity.json"
 
     searched: dict[str, int] = Field(default_factory=dict, description="items searched for, per split")
@@ -562,6 +585,10 @@ class IntegrityReport(StoreModel):
     more_findings: int = Field(default=0, description="findings beyond the ones listed")
     states: list[str] = Field(default_factory=list, description="the states searched (best, final)")
     sandbox_denials: dict[str, int] = Field(default_factory=dict, description="denials per kind")
+    outputs_searched: int = Field(default=0, description="candidate calls whose output (printed or returned text, "
+                                  "while the job trained) was searched as the state `outputs`")
+    flags: list[IntegrityFlag] = Field(default_factory=list, description="scores beyond what the best known value "
+                                       "or the data's noise allows")
     error: str = Field(default="", description="why the audit could not finish (then nothing is counted)")
 
 

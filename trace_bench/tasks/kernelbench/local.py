@@ -153,7 +153,7 @@ class LocalEvaluator:
         try:
             packages, devices = self._view()
             call = start_call(TARGET, payload, self._limits(), packages=packages, channels=(to_call_r, from_call_w),
-                              devices=devices)
+                              devices=devices, candidate=role == "candidate")
         finally:
             os.close(to_call_r)
             os.close(from_call_w)
