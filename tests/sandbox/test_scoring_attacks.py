@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -204,3 +205,104 @@ def test_a_kernel_cannot_compute_only_the_outputs_that_are_checked(tmp_path: Pat
     history = (run / "jobs" / row["job_id"] / "artifacts" / "state_history.jsonl").read_text()
     assert "_sampled_only" not in history, "a state computing a part of its output was kept as the best"
     assert float(row["score_best"]) < 1.6, row  # the reference against itself, about 1
+
+
+# Findings 5 and 7: a careful candidate tries a socket, a process and SysV shared memory, catches every
+# refusal, then says (through its error, which the guide logs) how much SysV memory it held at once.
+CAREFUL = '''
+import ctypes as _ctypes, os as _os, socket as _socket
+_refused = 0
+try:
+    _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+except OSError:
+    _refused += 1
+try:
+    _pid = _os.fork()
+    if _pid == 0:
+        _os._exit(0)
+except OSError:
+    _refused += 1
+_libc = _ctypes.CDLL(None, use_errno=True)
+_libc.shmat.restype = _ctypes.c_void_p
+_libc.shmat.argtypes = [_ctypes.c_int, _ctypes.c_void_p, _ctypes.c_int]
+_held = 0
+for _ in range(4):
+    _segment = _libc.shmget(0, 64 << 20, 0o1600)
+    if _segment < 0:
+        _refused += 1
+        break
+    _address = _libc.shmat(_segment, None, 0)
+    if _address in (None, _ctypes.c_void_p(-1).value):
+        break
+    _ctypes.memset(_address, 1, 64 << 20)
+    _libc.shmdt(_ctypes.c_void_p(_address))
+    _held += 64
+raise ValueError(f"held {_held} MB of SysV shared memory; {_refused} refusals caught")
+'''
+LOGGING_TASK = """
+import json, os
+from trace_bench.tasks.llm4ad import circle_packing
+from trace_bench.tasks.llm4ad.problem import HeuristicGuide, build_problem
+
+
+class LoggingGuide(HeuristicGuide):
+    def set_trace_bench_context(self, **context):
+        self.log = os.path.join(context["artifacts_dir"], "evaluations.jsonl")
+
+    def evaluate(self, program, info=None):
+        evaluation = super().evaluate(program, info)
+        with open(self.log, "a") as fh:
+            fh.write(json.dumps({"score": evaluation.score, "feedback": evaluation.feedback}) + "\\n")
+        return evaluation
+
+
+def build_trace_problem(**eval_kwargs):
+    problem = build_problem(circle_packing.TASK, {**eval_kwargs, "memory_mb": 128})
+    problem["guide"] = LoggingGuide(circle_packing.TASK, problem["guide"].settings)
+    return problem
+"""
+
+
+@pytest.fixture(scope="module")
+def careful_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
+    from tests.sandbox.conftest import require_bwrap
+
+    require_bwrap()
+    tmp_path = tmp_path_factory.mktemp("careful")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "logged_packing.py").write_text(LOGGING_TASK)
+    planted = Trap(tmp_path)
+    try:
+        body = ("tasks: [logged_packing]\ntrainers:\n  - id: PrioritySearch\n    params_variants:\n"
+                "      - {ps_steps: 1, ps_batches: 1, ps_candidates: 1, ps_proposals: 1}\n")
+        with FakeLLMServer(attacks=[Attack("careful", CAREFUL)]) as server:
+            proc, run, rows = real_run(tmp_path, server, planted, body, extra_args=("--root", str(root)))
+        _ok(proc, rows)
+        [row] = rows
+        yield run, row
+    finally:
+        planted.close()
+
+
+def test_sysv_shared_memory_is_refused_so_a_call_holds_no_memory_beyond_its_limit(
+        careful_run: tuple[Path, dict[str, str]]) -> None:
+    """Finding 5: SysV shared memory was allowed: with a 256 MB call limit the host lost 1.7 GB until the call
+    ended.  Here the call's limit is 128 MB and the candidate tries to hold 256 MB in segments."""
+    run, row = careful_run
+    log = (run / "jobs" / row["job_id"] / "artifacts" / "evaluations.jsonl").read_text()
+    held = [int(n) for n in re.findall(r"held (\d+) MB of SysV", log)]
+    assert held and max(held) == 0, held
+
+
+def test_refusals_the_candidate_catches_are_counted_from_the_sandboxs_record(
+        careful_run: tuple[Path, dict[str, str]]) -> None:
+    """Finding 7: a refusal the candidate caught left no denial: the audit saw nothing."""
+    run, row = careful_run
+    kinds = json.loads(row["sandbox_denial_kinds"])
+    assert kinds.get("network", 0) >= 1 and kinds.get("process", 0) >= 1 and kinds.get("syscall", 0) >= 1, kinds
+    events = [json.loads(line) for line in (run / "jobs" / row["job_id"] / "events.jsonl").read_text().splitlines()]
+    denied = [e for e in events if e["type"] == "sandbox_denial"]
+    assert denied and all(e["caught"] for e in denied)
+    assert any("shmget" in e["detail"] for e in denied) and any("socket" in e["detail"] for e in denied)
+    assert int(row["sandbox_denials"]) == sum(e["count"] for e in denied)
