@@ -306,3 +306,37 @@ def test_refusals_the_candidate_catches_are_counted_from_the_sandboxs_record(
     assert denied and all(e["caught"] for e in denied)
     assert any("shmget" in e["detail"] for e in denied) and any("socket" in e["detail"] for e in denied)
     assert int(row["sandbox_denials"]) == sum(e["count"] for e in denied)
+
+
+# Finding 8: a rewritten function, right but for one input, returns 12 MB there (kept as the best so far,
+# its output and the guide's feedback quoting it went into the next prompt: 24 M characters), and another changes the function's signature (opto's binding raised
+# TypeError outside the sandbox: the job ended failed).
+HUGE_OUTPUT = '''def transform(self, x):
+    return 2 * x + 1 if x else "A" * 12_000_000
+'''
+OTHER_SIGNATURE = '''def transform(self, x, scale):
+    return 2 * x * scale + 1
+'''
+
+
+def test_a_candidates_output_cannot_flood_the_next_prompt(tmp_path: Path, trap: Trap) -> None:
+    """Finding 8: a code node returning 12 MB made the next optimizer prompt 24 M characters."""
+    with FakeLLMServer(attacks=[Attack("huge output", HUGE_OUTPUT, replace=True, function="transform")],
+                       record=True) as server:
+        proc, _run, rows = real_run(tmp_path, server, trap, f"tasks: [internal:code_param]\ntrainers:\n"
+                                                            f"  - id: {SEARCH}\n")
+    _ok(proc, rows)
+    assert _proposed(server, "* 12_000_000"), "the proposal was kept and shown again"
+    assert max(len(body) for body in server.bodies) < 100_000, max(len(body) for body in server.bodies)
+    assert any("trainable function's output may be at most" in body for body in server.bodies), "its error was fed back"
+
+
+def test_a_proposal_with_another_signature_scores_the_failure_score(tmp_path: Path, trap: Trap) -> None:
+    """Finding 8: a proposal with another signature ended the job `failed` (TypeError outside the sandbox)."""
+    with FakeLLMServer(attacks=[Attack("other signature", OTHER_SIGNATURE, replace=True, function="transform")],
+                       record=True) as server:
+        proc, _run, rows = real_run(tmp_path, server, trap, f"tasks: [internal:code_param]\ntrainers:\n"
+                                                            f"  - id: {SEARCH}\n")
+    _ok(proc, rows)
+    assert _proposed(server, "def transform(self, x, scale)")
+    assert any("cannot be called as the task calls it" in body for body in server.bodies), "the error is its feedback"

@@ -1,7 +1,7 @@
 """opto's trainable code nodes, made to run optimizer-written code in the sandbox.
 
 opto defines a trainable bundle's function by ``exec``-ing the code parameter in the process that
-calls it (``FunModule.fun``).  :func:`install` changes two methods of ``FunModule`` in this
+calls it (``FunModule.fun``).  :func:`install` changes three methods of ``FunModule`` in this
 process: while the code parameter still holds the task author's own source, opto runs it as
 before (it is the task's code, trusted like the rest of the task module), and checks that what
 crosses it is plain data; once an optimizer changed it, ``fun`` returns a
@@ -10,6 +10,13 @@ and each call of it is one sandboxed call (:mod:`.target`) whose plain-data answ
 node's output.  Everything opto does around the call (graph, feedback, ``ExecutionError`` with
 the failing line commented) stays as it was, so every trainer, ours, opto's own and the external
 ones, goes through it unchanged.
+
+Two failures of an optimizer's version are the candidate's, scored like any error of its code (the
+task's failure score, the error in the feedback), never a failure of the job: a signature the task's
+call does not fit (opto binds the call before it runs the function, so :func:`install` also wraps
+that binding: the call is bound as the task's own function declares it and fails, when it runs, with
+the binding's ``TypeError``), and an output longer than :data:`OUTPUT_MAX_CHARS` characters as text
+(the output is shown to the optimizer in its next prompt: a 12 MB output made a 24 M-character prompt).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import builtins
 import functools
 import hashlib
+import inspect
 import os
 import threading
 from collections import OrderedDict
@@ -30,6 +38,9 @@ TARGET_MODULE = "trace_bench.tasks.code_nodes.target"
 TARGET = f"{TARGET_MODULE}:call"
 LIMITS = SandboxLimits(wall_s=10.0, memory_mb=1024)
 CODE_MAX_CHARS = 200_000  # an optimizer's proposal longer than this is an error of the proposal
+# What a rewritten function's output may add to the optimizer's next prompt (its value as text, as the
+# optimizer shows it and a guide's feedback quotes it): a longer output is an error of the function.
+OUTPUT_MAX_CHARS = 10_000
 _CONTEXT = "_trace_bench_sandbox_context"
 _PLAIN = "trainable code runs in the sandbox, so what it takes and returns must be plain data (None, bool, int, " \
          "float, str, bytes, lists, tuples, dicts, sets, numeric numpy arrays)"
@@ -122,8 +133,34 @@ class SandboxedFunction:
         self.module, self.code, self.context = module, code, context
         self.__name__ = self.__qualname__ = parsed.name
         self.__signature__ = parsed.signature
+        self.binding_error = ""
+
+    def fit_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Make opto's binding of this call succeed even when the new signature does not fit it: the call
+        is then bound as the task's own function declares it, and fails, when it runs, with the binding's
+        ``TypeError`` (an error of the candidate, in its feedback)."""
+        try:
+            self.__signature__.bind(*args, **kwargs)
+            return
+        except TypeError as exc:
+            keywords = f", keywords {', '.join(kwargs)}" if kwargs else ""
+            positional = len(_without_self(self.module, args)[1])
+            self.binding_error = (f"{self.__name__}{self.__signature__} cannot be called as the task calls it "
+                                  f"({positional} argument(s){keywords}): {exc}; keep the function's signature")
+        try:
+            original = inspect.signature(self.module._fun)
+            original.bind(*args, **kwargs)
+            self.__signature__ = original
+        except (TypeError, ValueError):
+            self.__signature__ = inspect.Signature([inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+                                                    inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.binding_error:
+            raise CodeFailure("error", "TypeError", self.binding_error)
+        return _bounded(self._call(*args, **kwargs))
+
+    def _call(self, *args: Any, **kwargs: Any) -> Any:
         bound, plain = _without_self(self.module, args)
         kwargs = {key: value for key, value in kwargs.items() if value is not signatures.SANDBOX_DEFAULT}
         plain = [value for value in plain if value is not signatures.SANDBOX_DEFAULT]
@@ -143,6 +180,21 @@ class SandboxedFunction:
 
     def __repr__(self) -> str:
         return f"<sandboxed trainable function {self.__name__}>"
+
+
+def _bounded(value: Any) -> Any:
+    """``value``, unless it is longer than :data:`OUTPUT_MAX_CHARS` characters as text (then an error)."""
+    if value is None or isinstance(value, (bool, float)):
+        return value
+    try:
+        size = len(str(value))
+    except (ValueError, RecursionError, MemoryError):  # a huge int or a deep structure: too large to show
+        size = OUTPUT_MAX_CHARS + 1
+    if size > OUTPUT_MAX_CHARS:
+        raise CodeFailure("error", "ValueError", f"the function returned a value of {size:,} characters as text; a "
+                                                 f"trainable function's output may be at most {OUTPUT_MAX_CHARS:,} "
+                                                 "(the optimizer reads it in its next prompt)")
+    return value
 
 
 def _answer(result: SandboxResult) -> Any:
@@ -237,6 +289,7 @@ def install() -> None:
         return
     original_fun = FunModule.fun
     original_call = FunModule.sync_call_fun
+    original_wrap = FunModule._wrap_inputs
 
     def fun(self: Any) -> Any:
         if self.parameter is None:
@@ -253,6 +306,12 @@ def install() -> None:
             return call_original(self, original_call, function, args, kwargs)
         return original_call(self, function, *args, **kwargs)
 
+    def wrap_inputs(self: Any, function: Any, args: Any, kwargs: Any) -> Any:
+        if isinstance(function, SandboxedFunction):
+            function.fit_call(tuple(args), dict(kwargs))
+        return original_wrap(self, function, args, kwargs)
+
     FunModule.fun = property(fun, doc=original_fun.__doc__)  # type: ignore[method-assign]
     FunModule.sync_call_fun = sync_call_fun  # type: ignore[method-assign]
+    FunModule._wrap_inputs = wrap_inputs  # type: ignore[method-assign]
     FunModule._trace_bench_sandboxed = True  # type: ignore[attr-defined]
