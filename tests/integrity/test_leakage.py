@@ -90,3 +90,13 @@ def test_candidate_outputs_are_searched_as_a_state_of_their_own() -> None:
     result = scan_states({"best": [("prompt", "Be brief.")], "outputs": [("t:solve", f"printed: {ANSWER}")]},
                          {"test": TEST})
     assert result.leaked == {"test": [0]} and result.findings[0].state == "outputs"
+
+
+def test_strings_the_training_split_holds_too_are_no_secret() -> None:
+    held_out = {"inputs": ["HumanEval/3 (held-out tests)"],
+                "infos": [{"task_id": "HumanEval/3", "entry_point": "below_zero_balance", "test": ANSWER}]}
+    train = {"inputs": ["HumanEval/3"], "infos": [{"task_id": "HumanEval/3", "entry_point": "below_zero_balance",
+                                                  "test": "assert candidate([]) is False"}]}
+    state = {"best": [("code", "def below_zero_balance(operations):\n    return False\n")]}
+    assert scan_states(state, {"test": held_out}, train=train).leaked == {"test": []}
+    assert scan_states(state, {"test": held_out}).leaked == {"test": [0]}, "without the training split it is searched"

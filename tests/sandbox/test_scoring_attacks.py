@@ -15,6 +15,7 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -340,3 +341,66 @@ def test_a_proposal_with_another_signature_scores_the_failure_score(tmp_path: Pa
     _ok(proc, rows)
     assert _proposed(server, "def transform(self, x, scale)")
     assert any("cannot be called as the task calls it" in body for body in server.bodies), "the error is its feedback"
+
+
+# Findings 7 and 8 through HumanEval.  The provider knows the benchmark (it is public): for the first
+# problem it proposes the reference solution with that problem's held-out tests hidden in the code,
+# zlib-compressed and base64-encoded, and printed when the code loads; for the second, a function that
+# returns None, whose failures the feedback describes.
+def _humaneval_attacks() -> tuple[list[Any], list[Attack]]:
+    import base64
+    import zlib
+
+    from trace_bench.tasks.humaneval.data import select
+
+    first, second = select(seed=3, num_problems=2)
+    held_out = first.held_out_info()
+    assert held_out is not None
+    hidden = base64.b64encode(zlib.compress(held_out["test"].encode())).decode()
+    carrier = (f"_HIDDEN = {hidden!r}\nprint(__import__('zlib').decompress(__import__('base64').b64decode(_HIDDEN))"
+               f".decode())\n{first.reference_code}")
+    returns_none = second.prompt.rstrip("\n") + "\n    return None\n"
+    return [first, second], [Attack("hidden held-out tests", carrier, replace=True, function=first.entry_point),
+                             Attack("returns None", returns_none, replace=True, function=second.entry_point)]
+
+
+@pytest.fixture(scope="module")
+def humaneval_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeLLMServer, Path, dict[str, str]]]:
+    from tests.sandbox.conftest import require_bwrap
+
+    require_bwrap()
+    tmp_path = tmp_path_factory.mktemp("humaneval")
+    planted = Trap(tmp_path)
+    _problems, attacks = _humaneval_attacks()
+    body = ("tasks:\n  - id: humaneval:subset\n    eval_kwargs: {num_problems: 2, seed: 3}\n"
+            f"trainers:\n  - id: {SEARCH}\n")
+    try:
+        with FakeLLMServer(attacks=attacks, record=True) as server:
+            proc, run, rows = real_run(tmp_path, server, planted, body)
+        _ok(proc, rows)
+        [row] = rows
+        yield server, run, row
+    finally:
+        planted.close()
+
+
+def test_humaneval_feedback_never_shows_a_tests_expected_value(
+        humaneval_run: tuple[FakeLLMServer, Path, dict[str, str]]) -> None:
+    """Finding 8: HumanEval feedback printed the failing test's expected value, and humaneval:subset had no
+    held-out split."""
+    server, _run, row = humaneval_run
+    assert not any("assert candidate(" in body or "got None, expected" in body for body in server.bodies)
+    assert any("it returned None" in body for body in server.bodies), "the failure was described"
+    assert row["score_test_best"] not in ("", None), "the held-out split is scored"
+
+
+def test_the_audit_finds_held_out_tests_hidden_in_encodings_and_in_candidate_outputs(
+        humaneval_run: tuple[FakeLLMServer, Path, dict[str, str]]) -> None:
+    """Finding 7: the leakage scan matched verbatim text only (0 of 5 hidden tests once zlib+base64
+    encoded) and never looked at what candidates output."""
+    _server, run, row = humaneval_run
+    assert int(row["leaked_test_items"] or 0) >= 1, row
+    report = _integrity(run, row)
+    findings = report["findings"]
+    assert any(f["encoding"] == "base64+zlib" and f["state"] in ("best", "final") for f in findings), findings
+    assert any(f["state"] == "outputs" for f in findings), findings

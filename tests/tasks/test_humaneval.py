@@ -31,11 +31,29 @@ def test_canonical_solution_passes() -> None:
     assert score(PROBLEM.reference_code) == (1.0, "HumanEval/0: all tests passed.")
 
 
-def test_return_none_fails_naming_the_assertion() -> None:
+def test_return_none_fails_naming_the_call_and_what_it_returned_never_the_expected_value() -> None:
+    """Issue 40, finding 8: the feedback printed the failing test's line and its expected value."""
     value, feedback = score(PROBLEM.prompt + "    return None\n")
     assert value == 0.0
-    assert "test failed: `assert candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3) == True`" in feedback
-    assert "got None, expected True" in feedback
+    assert feedback == "HumanEval/0: a test failed on `candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3)`: it returned None."
+    assert "True" not in feedback and "assert" not in feedback and "expected" not in feedback
+
+
+def test_the_tests_are_split_in_half_and_the_held_out_half_is_never_described() -> None:
+    from trace_bench.tasks.humaneval.data import split_tests
+
+    shown, held_out = split_tests(PROBLEM.test)
+    assert held_out is not None and shown.count("assert") == 4 and held_out.count("assert") == 3
+    assert not set(shown.splitlines()) & set(held_out.splitlines()) - set(PROBLEM.test.splitlines()[:9])
+    guide = UnitTestGuide(timeout_s=PATIENT_S)
+    info = PROBLEM.held_out_info()
+    assert info is not None and info["held_out"] is True
+    assert guide.get_feedback(PROBLEM.task_id, PROBLEM.reference_code, info) == \
+        (1.0, "HumanEval/0: the held-out tests passed.")
+    value, feedback = guide.get_feedback(PROBLEM.task_id, PROBLEM.prompt + "    return None\n", info)
+    assert (value, feedback) == (0.0, "HumanEval/0: the held-out tests failed (which, and how, is not shown).")
+    single = next(p for p in load_problems() if split_tests(p.test)[1] is None)
+    assert single.held_out_info() is None and single.training_info()["test"] == single.test
 
 
 def test_infinite_loop_times_out() -> None:
@@ -53,13 +71,15 @@ def test_other_failures_are_explained() -> None:
 
 def test_partially_wrong_stub_candidate_fails_after_its_first_call() -> None:
     value, feedback = score(partially_wrong_code(PROBLEM))
-    assert value == 0.0 and "== False`" in feedback  # the second assertion
+    assert value == 0.0 and "0.05)`: it returned None" in feedback  # the second assertion's call
 
 
 def test_every_canonical_solution_of_a_subset_passes() -> None:
     guide = UnitTestGuide(timeout_s=PATIENT_S)
     for problem in select(seed=11, num_problems=8):
-        assert guide.get_feedback(problem.task_id, problem.reference_code, problem.info())[0] == 1.0
+        for info in (problem.info(), problem.training_info(), problem.held_out_info()):
+            if info is not None:  # every half of a split passes too: no test needs one of the other half
+                assert guide.get_feedback(problem.task_id, problem.reference_code, info)[0] == 1.0
 
 
 def test_seeded_subsets() -> None:

@@ -8,7 +8,9 @@ A state is a list of named parameter values (prompts, code, any structure holdin
 * **its reference answer appears verbatim**: a string in its ``infos`` entry (every string of a
   structured one, hidden test code included) of at least :data:`MIN_ANSWER_WORDS` words or
   :data:`MIN_ANSWER_CHARS` characters occurs in the state, not inside a longer word.  Shorter answers
-  (``72``, ``Paris``) occur in any text by chance and are only caught through their input;
+  (``72``, ``Paris``) occur in any text by chance and are only caught through their input; a string
+  the training split's infos hold as well (a function's name, a task id) is no secret and is not
+  searched;
 * **a long run of its input appears verbatim**: :data:`NGRAM_WORDS` consecutive words of it (all of
   them for an input shorter than that but of at least :data:`MIN_INPUT_WORDS` words), the
   contamination test of the language-model literature.
@@ -165,12 +167,13 @@ def _word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
-def _answers(info: Any) -> list[str]:
-    """The normalised strings of an ``infos`` entry long enough to be searched for verbatim."""
+def _answers(info: Any, known: frozenset[str] = frozenset()) -> list[str]:
+    """The normalised strings of an ``infos`` entry long enough to be searched for verbatim, but those
+    in ``known`` (what the training split holds)."""
     found = []
     for text in strings_of(info):
         phrase = normalise(text)
-        if len(words(phrase)) >= MIN_ANSWER_WORDS or len(phrase) >= MIN_ANSWER_CHARS:
+        if (len(words(phrase)) >= MIN_ANSWER_WORDS or len(phrase) >= MIN_ANSWER_CHARS) and phrase not in known:
             found.append(phrase)
     return found
 
@@ -200,6 +203,7 @@ def scan_states(states: Mapping[str, State], splits: Mapping[str, Mapping[str, S
     texts = {kind: _variants(state) for kind, state in states.items()}
     seed = _variants(initial)
     train_inputs = {_input_key(value) for value in (train or {}).get("inputs", [])}
+    known = frozenset(normalise(text) for info in (train or {}).get("infos", []) for text in strings_of(info))
     for split, dataset in splits.items():
         if not dataset:
             continue
@@ -211,7 +215,7 @@ def scan_states(states: Mapping[str, State], splits: Mapping[str, Mapping[str, S
                 shared += 1
                 continue
             item_words = words(normalise("\n".join(strings_of(item_input))))
-            found = list(_item_findings(split, index, item_words, _answers(info), texts, seed))
+            found = list(_item_findings(split, index, item_words, _answers(info, known), texts, seed))
             if found:
                 leaked.append(index)
                 room = MAX_FINDINGS - len(scan.findings)

@@ -83,8 +83,11 @@ class CandidateProxy:
         self.ready = isinstance(hello, dict) and hello.get("ready") is True
         failure = hello.get("failure") if isinstance(hello, dict) else None
         self.failure: dict[str, Any] = failure if isinstance(failure, dict) else {}
+        self.last_call: tuple[tuple[Any, ...], dict[str, Any]] | None = None  # what a checker reports of a failure
+        self.last_value: Any = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.last_call, self.last_value = (args, kwargs), None
         try:
             write_value(self.requests, {"args": list(args), "kwargs": kwargs})
             reply = read_frame(self.replies)
@@ -93,7 +96,8 @@ class CandidateProxy:
         if not isinstance(reply, dict):
             raise CandidateGone("the candidate sent a malformed reply")
         if reply.get("ok") is True:
-            return reply.get("value")
+            self.last_value = reply.get("value")
+            return self.last_value
         name = str(reply.get("error_type") or "Exception")
         kind = getattr(builtins, name, None)
         if not (isinstance(kind, type) and issubclass(kind, Exception)):

@@ -3,16 +3,23 @@
 The package ships the 164 problems (``HumanEval.jsonl.gz``), so these tasks run offline on the
 real data.  A subset is a seeded sample of problem indices, so two builds with the same seed see
 the same problems on every machine.
+
+Each problem's tests are split in two (:func:`split_tests`): the statements of its ``check`` that
+test the candidate (each ``assert``, or a loop holding some) alternate between the tests whose
+failures the optimizer is told of and the *held-out* tests, which only score the held-out split
+(``HumanEval/0`` has seven asserts: four and three).  A problem with a single test statement (six of
+the 164) has no held-out tests.
 """
 
 from __future__ import annotations
 
+import ast
 import gzip
 import json
 import random
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 NUM_PROBLEMS = 164
@@ -48,6 +55,43 @@ class HumanEvalProblem:
     def info(self) -> dict[str, Any]:
         """What the guide needs to run the tests; the canonical solution is never included."""
         return {"task_id": self.task_id, "entry_point": self.entry_point, "test": self.test}
+
+    @cached_property
+    def split(self) -> tuple[str, str | None]:
+        return split_tests(self.test)
+
+    def training_info(self) -> dict[str, Any]:
+        """The tests whose failures feedback may describe."""
+        return {**self.info(), "test": self.split[0]}
+
+    def held_out_info(self) -> dict[str, Any] | None:
+        """The held-out tests (None when the problem has too few to split): scored, never described."""
+        held_out = self.split[1]
+        return None if held_out is None else {**self.info(), "test": held_out, "held_out": True}
+
+
+HELD_OUT_SUFFIX = " (held-out tests)"  # a held-out item's input: the task id with this suffix
+
+
+def split_tests(test: str) -> tuple[str, str | None]:
+    """(training tests, held-out tests) of a problem's test program: each keeps every statement of the
+    program and of ``check`` that tests nothing, and every other statement of ``check`` that tests the
+    candidate (an ``assert`` anywhere inside it), the training half from the first on.  The held-out
+    half is None when ``check`` has fewer than two such statements."""
+    tree = ast.parse(test)
+    checks = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "check"]
+    if not checks:
+        return test, None
+    testing = [node for node in checks[0].body if any(isinstance(inner, ast.Assert) for inner in ast.walk(node))]
+    if len(testing) < 2:
+        return test, None
+    lines = test.splitlines(keepends=True)
+
+    def without(dropped: list[ast.stmt]) -> str:
+        gone = {line for node in dropped for line in range(node.lineno - 1, node.end_lineno or node.lineno)}
+        return "".join(line for index, line in enumerate(lines) if index not in gone)
+
+    return without(testing[1::2]), without(testing[0::2])
 
 
 def parse_task_id(text: str) -> int | None:

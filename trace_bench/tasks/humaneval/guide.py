@@ -6,8 +6,10 @@ and the tests run in another one that holds no candidate code
 (:func:`~trace_bench.tasks.humaneval.evaluate.run_check`), calling the function through a pipe
 with plain data (:mod:`trace_bench.sandbox.rpc`).  The job accepts the checker's verdict only in
 its documented form.  The score is HumanEval's: 1 when every test passes, else 0.  The feedback
-names the failing assertion and the value the function returned, or says why the code never got
-that far (syntax error, exception, timeout, memory, a forbidden operation).
+names the call a test failed on and the value the function returned there (never the test's line or
+its expected value), or says why the code never got that far (syntax error, exception, timeout,
+memory, a forbidden operation).  For a held-out item (``held_out`` in its info: the held-out split's
+tests) it says only whether they passed: a held-out test never appears in feedback.
 """
 
 from __future__ import annotations
@@ -49,9 +51,11 @@ _CACHE_SIZE = 512
 def _describe_check(task_id: str, value: dict[str, Any]) -> str:
     kind, message, line = value.get("kind"), value.get("message", ""), value.get("line", "")
     if kind == "assertion":
-        return f"{task_id}: test failed: `{line}`" + (f" ({message})" if message else "") + "."
+        if not line:
+            return f"{task_id}: a test failed."
+        return f"{task_id}: a test failed on `{line}`" + (f": {message}" if message else "") + "."
     if kind == "error":
-        where = f" while running `{line}`" if line else ""
+        where = f" when called as `{line}`" if line else ""
         return f"{task_id}: the function raised {message}{where}."
     if kind == "syntax":
         return f"{task_id}: the code does not compile: {message}" + (f" at `{line}`" if line else "") + "."
@@ -77,7 +81,8 @@ class UnitTestGuide(Guide):
         self._lock = threading.Lock()
 
     def _key(self, code: str, reference: dict[str, Any]) -> str:
-        return hashlib.sha256(f"{reference['task_id']}\0{code}".encode()).hexdigest()
+        tests = hashlib.sha256(str(reference.get("test", "")).encode()).hexdigest()
+        return hashlib.sha256(f"{reference['task_id']}\0{tests}\0{code}".encode()).hexdigest()
 
     def get_feedback(self, query: Any, response: Any, reference: Any = None,
                      **kwargs: Any) -> tuple[float, str]:
@@ -90,6 +95,10 @@ class UnitTestGuide(Guide):
                 self._cache.move_to_end(key)
                 return self._cache[key]
         outcome = self.check(code, reference)
+        if reference.get("held_out"):
+            task_id = reference["task_id"]
+            outcome = (outcome[0], f"{task_id}: the held-out tests passed." if outcome[0] == 1.0 else
+                       f"{task_id}: the held-out tests failed (which, and how, is not shown).")
         with self._lock:
             self._cache[key] = outcome
             while len(self._cache) > _CACHE_SIZE:
