@@ -226,6 +226,45 @@ ALL_ONES = '''def make_numbers():
 '''
 
 
+# Finding 4 (the fix is issue 39's): a split evaluator whose score() alone should read the labels, in its
+# folder's private/; the program looks for them wherever the folder's files are.
+LABELS = [(7 * i + 3) % 11 % 2 for i in range(200)]
+PRIVATE_EVALUATOR = '''import importlib.util
+import json
+from pathlib import Path
+
+
+def run(program_path):
+    spec = importlib.util.spec_from_file_location("program", program_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return [int(x) for x in module.labels_guess()]
+
+
+def score(data):
+    labels = json.loads((Path(__file__).parent / "private" / "labels.json").read_text())
+    right = sum(int(a == b) for a, b in zip(data, labels)) if len(data) == len(labels) else 0
+    return {"combined_score": right / len(labels)}
+'''
+GUESS = '''# EVOLVE-BLOCK-START
+def labels_guess():
+    return [0] * 200
+# EVOLVE-BLOCK-END
+'''
+READ_LABELS = '''def labels_guess():
+    import json, os
+    from pathlib import Path
+    places = [Path.cwd(), *Path.cwd().parents, Path("/benchmark"), Path("/tmp")]
+    for place in places:
+        for found in list(place.glob("**/private/labels.json"))[:1] if place.exists() else []:
+            try:
+                return json.loads(found.read_text())
+            except (OSError, ValueError):
+                pass
+    return [0] * 200
+'''
+
+
 @pytest.fixture(scope="module")
 def run_a(tmp_path_factory: pytest.TempPathFactory) -> Run:
     tmp_path = tmp_path_factory.mktemp("scoring")
@@ -235,16 +274,21 @@ def run_a(tmp_path_factory: pytest.TempPathFactory) -> Run:
     shutil.copytree(FIXTURES / "discovery" / "split_numbers", root / "split_numbers")
     config = root / "split_numbers" / "config.yaml"
     config.write_text(config.read_text().replace("best_known: 5.0", "best_known: 2.0"))
+    (root / "private_labels" / "private").mkdir(parents=True)
+    (root / "private_labels" / "evaluator.py").write_text(PRIVATE_EVALUATOR)
+    (root / "private_labels" / "initial_program.py").write_text(GUESS)
+    (root / "private_labels" / "private" / "labels.json").write_text(json.dumps(LABELS))
     attacks = [Attack("jacobian", JACOBIAN, replace=True, matching="def equation(x, v, params)"),
                Attack("regenerated data", REGENERATED, replace=True, matching="def equation(B, S, T, pH, params)"),
                Attack("subnormal steps", SUBNORMAL_STEPS, replace=True, function="step_heights"),
                Attack("tiny grid", TINY_GRID, replace=True, function="spread_points"),
                Attack("clock", CLOCK, replace=True, matching="question.strip()"),
                Attack("careful", CAREFUL, replace=True, function="pack_circles"),
-               Attack("all ones", ALL_ONES, replace=True, function="make_numbers")]
+               Attack("all ones", ALL_ONES, replace=True, function="make_numbers"),
+               Attack("read the labels", READ_LABELS, replace=True, function="labels_guess")]
     body = ("tasks:\n  - id: llm4ad:oscillator1\n    eval_kwargs: {n_instances: 4}\n  - llm4ad:bactgrow\n"
             "  - discovery:first_autocorrelation\n  - discovery:min_max_distance_16_2d\n  - discovery:split_numbers\n"
-            "  - internal:multiobjective_bbeh\n  - logged_packing\n"
+            "  - internal:multiobjective_bbeh\n  - logged_packing\n  - discovery:private_labels\n"
             f"trainers:\n  - id: {ONE_STEP}\n")
     return _start(tmp_path, attacks, body, root=root)
 
@@ -295,6 +339,15 @@ def test_refusals_the_candidate_catches_are_counted_from_the_sandboxs_record(run
     assert denied and all(e["caught"] for e in denied)
     assert any("shmget" in e["detail"] for e in denied) and any("socket" in e["detail"] for e in denied)
     assert int(row["sandbox_denials"]) == sum(e["count"] for e in denied)
+
+
+def test_a_split_evaluators_private_files_never_reach_the_candidate(run_a: Run) -> None:
+    """Finding 4: the whole folder was sent to the sandbox, so a program that opened the labels only score()
+    should read scored 1.000 on random labels (the honest rule: 0.49), recorded trusted."""
+    row = run_a.row("discovery:private_labels")
+    _scored(row)
+    honest = 1 - sum(LABELS) / len(LABELS)  # all zeros
+    assert row["score_trust"] == "trusted" and float(row["score_best"]) == pytest.approx(honest), row
 
 
 def test_scores_beyond_the_data_or_the_best_known_value_are_flagged(run_a: Run) -> None:
