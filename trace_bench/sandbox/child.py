@@ -152,10 +152,17 @@ def _lock_down(limits: dict[str, Any], workdir: str, strong: bool, denied: list[
     linux.no_new_privs()
     from trace_bench.sandbox.seccomp import syscall_number
 
+    network, processes = bool(limits["network"]), int(limits["max_processes"]) > 0
     number = syscall_number("seccomp") if refusals is not None else None
-    program = seccomp_filter(bool(limits["network"]), int(limits["max_processes"]) > 0, number is not None)
+    program = seccomp_filter(network, processes, number is not None)
     if program is not None:
-        listener = linux.install_filter(program, listener_syscall=number)
+        try:
+            listener = linux.install_filter(program, listener_syscall=number)
+        except OSError:
+            if number is None:
+                raise
+            # a kernel without seccomp's user notification (before 5.0): the kernel refuses, unrecorded
+            listener = linux.install_filter(seccomp_filter(network, processes, False) or b"")
         if refusals is not None and listener is not None:  # the supervisor answers (and counts) every refusal
             from trace_bench.sandbox.refusals import send_listener
 
