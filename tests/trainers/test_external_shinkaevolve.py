@@ -208,3 +208,18 @@ def test_stub_answers_shinka_prompts_with_an_applicable_change(reply_format: str
     else:
         changed = re.search(r"<CODE>\n```python\n(.*?)\n```\n</CODE>", reply, re.S).group(1) + "\n"  # type: ignore[union-attr]
     assert changed == program.replace("0.5", "0.75")
+
+
+def test_a_trainer_looked_up_before_its_library_is_installed_is_available_after(
+        monkeypatch: pytest.MonkeyPatch, fresh_registry: None) -> None:
+    """A long-lived process (the UI, a test worker) that looked ShinkaEvolve up without shinka sees
+    it available once shinka is importable, as a fresh registry would."""
+    from trace_bench.registry.trainers import resolve_trainer
+
+    _forget_shinka()
+    assert resolve_trainer("ShinkaEvolve").reason, "shinka is not installed in this environment"
+    monkeypatch.syspath_prepend(str(FAKE))
+    try:
+        assert resolve_trainer("ShinkaEvolve").reason is None
+    finally:
+        _forget_shinka()

@@ -143,20 +143,30 @@ _BUILTIN_NAMES: dict[str, TrainerMetadata] = {name.lower(): meta for meta in BUI
 
 
 @lru_cache(maxsize=64)
-def _builtin_alone(name: str) -> TrainerInfo | None:
-    """The built-in trainer ``name`` (id or alias, lower case) with only its own module imported, as
-    :func:`all_trainers` would give it; None (the full registry decides) when no built-in answers to
-    it, its module is absent, or plugins are installed (one may replace it: all are loaded then).
-    A run of one PrioritySearch job imported all 17 trainer modules in the driver (~70 ms)."""
+def _builtin_class(name: str) -> tuple[TrainerMetadata, type] | None:
+    """The built-in trainer class ``name`` (id or alias, lower case) with only its own module
+    imported; None (the full registry decides) when no built-in answers to it, its module is
+    absent, or plugins are installed (one may replace it: all are loaded then)."""
     meta = _BUILTIN_NAMES.get(name)
     if meta is None or not meta.present():
         return None
     try:
         if any(True for _ in entry_points(group=ENTRY_POINT_GROUP)):
             return None
-        cls = _load(meta.target)
+        return meta, _load(meta.target)
     except Exception:  # reported by the full registry, as before
         return None
+
+
+def _builtin_alone(name: str) -> TrainerInfo | None:
+    """The built-in trainer ``name`` as :func:`all_trainers` would give it, its class alone imported.
+    A run of one PrioritySearch job imported all 17 trainer modules in the driver (~70 ms).  The
+    class is cached, its availability is not: a library installed (or put on the path) after a
+    first look makes the trainer available, as clearing :func:`all_trainers` does."""
+    found = _builtin_class(name)
+    if found is None:
+        return None
+    meta, cls = found
     reason = unavailable_reason(tuple(getattr(cls, "requires", ())), getattr(cls, "extra", None),
                                 getattr(cls, "probe", None))
     trainer_id = getattr(cls, "id", meta.id)
