@@ -1,4 +1,5 @@
-"""compare: planted differences found, null differences not, unfair comparisons refused."""
+"""compare: planted differences found, null differences not, unfair comparisons refused; two arms of one
+run decided as the leaderboard decides."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 pytest.importorskip("scipy")
 
 from tests.analysis.runs_kit import job, make_run  # noqa: E402
-from trace_bench.analysis import CompareError, compare_main, compare_runs, format_compare  # noqa: E402
+from tests.conftest import run_cli  # noqa: E402
+from trace_bench.analysis import CompareError, compare_main, compare_runs, format_compare, load_runs  # noqa: E402
 
 SEEDS = range(1, 9)
 
@@ -29,14 +31,20 @@ def test_planted_difference_is_significant_and_null_is_not(tmp_path: Path) -> No
     twin = make_run(tmp_path, "twin", _arm(0.0, rng), model="m-other")
     planted = compare_runs(better, base)
     assert planted.differing_axes == ["llm"] and len(planted.rows) == 2
+    from scipy import stats
+
+    a, b = load_runs(better).jobs, load_runs(base).jobs
     for row in planted.rows:
-        assert row["seeds"] == 8 and row["significant"] and row["p_value"] == pytest.approx(2 / 256)
-        assert row["p_holm"] == pytest.approx(2 * 2 / 256) and row["wins"] == 8
+        x = a[a["task"] == row["task"]].sort_values("seed")["score_best"]
+        y = b[b["task"] == row["task"]].sort_values("seed")["score_best"]
+        assert row["seeds"] == 8 and row["significant"] and row["p_value"] == pytest.approx(stats.ttest_rel(x, y).pvalue)
+        assert row["wins"] == 8 and row["p_holm"] <= 2 * row["p_value"] + 1e-15
         assert row["mean_a_minus_b"] == pytest.approx(1.0, abs=0.1) and row["ci_low"] > 0.8
     null = compare_runs(base, twin)
     assert not any(row["significant"] for row in null.rows) and all(r["p_value"] > 0.05 for r in null.rows)
     text = format_compare(planted)
-    assert "differing axis: llm" in text and "2 arm(s) compared, 2 significant" in text
+    assert "differing axis: llm" in text and "2 arm(s) compared, 2 significant, 0 tied" in text
+    assert "paired t-test" in text
 
 
 def test_jobs_pair_by_cell_not_by_job_id(tmp_path: Path) -> None:
@@ -70,13 +78,14 @@ def test_compare_main_exit_codes_and_json(tmp_path: Path, capsys: pytest.Capture
     rng = random.Random(4)
     a = make_run(tmp_path, "a", _arm(1.0, rng), model="m1")
     b = make_run(tmp_path, "b", _arm(0.0, rng), model="m2")
-    assert compare_main(str(a), str(b), "json") == 0
+    assert compare_main([str(a), str(b)], "json") == 0
     data = json.loads(capsys.readouterr().out)
     assert data["differing_axes"] == ["llm"] and all(r["significant"] for r in data["rows"])
-    assert compare_main(str(a), str(tmp_path / "missing")) == 2
+    assert compare_main([str(a), str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert "no such run directory" in err and "Traceback" not in err
-    assert compare_main(str(a), str(b), "yaml") == 2
+    assert compare_main([str(a), str(b)], "yaml") == 2
+    assert compare_main([str(a)]) == 2 and "one run and --arms A B" in capsys.readouterr().err
 
 
 def test_compare_uses_the_held_out_score_when_both_runs_have_it(tmp_path: Path) -> None:
@@ -110,3 +119,30 @@ def test_only_seeds_scored_in_both_runs_are_paired_and_the_dropped_are_counted(t
     assert (rows["s:t1"]["seeds"], rows["s:t1"]["dropped"]) == (6, 2)
     assert (rows["s:t2"]["seeds"], rows["s:t2"]["dropped"]) == (8, 0)
     assert "dropped" in format_compare(compare_runs(a, b)).splitlines()[3]
+
+
+def test_two_arms_of_one_run_through_the_cli_agree_with_the_leaderboard(tmp_path: Path) -> None:
+    """``compare RUN --arms A B``: per task, the pair's Holm p over the task's pairs of arms, the
+    leaderboard's own decision: tied where it shares a rank, significant where it separates them."""
+    from trace_bench.analysis import leaderboard
+
+    rng = random.Random(5)
+    jobs = (_arm(0.6, rng, trainer="PS") + _arm(0.0, rng, trainer="Base")
+            + [dict(j, task="s:t3") for j in _arm(0.0, rng, tasks=("s:t3",), trainer="PS")]
+            + _arm(0.0, rng, tasks=("s:t3",), trainer="Base"))
+    run = make_run(tmp_path, "arms", jobs)
+    proc = run_cli("compare", str(run), "--arms", "PS", "Base", "--format", "json", check=True)
+    data = json.loads(proc.stdout)
+    assert (data["arm_a"], data["arm_b"]) == ("PS", "Base")
+    rows = {r["task"]: r for r in data["rows"]}
+    board = leaderboard(load_runs(run).jobs).set_index(["task", "trainer"])
+    for task, row in rows.items():
+        assert row["p_holm"] == pytest.approx(board.loc[(task, "Base"), "p_vs_best"] if
+                                              board.loc[(task, "PS"), "vs_best"] == "best" else
+                                              board.loc[(task, "PS"), "p_vs_best"])
+        assert row["significant"] == (board.loc[(task, "PS"), "rank"] != board.loc[(task, "Base"), "rank"])
+    assert rows["s:t1"]["significant"] and not rows["s:t3"]["significant"]
+    text = run_cli("compare", str(run), "--arms", "PS", "Base", check=True).stdout
+    assert "A = PS   B = Base" in text and "no, tied" in text and "1 tied" in text
+    wrong = run_cli("compare", str(run), "--arms", "PS", "Nope")
+    assert wrong.returncode == 2 and "no arm 'Nope'" in wrong.stderr and "its arms: Base; PS" in wrong.stderr

@@ -73,7 +73,8 @@ def test_report_draws_the_frontier_with_intervals(tmp_path: Path) -> None:
     section = html[html.index('<section id="frontier">'):html.index('<section id="win-matrix">')]
     assert 'data-series="6" data-frontier="4"' in section, "six scored arms drawn, four on the frontier"
     mid = statistics.stdev(ARMS["Mid"][1])
-    assert "0.6 ± " + f"{mid * 4.302653 / 3 ** 0.5:.4g}" in section, "the score's 95% t interval"
+    half = mid * 4.302653 / 3 ** 0.5
+    assert f"[{0.6 - half:.4g}, {0.6 + half:.4g}]" in section, "the score's 95% t interval"
     assert section.count("<td>yes</td>") == 4
 
 

@@ -71,7 +71,7 @@ def test_table_frontier_leaves_incomplete_arms_out_and_says_so(run: Path) -> Non
     assert (rows["Partial"]["n"], rows["Partial"]["planned"], rows["Partial"]["complete"]) == ("2", "3", "False")
 
     markdown = run_cli("table", str(run), "--frontier", "--metric", "test_best", check=True).stdout
-    lucky = next(line for line in markdown.splitlines() if line.startswith("| s:t | Lucky"))
+    lucky = next(line for line in markdown.splitlines() if line.startswith("| s:t |") and "| Lucky |" in line)
     assert lucky.endswith("| no: 2/3 seeds |"), lucky
     line = next(ln for ln in markdown.splitlines() if ln.startswith("- s:t"))
     front, _, left_out = line.partition("; left out, incomplete: ")
@@ -99,13 +99,13 @@ def test_report_marks_incomplete_arms_in_the_frontier_power_and_integrity_sectio
 def test_power_says_how_many_seeds_each_pair_dropped(run: Path) -> None:
     proc = run_cli("power", str(run), "--format", "json")
     assert proc.returncode == 0, proc.stderr
-    rows = {(r["arm_a"], r["arm_b"]): r for r in json.loads(proc.stdout)["rows"]}
-    assert (rows[("Lucky", "Mid")]["n"], rows[("Lucky", "Mid")]["dropped"]) == (2, 1), "Lucky's seed 3 failed"
+    rows = {(r["best"], r["arm"]): r for r in json.loads(proc.stdout)["rows"]}
+    assert set(rows) == {("Best", arm) for arm in ("Cheap", "Mid", "Lucky", "Partial")}, "the complete best arm"
+    assert (rows[("Best", "Lucky")]["n"], rows[("Best", "Lucky")]["dropped"]) == (2, 1), "Lucky's seed 3 failed"
     assert (rows[("Best", "Mid")]["n"], rows[("Best", "Mid")]["dropped"]) == (3, 0)
-    assert (rows[("Lucky", "Partial")]["n"], rows[("Lucky", "Partial")]["dropped"]) == (2, 1)
     markdown = run_cli("power", str(run), check=True).stdout
-    assert markdown.splitlines()[0].startswith("| task | A | B | metric | n | dropped |")
-    assert "dropped: seeds either arm ran that are not paired" in markdown
+    assert markdown.splitlines()[0].startswith("| task | best | runner-up | metric | n | dropped |")
+    assert "if they truly differed by 0.05" in markdown
 
 
 def test_integrity_table_counts_an_arms_seeds(run: Path) -> None:

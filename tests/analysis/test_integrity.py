@@ -17,7 +17,7 @@ pytest.importorskip("scipy")
 from tests.analysis.runs_kit import job, make_run  # noqa: E402
 from tests.conftest import FIXTURES, only_run_dir, run_cli  # noqa: E402
 from trace_bench.analysis import load_runs  # noqa: E402
-from trace_bench.analysis.integrity import integrity_table  # noqa: E402
+from trace_bench.analysis.integrity import describe_row, integrity_table  # noqa: E402
 from trace_bench.ui.integrity import NO_FLAG, integrity_markdown  # noqa: E402
 
 TASK = (FIXTURES / "integrity" / "prompt_task.py").read_text(encoding="utf-8")
@@ -93,7 +93,7 @@ def test_table_report_and_ui_flag_the_same_arms(run: Path) -> None:
     assert flagged == expected
     markdown = run_cli("table", str(run), check=True).stdout
     cells = [line.strip("| ").split(" | ") for line in markdown.splitlines() if line.startswith("| llm4ad")]
-    marked = {(task.split(":")[-1], arm.removesuffix(" †").split(" [")[0]) for task, arm, *_ in cells
+    marked = {(task.split(":")[-1], arm.removesuffix(" †").split(" [")[0]) for task, _rank, arm, *_ in cells
               if arm.endswith(" †")}
     assert marked == expected
     assert "† integrity audit" in markdown and "clean_prompt:" not in markdown
@@ -111,8 +111,8 @@ def test_table_report_and_ui_flag_the_same_arms(run: Path) -> None:
 
 
 def test_gap_rule_on_hand_made_runs(tmp_path: Path) -> None:
-    """An arm is flagged when its mean selection-vs-test gap exceeds the mean of the task's other arms'
-    gaps by more than its own 95 % half-width; one seed has no interval and is never flagged."""
+    """An arm is flagged when the verdict's paired test, seed by seed against the mean gap of the task's
+    other arms, finds its gap above theirs (Holm over the task's arms); one seed decides nothing."""
     jobs = []
     for seed, (overfit, honest, other) in enumerate([(0.9, 0.1, 0.0), (0.8, 0.0, 0.1), (0.85, 0.05, 0.05)], 1):
         jobs += [job("s:t", "Overfit", seed, 1.0, score_test_best=1.0 - overfit),
@@ -125,6 +125,23 @@ def test_gap_rule_on_hand_made_runs(tmp_path: Path) -> None:
     assert table.loc[("s:t", "Honest"), "flags"] == "" and table.loc[("s:t", "Other"), "flags"] == ""
     assert table.loc[("s:u", "Lonely"), "flags"] == "", "one seed: no interval, no verdict"
     assert table.loc[("s:t", "Overfit"), "audited"] == 0, "a run without the audit's columns is not audited"
+
+
+def test_a_gap_without_variance_between_seeds_alone_never_flags(tmp_path: Path) -> None:
+    """The demo's case: split sizes make a deterministic arm's gap a fixed 0.1 on every seed, its peers'
+    a fixed 0.  Identical differences are no evidence beyond noise with three seeds (sign-flip p 0.25);
+    with eight seeds they are (2/2^8, Holm over 3 arms: 0.023)."""
+    def run(name: str, seeds: int) -> Path:
+        jobs = [job("s:t", arm, seed, 0.6, score_test_best=0.6 - gap)
+                for arm, gap in (("Minibatch", 0.1), ("Basic", 0.0), ("NoOp", 0.0)) for seed in range(1, seeds + 1)]
+        return make_run(tmp_path, name, jobs)
+
+    three = integrity_table(load_runs(run("three", 3)).jobs).set_index("trainer")
+    assert three.loc["Minibatch", "flags"] == "" and bool(three.loc["Minibatch", "gap_no_variance"])
+    assert three.loc["Minibatch", "gap_p"] == pytest.approx(0.75)
+    eight = integrity_table(load_runs(run("eight", 8)).jobs).set_index("trainer")
+    assert eight.loc["Minibatch", "flags"] == "gap" and eight.loc["Minibatch", "gap_p"] == pytest.approx(3 * 2 / 256)
+    assert "no variance between seeds" in describe_row(eight.loc["Minibatch"])
 
 
 def test_a_gap_equal_to_its_peers_up_to_float_noise_is_not_flagged(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from tests.analysis.runs_kit import job, make_run  # noqa: E402
 from tests.conftest import only_run_dir, run_cli  # noqa: E402
 from trace_bench.analysis import report_main, write_report  # noqa: E402
 
-SECTION_IDS = ("leaderboard", "per-task", "curves", "frontier", "win-matrix", "power", "cost", "failures")
+SECTION_IDS = ("leaderboard", "verdict", "per-task", "curves", "frontier", "win-matrix", "power", "cost", "failures")
 
 
 def _no_external_resources(html: str) -> None:
@@ -31,16 +31,19 @@ def test_every_section_and_hand_computed_numbers(tmp_path: Path) -> None:
     html = out.read_text()
     for section in SECTION_IDS:
         assert f'<section id="{section}">' in html
-    assert "2 ± 2.484" in html and "[-0.4841, 4.484]" in html  # mean 2, std 1, t(0.975, 2)/sqrt(3)
+    assert "[-0.4841, 4.484]" in html  # mean 2, std 1, t(0.975, 2)/sqrt(3)
+    assert "no variance between seeds" in html  # B scored 0.5 on every seed
     assert "job exceeded 60 s" in html and "timeout" in html
     from scipy import stats
 
     power = html[html.index('<section id="power">'):html.index('<section id="cost">')]
-    critical = stats.t.ppf(0.975, 2)  # A - B = 0.5, 1.5, 2.5: mean 1.5, sd 1, three seeds
-    expected = stats.nct.sf(critical, 2, 1.5 * 3 ** 0.5) + stats.nct.cdf(-critical, 2, 1.5 * 3 ** 0.5)
-    assert f'<td class="num">1.5</td><td class="num">1</td><td class="num">{expected:.4g}</td>' in power
+    critical = stats.t.ppf(0.975, 2)  # A - B = 0.5, 1.5, 2.5: mean 1.5, sd 1, three seeds; planned at 0.05
+    expected = stats.nct.sf(critical, 2, 0.05 * 3 ** 0.5) + stats.nct.cdf(-critical, 2, 0.05 * 3 ** 0.5)
+    assert (f'<td class="num">1.5</td><td class="num">1</td><td class="num">0.05</td>'
+            f'<td class="num">{expected:.4g}</td>') in power
     assert html.count("<svg") == 2, "one task: one chart of curves (four panels) and one frontier chart"
-    assert all(f"best score vs {axis}" in html for axis in ("LLM calls", "tokens", "USD"))
+    assert all(f"best selection-split score vs {axis}" in html for axis in ("LLM calls", "tokens", "USD"))
+    assert "best score so far, selection split (optimistic)" in html, "the curves' axis names its score"
     _no_external_resources(html)
 
 
@@ -86,12 +89,14 @@ def test_report_on_a_real_run(tmp_path: Path) -> None:
     assert len(best) == 3
     per_task = html[html.index('id="per-task"'):html.index('id="curves"')]
     row = re.search(r"<h3>internal:numeric_param</h3>.*?<td>PrioritySearch</td><td>ps_steps=2</td>"
-                    r'<td class="num">3</td><td class="num">0</td><td class="num">0</td><td class="num">([^<]*)</td>',
+                    r'<td class="num">3</td><td class="num">0</td><td class="num">0</td><td>selection \(optimistic\)</td>'
+                    r'<td class="num">([^<]*)</td>',
                     per_task)
-    assert row and row.group(1).split(" ± ")[0] == f"{sum(best) / 3:.4g}"
+    assert row and row.group(1) == f"{sum(best) / 3:.4g}"
     assert "no_trainable_parameters" in html  # the failures section gives the reason
-    assert html.count("<svg") >= 1 and "best score vs tokens" in html  # one chart (four panels) per task
-    # a stub run costs 0 USD: its USD panel says why it is empty
-    assert "best score vs USD: every job cost 0 (stub mode, or the model's price is unknown)" in html
+    assert html.count("<svg") >= 1 and "best selection-split score vs tokens" in html  # one chart per task
+    # a stub run costs 0 USD: its USD panel says why it is empty, and the report says it is a stub run
+    assert "best selection-split score vs USD: every job cost 0 (stub mode, or the model's price is unknown)" in html
+    assert "Stub mode: a deterministic stub answered every LLM call" in html
     for section in SECTION_IDS:
         assert f'id="{section}"' in html

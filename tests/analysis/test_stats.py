@@ -1,4 +1,5 @@
-"""Statistics checked against hand computations and known reference values."""
+"""Statistics checked against hand computations, scipy and known reference values: the verdict's
+paired t-test (with its no-variance rule), Holm per task, ranks where ties are ties."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from trace_bench.analysis import (  # noqa: E402
     pairwise_tests,
     win_matrix,
 )
-from trace_bench.analysis.stats import wilcoxon_p_values  # noqa: E402
+from trace_bench.store.paired import decide_pairs, paired_difference  # noqa: E402
+from trace_bench.store.stats import t_two_sided_p  # noqa: E402
 
 
 def _jobs(rows: list[tuple[str, str, int, float | None, str]]) -> pd.DataFrame:
@@ -47,39 +49,76 @@ def test_arm_stats_count_failures_and_flag_budget_exhausted() -> None:
 
 
 def test_leaderboard_ranks_per_task_with_ties() -> None:
+    """One seed decides nothing: every scored arm of a task shares rank 1, whatever its mean; an arm
+    with no scored job is unranked and listed last."""
     jobs = _jobs([("t1", "A", 1, 0.3, "ok"), ("t1", "B", 1, 0.1 + 0.2, "ok"), ("t1", "C", 1, 0.9, "ok"),
                   ("t1", "D", 1, None, "failed"), ("t2", "A", 1, 0.5, "ok"), ("t2", "B", 1, 0.2, "ok")])
     board = leaderboard(jobs)
     ranks = {(r.task, r.trainer): r.rank for r in board.itertuples()}
-    assert ranks[("t1", "C")] == 1 and ranks[("t1", "A")] == 2 and ranks[("t1", "B")] == 2
+    assert ranks[("t1", "C")] == ranks[("t1", "A")] == ranks[("t1", "B")] == 1
     assert pd.isna(ranks[("t1", "D")]) and list(board["trainer"][board["task"] == "t1"])[-1] == "D"
-    assert ranks[("t2", "A")] == 1 and ranks[("t2", "B")] == 2
+    assert ranks[("t2", "A")] == ranks[("t2", "B")] == 1
+    verdicts = {(r.task, r.trainer): r.vs_best for r in board.itertuples()}
+    assert verdicts[("t1", "C")] == "best" and verdicts[("t1", "A")] == "tied"
 
 
-def test_paired_test_reference_values() -> None:
-    planted = paired_test([1.1, 2.2, 3.1, 4.3, 5.2, 6.1, 7.4, 8.2], [1, 2, 3, 4, 5, 6, 7, 8])
-    assert planted.p_value == pytest.approx(2 / 256)  # exact: all 8 differences positive
-    assert (planted.wins, planted.ties, planted.losses) == (8, 0, 0)
-    assert planted.ci_low > 0 and planted.boot_low > 0 and planted.boot_p < 0.01
-    same = paired_test([1.0, 2.0, 3.0], [1.0, 2.0 + 1e-12, 3.0])
-    assert same.p_value == 1.0 and same.ties == 3 and same.mean_diff == 0.0
-    assert paired_test([], []).n == 0
+def test_a_sole_first_rank_needs_the_test_to_separate_it_from_every_arm() -> None:
+    rows = []
+    for seed in range(1, 6):
+        rows += [("t", "A", seed, 0.90 + seed / 1000, "ok"), ("t", "B", seed, 0.50 + (seed % 3) / 100, "ok"),
+                 ("t", "C", seed, 0.20 + (seed % 2) / 100, "ok")]
+    board = leaderboard(_jobs(rows)).set_index("trainer")
+    assert board["rank"].tolist() == [1, 2, 3] and board.loc["A", "vs_best"] == "best"
+    assert (board.loc[["B", "C"], "vs_best"] == "below").all() and (board.loc[["B", "C"], "p_vs_best"] < 0.05).all()
+    rows = [r for r in rows if r[1] != "C"] + [("t", "C", seed, 0.9 + seed / 1000 - (0.05 if seed % 2 else -0.04),
+                                                 "ok") for seed in range(1, 6)]
+    board = leaderboard(_jobs(rows)).set_index("trainer")
+    assert board.loc["A", "rank"] == board.loc["C", "rank"] == 1 and board.loc["C", "vs_best"] == "tied"
+    assert board.loc["B", "rank"] == 3, "two arms are found better than B"
 
 
-def test_batched_wilcoxon_matches_scipy_one_by_one() -> None:
+def test_paired_t_test_equals_scipy() -> None:
     from scipy import stats
 
-    rng = np.random.default_rng(0)
-    diffs = [rng.normal(size=n) for n in (3, 8, 8, 12)] + [np.array([0.0, 1.0, 1.0, -2.0, 3.0]), np.zeros(4)]
-    expected = [stats.wilcoxon(d[d != 0]).pvalue for d in diffs[:5]] + [1.0]
-    assert wilcoxon_p_values(diffs) == pytest.approx(expected)
+    a, b = [0.61, 0.72, 0.55, 0.68, 0.70, 0.59], [0.52, 0.60, 0.57, 0.58, 0.66, 0.50]
+    test = paired_test(a, b)
+    reference = stats.ttest_rel(a, b)
+    assert test.statistic == pytest.approx(reference.statistic, rel=1e-12)
+    assert test.p_value == pytest.approx(reference.pvalue, rel=1e-10)
+    low, high = stats.ttest_rel(a, b).confidence_interval()
+    assert (test.ci_low, test.ci_high) == (pytest.approx(low, rel=1e-9), pytest.approx(high, rel=1e-9))
+    assert (test.wins, test.ties, test.losses) == (5, 0, 1) and not test.no_variance
+    same = paired_test([1.0, 2.0, 3.0], [1.0, 2.0 + 1e-12, 3.0])
+    assert same.p_value == 1.0 and same.ties == 3 and same.mean_diff == 0.0
+    assert paired_test([], []).n == 0 and math.isnan(paired_test([1.0], [0.0]).p_value)
+
+
+def test_no_variance_between_seeds_decides_only_by_the_sign_flip_bound() -> None:
+    """Every seed +0.5: the t statistic is infinite, but the test gives the exact sign-flip p = 2/2^n,
+    so three seeds never decide and six do (one pair)."""
+    three = paired_difference([0.5, 0.5, 0.5], [0.0, 0.0, 0.0])
+    assert three.no_variance and three.p_value == pytest.approx(0.25)
+    six = paired_difference([0.5] * 6, [0.0] * 6)
+    assert six.no_variance and six.p_value == pytest.approx(2 / 64)
+    assert decide_pairs({"A": dict.fromkeys(range(3), 0.5), "B": dict.fromkeys(range(3), 0.0)})[0].outcome == "tied"
+    assert decide_pairs({"A": dict.fromkeys(range(6), 0.5), "B": dict.fromkeys(range(6), 0.0)})[0].outcome == "better"
+
+
+def test_t_tail_equals_scipy() -> None:
+    from scipy import stats
+
+    worst = max(abs(t_two_sided_p(t, df) - 2 * stats.t.sf(abs(t), df))
+                for df in (1, 2, 3, 4, 7, 12, 30, 31, 200) for t in np.linspace(-25, 25, 101))
+    assert worst < 1e-12
+    assert t_two_sided_p(math.inf, 3) == 0.0 and t_two_sided_p(0.0, 3) == 1.0
 
 
 def test_holm_adjustment() -> None:
     assert holm([0.01, 0.04, 0.03, math.nan]) == pytest.approx([0.03, 0.06, 0.06, math.nan], nan_ok=True)
 
 
-def test_win_matrix_counts_significant_tasks_after_holm() -> None:
+def test_win_matrix_counts_the_per_task_decisions() -> None:
+    """Each task is its own Holm family: one pair per task here, so p_holm equals p."""
     rows = []
     for task in ("t1", "t2", "t3"):
         for seed in range(1, 9):
@@ -87,15 +126,15 @@ def test_win_matrix_counts_significant_tasks_after_holm() -> None:
             rows.append((task, "B", seed, float(seed), "ok"))
     jobs = _jobs(rows)
     tests = pairwise_tests(jobs)
-    assert list(tests["outcome"]) == ["win", "win", "tie"]
-    assert tests["p_holm"].tolist() == pytest.approx([3 * 2 / 256, 3 * 2 / 256, 1.0])  # Holm over 3 tasks
+    assert list(tests["outcome"]) == ["better", "better", "tied"]
+    assert tests["p_holm"].tolist() == pytest.approx(tests["p_value"].tolist())
     matrix = win_matrix(jobs, tests=tests).set_index(["arm", "versus"])
     assert matrix.loc[("A", "B"), ["wins", "ties", "losses"]].tolist() == [2, 1, 0]
     assert matrix.loc[("B", "A"), ["wins", "ties", "losses"]].tolist() == [0, 1, 2]
 
 
-def test_holm_in_the_win_matrix_covers_every_comparison() -> None:
-    """Three arms on two tasks make six paired tests; Holm counts all six, not the two tasks of a pair."""
+def test_holm_covers_every_pair_of_a_task_and_no_other_task() -> None:
+    """Three arms on two tasks: three pairs per task, one family each."""
     rows = []
     for task in ("t1", "t2"):
         for seed in range(1, 9):
@@ -104,21 +143,35 @@ def test_holm_in_the_win_matrix_covers_every_comparison() -> None:
     tests = pairwise_tests(_jobs(rows))
     assert len(tests) == 6
     planted = tests[tests["arm_a"] == "A"]
-    assert planted["p_value"].tolist() == pytest.approx([2 / 256] * 4)
-    assert planted["p_holm"].tolist() == pytest.approx([6 * 2 / 256] * 4)
+    assert planted["p_holm"].tolist() == pytest.approx((3 * planted["p_value"]).tolist())
     assert tests.loc[tests["arm_a"] == "B", "p_holm"].tolist() == pytest.approx([1.0, 1.0])
 
 
 def test_leaderboard_ranks_on_held_out_scores_when_a_task_has_them() -> None:
     """t1 has a test split: the arm that overfits the selection split ranks below the one that
     generalises; t2 has none and is ranked on the selection split, named as such."""
-    jobs = _jobs([("t1", "A", 1, 0.9, "ok"), ("t1", "A", 2, 0.95, "ok"), ("t1", "B", 1, 0.6, "ok"),
-                  ("t1", "B", 2, 0.7, "ok"), ("t2", "A", 1, 0.2, "ok"), ("t2", "B", 1, 0.5, "ok")])
-    jobs["score_test_best"] = [0.3, 0.4, 0.6, 0.65, None, None]
+    rows, test = [], []
+    for seed in range(1, 5):
+        rows += [("t1", "A", seed, 0.9 + seed / 100, "ok"), ("t1", "B", seed, 0.6 + seed / 200, "ok")]
+        test += [0.3 + seed / 50, 0.6 + seed / 100]
+    jobs = _jobs([*rows, ("t2", "A", 1, 0.2, "ok"), ("t2", "B", 1, 0.5, "ok")])
+    jobs["score_test_best"] = [*test, None, None]
     board = leaderboard(jobs).set_index(["task", "trainer"])
     assert board.loc[("t1", "B"), "rank"] == 1 and board.loc[("t1", "A"), "rank"] == 2
     assert board.loc[("t1", "B"), "mean"] == pytest.approx(0.625)
     assert set(board.loc["t1", "metric"]) == {"test_best"} and set(board.loc["t2", "metric"]) == {"best"}
-    assert board.loc[("t2", "B"), "rank"] == 1
+    assert board.loc[("t2", "B"), "vs_best"] == "best" and board.loc[("t2", "A"), "rank"] == 1, "one seed: tied"
     selection = leaderboard(jobs, metric="best").set_index(["task", "trainer"])
-    assert selection.loc[("t1", "A"), "rank"] == 1
+    assert selection.loc[("t1", "A"), "rank"] == 1 and selection.loc[("t1", "B"), "rank"] == 2
+
+
+def test_intervals_stay_inside_the_declared_score_range() -> None:
+    jobs = _jobs([("t", "A", 1, 0.99, "ok"), ("t", "A", 2, 0.9, "ok"), ("t", "A", 3, 1.0, "ok"),
+                  ("t", "B", 1, 0.5, "ok"), ("t", "B", 2, 0.5, "ok"), ("t", "B", 3, 0.5, "ok")])
+    jobs["score_range"] = [[0.0, 1.0]] * len(jobs)
+    board = leaderboard(jobs).set_index("trainer")
+    unclipped = mean_ci([0.99, 0.9, 1.0])
+    assert unclipped.high > 1.0 and board.loc["A", "ci95_high"] == 1.0
+    assert board.loc["A", "ci95_low"] == pytest.approx(unclipped.low)
+    assert bool(board.loc["B", "no_variance"]) and not bool(board.loc["A", "no_variance"])
+    assert arm_stats(jobs).set_index("trainer").loc["A", "ci_high"] == 1.0

@@ -62,8 +62,11 @@ def test_markdown_and_latex_say_what_they_measure(stub_matrix_run: Path) -> None
     markdown = run_cli("table", str(stub_matrix_run))
     assert markdown.returncode == 0, markdown.stderr
     lines = markdown.stdout.splitlines()
-    assert lines[0].startswith("| task | arm | score: mean (SE) | n |")
-    assert "held-out test score of the last iterate" in markdown.stdout
+    assert lines[0].startswith("| task | rank | arm | score: mean (SE) | verdict | n |")
+    assert "held-out test score of the best state" in markdown.stdout, "the verdict's metric by default"
+    assert "| tokens (stub) | USD (stub: 0) |" in lines[0] and "Stub mode: a deterministic stub" in markdown.stdout
+    verdicts = [line.split(" | ")[4] for line in lines if line.startswith("| internal:")]
+    assert "best" in verdicts and all(v == "best" or v.startswith(("tied (p=", "below (p=")) for v in verdicts)
     assert "optimistic (internal:numeric_param)" in markdown.stdout
     numeric_rows = [line for line in lines if line.startswith("| internal:numeric_param")]
     assert numeric_rows and all(" * |" in line for line in numeric_rows), "fallback rows are marked"

@@ -22,7 +22,7 @@ COMMANDS = _subcommands(PARSER)
 
 
 def test_the_tree_has_every_command() -> None:
-    assert set(COMMANDS) == {"list-tasks", "list-trainers", "validate", "run", "report", "compare", "table", "power", "ui", "fake-llm"}
+    assert set(COMMANDS) == {"list-tasks", "list-trainers", "validate", "run", "report", "compare", "table", "power", "verdict", "ui", "fake-llm"}
 
 
 def _fake_llm_parser() -> argparse.ArgumentParser:

@@ -1,13 +1,18 @@
 """leaderboard.csv recomputed independently from results.csv (the rules of docs/artifacts.md).
 
-Means, sample standard deviations, Student-t 95 % intervals (scipy here, whatever the harness
-uses), competition ranks with ties (1, 1, 3), unscored arms last with an empty rank, failed jobs
-counted apart (their spend is in the arm's cost per job).  When the leaderboard's arm identity grows (optimizer, models), extend ``ARM``.
+Means, sample standard deviations, Student-t 95 % intervals cut to the task's declared score range
+(scipy here, whatever the harness uses), ranks from scipy's paired t-test (identical differences: the
+sign-flip p 2/2^n) Holm-corrected over each task's pairs of arms (arms not separated from the best
+share rank 1; another arm ranks 1 + the arms found better), unscored arms last with an empty rank,
+failed jobs counted apart (their spend is in the arm's cost per job).  When the leaderboard's arm
+identity grows (optimizer, models), extend ``ARM``.
 """
 
 from __future__ import annotations
 
 import csv
+import itertools
+import json
 import math
 import statistics
 from collections import defaultdict
@@ -63,11 +68,14 @@ def expected_leaderboard(results: list[dict[str, str]]) -> dict[tuple[str, ...],
         std = statistics.stdev(values) if n > 1 else None
         half = stats.t.ppf(0.975, n - 1) * std / math.sqrt(n) if std is not None else None
         mean = _mean(values)
+        declared = next((json.loads(r["score_range"]) for r in rows if r["score_range"]), [None, None])
+        bottom, top = (-math.inf if declared[0] is None else declared[0]), (math.inf if declared[1] is None else
+                                                                               declared[1])
         best = [float(r["score_best"]) for r in ok]
         board[arm] = {
             "ranked_on": ranked_on, "count": len(ok), "failed": len(rows) - len(ok), "mean": mean, "std": std,
-            "ci95_low": None if half is None or mean is None else mean - half,
-            "ci95_high": None if half is None or mean is None else mean + half,
+            "ci95_low": None if half is None or mean is None else min(max(mean - half, bottom), top),
+            "ci95_high": None if half is None or mean is None else max(min(mean + half, top), bottom),
             "mean_best": _mean(best), "std_best": statistics.stdev(best) if len(best) > 1 else None,
             "mean_initial": _mean([float(r["score_initial"]) for r in ok if r["score_initial"] != ""]),
             "mean_test": _mean([float(r["score_test"]) for r in ok if r["score_test"] != ""]),
@@ -76,13 +84,49 @@ def expected_leaderboard(results: list[dict[str, str]]) -> dict[tuple[str, ...],
             "mean_tokens": _mean([float(r["total_tokens"]) for r in ran]),
             "mean_cost_usd": _mean([float(r["cost_usd"]) for r in ran]),
         }
+    for arm in board:
+        board[arm]["rank"] = None
     for task in {arm[0] for arm in board}:
-        means = [board[arm]["mean"] for arm in board if arm[0] == task]
-        for arm in board:
-            if arm[0] == task:
-                mean = board[arm]["mean"]
-                board[arm]["rank"] = None if mean is None else 1 + sum(m is not None and m > mean for m in means)
+        _rank_task(board, [arm for arm in board if arm[0] == task and board[arm]["mean"] is not None], arms)
     return board
+
+
+def _seed_scores(rows: list[dict[str, str]], metric: str) -> dict[int, float]:
+    return {int(r["seed"]): float(r[f"score_{metric}"]) for r in rows
+            if r["status"] in SCORED and r["score_best"] != "" and r[f"score_{metric}"] != ""}
+
+
+def _rank_task(board: dict[tuple[str, ...], dict[str, object]], ranked: list[tuple[str, ...]],
+               rows: dict[tuple[str, ...], list[dict[str, str]]]) -> None:
+    """Ranks by the verdict's rule, every arm here complete: scipy's paired t-test, Holm over the pairs."""
+    if not ranked:
+        return
+    pairs, p_values = [], []
+    for a, b in itertools.combinations(ranked, 2):
+        metric = str(board[a]["ranked_on"])
+        x, y = _seed_scores(rows[a], metric), _seed_scores(rows[b], metric)
+        seeds = sorted(set(x) & set(y))
+        diff = [0.0 if abs(x[s] - y[s]) <= 1e-9 else x[s] - y[s] for s in seeds]
+        if len(diff) < 2:
+            p = math.nan
+        elif all(d == 0 for d in diff):
+            p = 1.0
+        elif statistics.stdev(diff) <= 1e-9:
+            p = 2 / 2 ** len(diff)
+        else:
+            p = float(stats.ttest_rel([x[s] for s in seeds], [y[s] for s in seeds]).pvalue)
+        pairs.append((a, b, statistics.fmean(diff) if diff else 0.0))
+        p_values.append(p)
+    order = sorted((i for i, p in enumerate(p_values) if not math.isnan(p)), key=lambda i: p_values[i])
+    adjusted, running = [math.nan] * len(p_values), 0.0
+    for step, i in enumerate(order):
+        running = max(running, min(1.0, (len(order) - step) * p_values[i]))
+        adjusted[i] = running
+    better = {(a, b) if mean > 0 else (b, a) for (a, b, mean), p in zip(pairs, adjusted, strict=True) if p < 0.05}
+    best = max(ranked, key=lambda arm: board[arm]["mean"])  # type: ignore[arg-type,return-value]
+    for arm in ranked:
+        beaten_by = sum((other, arm) in better for other in ranked)
+        board[arm]["rank"] = 1 if arm == best or (best, arm) not in better else 1 + beaten_by
 
 
 def _value(text: str) -> float | None:
@@ -102,7 +146,7 @@ def test_leaderboard_matches_an_independent_computation(tmp_path: Path) -> None:
         want = expected[tuple(row[c] for c in ARM)]
         assert int(row["count"]) == want["count"] and int(row["failed"]) == want["failed"], row
         assert _value(row["rank"]) == want["rank"], row
-        assert row["ranked_on"] == want["ranked_on"], row
+        assert row["metric"] == want["ranked_on"], row
         for column in ("mean", "std", "mean_best", "std_best", "ci95_low", "ci95_high", "mean_initial", "mean_test",
                        "mean_test_last",
                        "mean_llm_calls", "mean_tokens", "mean_cost_usd"):
@@ -111,10 +155,13 @@ def test_leaderboard_matches_an_independent_computation(tmp_path: Path) -> None:
     # the matrix really has what the rules are about: a spread, a tie, arms with no scored job
     numeric = [r for r in board if r["task"] == "internal:numeric_param"]
     assert any(_value(r["std_best"]) for r in numeric)
-    assert [r["rank"] for r in numeric].count("3") == 2, "two NoOpTrainer variants tie for third"
+    noop = [r["rank"] for r in numeric if r["trainer"] == "NoOpTrainer"]
+    assert len(noop) == 2 and noop[0] == noop[1] != "1", "two NoOpTrainer variants tie, below the best"
+    assert all(float(r["ci95_high"]) <= 0.0 for r in numeric if r["ci95_high"]), "inside the score range [-inf, 0]"
     assert {r["rank"] for r in board if r["task"] == "internal:non_trainable"} == {""}
-    assert {r["ranked_on"] for r in board if r["task"] == "internal:code_param"} == {"test_best"}
-    assert {r["ranked_on"] for r in board if r["task"] == "internal:numeric_param"} == {"best"}
-    # order: tasks alphabetically; within a task by rank, unscored last, ties by trainer then label
-    order = [(r["task"], int(r["rank"]) if r["rank"] else math.inf, r["trainer"], r["params_label"]) for r in board]
+    assert {r["metric"] for r in board if r["task"] == "internal:code_param"} == {"test_best"}
+    assert {r["metric"] for r in board if r["task"] == "internal:numeric_param"} == {"best"}
+    # order: tasks alphabetically; within a task by rank, then mean (best first), unscored last
+    order = [(r["task"], int(r["rank"]) if r["rank"] else math.inf, -(float(r["mean"]) if r["mean"] else 0.0))
+             for r in board]
     assert order == sorted(order)

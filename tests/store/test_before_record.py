@@ -47,6 +47,15 @@ def _columns(path: Path) -> tuple[list[str], dict[str, list[str]]]:
     return rows[0], {name: [row[i] for row in rows[1:]] for i, name in enumerate(rows[0])}
 
 
+def _arms_of(head: list[str], cells: dict[str, list[str]]) -> dict[tuple[str, ...], dict[str, str]]:
+    rows = [dict(zip(head, values, strict=True)) for values in zip(*(cells[c] for c in head), strict=True)]
+    return {(r["task"], r["trainer"], r["params_label"]): r for r in rows}
+
+
+def _arms(path: Path) -> dict[tuple[str, ...], dict[str, str]]:
+    return _arms_of(*_columns(path))
+
+
 def test_tables_rebuilt_by_todays_code_keep_every_cell(old_run: Path) -> None:
     """Every column the old tables had keeps its place among them and every cell; columns added to
     the record since (the integrity audit's, the frontier's) are the only difference, and empty
@@ -59,18 +68,23 @@ def test_tables_rebuilt_by_todays_code_keep_every_cell(old_run: Path) -> None:
     _rebuild(old_run)
     summary, old_summary = json.loads((old_run / "summary.json").read_text()), json.loads(before["summary.json"])
     assert {k: summary[k] for k in old_summary} == old_summary
-    for name, (old_head, old_cells) in old.items():
-        head, cells = _columns(old_run / name)
-        assert [c for c in head if c in old_cells] == old_head, name
-        same = [c for c in old_head if not (name == "leaderboard.csv" and c in COST_MEANS)]
-        assert {c: cells[c] for c in same} == {c: old_cells[c] for c in same}, name
-    # the cost per job averages every job that ran since, failed ones too: the same where none failed
-    _, board = _columns(old_run / "leaderboard.csv")
-    old_board = old["leaderboard.csv"][1]
-    unchanged = [i for i, failed in enumerate(old_board["failed"]) if failed == "0"]
-    assert unchanged and len(unchanged) < len(old_board["failed"])
-    for column in COST_MEANS:
-        assert [board[column][i] for i in unchanged] == [old_board[column][i] for i in unchanged], column
+    old_head, old_cells = old["results.csv"]
+    head, cells = _columns(old_run / "results.csv")
+    assert [c for c in head if c in old_cells] == old_head
+    assert {c: cells[c] for c in old_head} == {c: old_cells[c] for c in old_head}
+    # leaderboard.csv version 2 (the verdict's ranks: ties share a rank) renamed ranked_on to metric; every
+    # other old column keeps its cells, arm by arm, but the cost per job, which averages every job that ran
+    # since, failed ones too: the same where none failed
+    renamed = {"ranked_on": "metric"}
+    board = _arms(old_run / "leaderboard.csv")
+    old_board = _arms_of(*old["leaderboard.csv"])
+    assert set(board) == set(old_board)
+    kept = [c for c in old["leaderboard.csv"][0] if c not in ("rank", *COST_MEANS)]
+    for arm, row in old_board.items():
+        assert {c: board[arm][renamed.get(c, c)] for c in kept} == {c: row[c] for c in kept}, arm
+        if row["failed"] == "0":
+            assert {c: board[arm][c] for c in COST_MEANS} == {c: row[c] for c in COST_MEANS}, arm
+    assert any(row["failed"] != "0" for row in old_board.values())
     head, cells = _columns(old_run / "results.csv")
     added = [c for c in head if c not in old["results.csv"][1]]
     assert added and all(set(cells[c]) <= {"", "{}", "[]"} for c in added if c != "sandbox"), added

@@ -9,6 +9,7 @@ from __future__ import annotations
 from trace_bench.analysis.compare import (
     CompareError,
     CompareResult,
+    compare_arms,
     compare_main,
     compare_runs,
     format_compare,
@@ -23,23 +24,13 @@ from trace_bench.analysis.curves import (
     score_at,
 )
 from trace_bench.analysis.load import RunDirError, RunSet, load_runs
+from trace_bench.analysis.pairs import PairedTest, holm, paired_test, pairwise_tests, win_matrix
 from trace_bench.analysis.report import build_report, report_main, write_report
-from trace_bench.analysis.stats import (
-    Interval,
-    PairedTest,
-    arm_stats,
-    bootstrap_ci,
-    holm,
-    leaderboard,
-    mean_ci,
-    paired_test,
-    pairwise_tests,
-    win_matrix,
-)
+from trace_bench.analysis.stats import Interval, arm_stats, bootstrap_ci, leaderboard, mean_ci
 
 __all__ = [
     "AXES", "CompareError", "CompareResult", "Interval", "PairedTest", "RunDirError", "RunSet",
-    "area_under_curve", "arm_curves", "arm_stats", "best_so_far", "bootstrap_ci", "build_report", "compare_main",
+    "area_under_curve", "arm_curves", "arm_stats", "best_so_far", "bootstrap_ci", "build_report", "compare_arms", "compare_main",
     "compare_runs", "format_compare", "generalization_gap", "holm", "job_auc", "leaderboard", "load_runs",
     "mean_ci", "paired_test", "pairwise_tests", "report_main", "score_at", "win_matrix", "write_report",
 ]

@@ -2,9 +2,9 @@
 
 Per task and arm: the mean trainer-phase cost per job over every job that ran, failed ones included
 (USD, or tokens, or LLM calls where USD is unknown: :func:`trace_bench.store.frontier.cost_axis`),
-and the mean score over the scored seeds (a held-out test score where the task has one, see
-:mod:`.protocol`), each with its two-sided 95 %
-Student-t interval over seeds, and whether the arm is on the Pareto frontier (no other arm costs at
+and the mean score over the scored seeds (the verdict's metric: a held-out test score where the task
+has one, see :mod:`.protocol`), each with its two-sided 95 % Student-t interval over seeds (inside
+the task's declared score range, and above 0 for cost), and whether the arm is on the Pareto frontier (no other arm costs at
 most as much and scores at least as well, better in one).  No survivorship: an *incomplete* arm (fewer
 scored seeds than it planned: ``n`` of ``planned``, ``complete`` false) is shown but never on the
 frontier, and pushes no complete arm off it.  The frontier is decided on the means; the
@@ -23,7 +23,7 @@ import pandas as pd
 
 from trace_bench.analysis.load import ARM, ran_jobs
 from trace_bench.analysis.protocol import DEFAULT_METRIC, task_metrics
-from trace_bench.analysis.stats import arm_planned, mean_ci
+from trace_bench.analysis.stats import arm_planned, mean_ci, task_ranges
 from trace_bench.store.frontier import COST_AXES, cost_axis, on_frontier
 from trace_bench.store.models import arm_label
 from trace_bench.store.ranking import seeds_cell
@@ -48,15 +48,15 @@ def frontier_table(jobs: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataF
     by cost, cheapest first."""
     if jobs.empty:
         return pd.DataFrame(columns=FRONTIER_COLUMNS)
-    chosen = task_metrics(jobs, metric)
+    chosen, ranges = task_metrics(jobs, metric), task_ranges(jobs)
     rows = []
     for task, group in jobs.groupby("task", sort=True):
         axis = task_cost_axis(ran_jobs(group))
         used = chosen[str(task)]
         for (trainer, label), arm in group.groupby(["trainer", "params_label"], sort=True):
             arm_scored = arm[arm["scored"]]
-            cost = mean_ci(ran_jobs(arm)[COST_COLUMNS[axis]])
-            score = mean_ci(arm_scored[used.column])
+            cost = mean_ci(ran_jobs(arm)[COST_COLUMNS[axis]], score_range=(0.0, None))  # no cost is negative
+            score = mean_ci(arm_scored[used.column], score_range=ranges.get(str(task)))
             planned = arm_planned(arm)
             rows.append({"task": task, "trainer": trainer, "params_label": label, "metric": used.name,
                          "cost_axis": axis, "n": score.n, "planned": planned, "complete": score.n == planned > 0,

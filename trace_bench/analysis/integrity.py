@@ -12,11 +12,14 @@ Three signals, each computed after the job from what it produced (see docs/analy
   above the best known value or a fit better than the data's noise (results.csv ``integrity_flags``;
   the details in each job's ``artifacts/integrity.json``);
 * **selection-vs-test gap**: per job, the best score on the selection split minus the test score
-  of that state; an arm is flagged when its mean gap is positive and exceeds the mean of the task's
-  other arms' mean gaps by more than its own 95 % confidence half-width, beyond float noise (the ties'
-  tolerance: a zero spread makes the half-width 0) (an arm that fits its selection split much better
-  than its peers without generalising, the trace of an evaluator being gamed; a test score above the
-  selection score is not).
+  of that state.  An arm is flagged when its mean gap is positive and the verdict's paired test
+  (:mod:`trace_bench.store.paired`) finds it above the task's other arms: per seed, the arm's gap
+  against the mean gap of the task's other arms on that seed, Holm-corrected over the task's arms, at
+  alpha 0.05.  So the evidence is weighed against both the arm's own noise and the task's, and a gap
+  without variance between seeds alone (the split sizes make a deterministic arm's gap a fixed
+  number) never flags: identical differences decide only from six seeds on (an arm that fits its
+  selection split much better than its peers without generalising is the trace of an evaluator being
+  gamed; a test score above the selection score is not).
 
 :func:`integrity_table` gives one row per arm with its ``flags``; the table, report.html and the UI
 mark the flagged arms.
@@ -33,12 +36,13 @@ import pandas as pd
 from trace_bench.analysis.load import ARM, RunSet
 from trace_bench.analysis.stats import arm_planned, mean_ci
 from trace_bench.store.models import LeakFinding, SandboxDenial, StoreError
+from trace_bench.store.paired import ALPHA, holm, paired_difference
 from trace_bench.store.ranking import TIE_TOLERANCE
 from trace_bench.store.run_store import RunStore
 
-INTEGRITY_COLUMNS = [*ARM, "jobs", "scored", "planned", "complete", "audited", "leaked_jobs", "leaked_test_items", "leaked_validation_items",
-                     "sandbox_denials", "denial_kinds", "beyond_jobs", "gap_n", "gap_mean", "gap_ci_half",
-                     "others_gap_mean", "gap_flag", "flags"]
+INTEGRITY_COLUMNS = [*ARM, "jobs", "scored", "planned", "complete", "audited", "leaked_jobs", "leaked_test_items",
+                     "leaked_validation_items", "sandbox_denials", "denial_kinds", "beyond_jobs", "gap_n", "gap_mean",
+                     "gap_ci_half", "gap_no_variance", "others_gap_mean", "gap_p", "gap_flag", "flags"]
 #: what each flag says, for captions and notes
 FLAG_TEXT = {"leak": "held-out test items in its states", "validation leak": "validation items in its states",
              "denials": "sandbox denials", "beyond": "a score beyond the best known value or the data's noise",
@@ -72,47 +76,70 @@ def _gaps(jobs: pd.DataFrame) -> pd.Series:
     return (jobs["score_best"] - jobs["score_test_best"]).where(jobs["scored"])
 
 
-def integrity_table(jobs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+def gap_tests(group: pd.DataFrame) -> dict[tuple[str, str], tuple[float, float]]:
+    """Per arm of one task (its ``_gap`` per job): (mean over seeds of the arm's gap minus the other
+    arms' mean gap on that seed, Holm-adjusted p-value of the verdict's paired test of it)."""
+    table = group.pivot_table(index="seed", columns=["trainer", "params_label"], values="_gap", aggfunc="mean")
+    found: dict[tuple[str, str], tuple[float, float]] = {}
+    if table.shape[1] < 2:
+        return found
+    tests = []
+    for arm in table.columns:
+        others = table.drop(columns=[arm]).mean(axis=1, skipna=True)
+        tests.append((arm, paired_difference(list(table[arm]), list(others))))
+    for (arm, test), p_holm in zip(tests, holm([t.p_value for _, t in tests]), strict=True):
+        found[(str(arm[0]), str(arm[1]))] = (test.mean_diff, p_holm)
+    return found
+
+
+def integrity_table(jobs: pd.DataFrame, confidence: float = 0.95, alpha: float = ALPHA) -> pd.DataFrame:
     """One row per arm (:data:`INTEGRITY_COLUMNS`): its jobs, ``scored`` of the ``planned`` seeds
     (``complete`` when all: the gap of an incomplete arm is over its surviving seeds only, ``gap_n``),
-    audited jobs, jobs with leaked test items and the items summed over them, validation items apart, sandbox denials (total and per kind), the mean
-    selection-vs-test gap with its half-width against the mean of the task's other arms, and
-    ``flags`` (``leak``, ``validation leak``, ``denials``, ``gap``; empty when none)."""
+    audited jobs, jobs with leaked test items and the items summed over them, validation items apart,
+    sandbox denials (total and per kind), the mean selection-vs-test gap with its half-width (and
+    ``gap_no_variance`` when every seed had the same gap) against the mean of the task's other arms,
+    the Holm-adjusted p-value of the gap test (``gap_p``), and ``flags`` (``leak``, ``validation
+    leak``, ``denials``, ``gap``; empty when none)."""
     if jobs.empty:
         return pd.DataFrame(columns=INTEGRITY_COLUMNS)
     frame = jobs.assign(_gap=_gaps(jobs))
     rows = []
     for task, group in frame.groupby("task", sort=True):
         arm_gaps = group.groupby(["trainer", "params_label"], sort=True)["_gap"].mean().dropna()
+        tested = gap_tests(group[group["_gap"].notna()])
         for (trainer, label), arm in group.groupby(["trainer", "params_label"], sort=True):
             others = arm_gaps.drop((trainer, label), errors="ignore")
             gap = mean_ci(arm["_gap"], confidence)
             others_mean = float(others.mean()) if len(others) else math.nan
+            above_others, p_gap = tested.get((str(trainer), str(label)), (math.nan, math.nan))
             # only a positive gap (selection above test) can be the trace of a gamed evaluator
-            gap_flag = bool(gap.n >= 2 and len(others) and not math.isnan(gap.half_width)
-                            and gap.mean > TIE_TOLERANCE and gap.mean - others_mean > gap.half_width + TIE_TOLERANCE)
-            leaked = arm["leaked_test_items"] if "leaked_test_items" in arm else pd.Series(dtype=float)
-            validation = arm["leaked_validation_items"] if "leaked_validation_items" in arm else pd.Series(dtype=float)
-            denied = arm["sandbox_denials"] if "sandbox_denials" in arm else pd.Series(dtype=float)
-            kinds: Counter[str] = Counter()
-            for cell in arm.get("sandbox_denial_kinds", pd.Series(dtype=object)):
-                kinds.update(_kinds(cell))
-            beyond = int(sum(_flagged(cell) for cell in arm.get("integrity_flags", pd.Series(dtype=object))))
-            scored, planned = int(arm["scored"].sum()), arm_planned(arm)
-            row = {"task": task, "trainer": trainer, "params_label": label, "jobs": len(arm), "scored": scored,
-                   "planned": planned, "complete": scored == planned > 0,
-                   "audited": int(leaked.notna().sum()), "leaked_jobs": int((leaked.fillna(0) > 0).sum()),
-                   "leaked_test_items": int(leaked.fillna(0).sum()),
-                   "leaked_validation_items": int(validation.fillna(0).sum()),
-                   "sandbox_denials": int(denied.fillna(0).sum()), "denial_kinds": kinds_text(kinds),
-                   "beyond_jobs": beyond, "gap_n": gap.n, "gap_mean": gap.mean, "gap_ci_half": gap.half_width,
-                   "others_gap_mean": others_mean, "gap_flag": gap_flag}
+            gap_flag = bool(gap.mean > TIE_TOLERANCE and above_others > TIE_TOLERANCE and p_gap < alpha)
+            row = {"task": task, "trainer": trainer, "params_label": label, **_audit_counts(arm),
+                   "gap_n": gap.n, "gap_mean": gap.mean, "gap_ci_half": gap.half_width,
+                   "gap_no_variance": bool(gap.n >= 2 and gap.std <= TIE_TOLERANCE), "others_gap_mean": others_mean,
+                   "gap_p": p_gap, "gap_flag": gap_flag}
             flags = [name for name, on in (("leak", row["leaked_test_items"] > 0),
                                            ("validation leak", row["leaked_validation_items"] > 0),
-                                           ("denials", row["sandbox_denials"] > 0), ("beyond", beyond > 0),
+                                           ("denials", row["sandbox_denials"] > 0), ("beyond", row["beyond_jobs"] > 0),
                                            ("gap", gap_flag)) if on]
             rows.append({**row, "flags": ", ".join(flags)})
     return pd.DataFrame(rows, columns=INTEGRITY_COLUMNS)
+
+
+def _audit_counts(arm: pd.DataFrame) -> dict[str, Any]:
+    """An arm's jobs, seeds and what the audit counted over them."""
+    leaked = arm["leaked_test_items"] if "leaked_test_items" in arm else pd.Series(dtype=float)
+    validation = arm["leaked_validation_items"] if "leaked_validation_items" in arm else pd.Series(dtype=float)
+    denied = arm["sandbox_denials"] if "sandbox_denials" in arm else pd.Series(dtype=float)
+    kinds: Counter[str] = Counter()
+    for cell in arm.get("sandbox_denial_kinds", pd.Series(dtype=object)):
+        kinds.update(_kinds(cell))
+    beyond = int(sum(_flagged(cell) for cell in arm.get("integrity_flags", pd.Series(dtype=object))))
+    scored, planned = int(arm["scored"].sum()), arm_planned(arm)
+    return {"jobs": len(arm), "scored": scored, "planned": planned, "complete": scored == planned > 0,
+            "audited": int(leaked.notna().sum()), "leaked_jobs": int((leaked.fillna(0) > 0).sum()),
+            "leaked_test_items": int(leaked.fillna(0).sum()), "leaked_validation_items": int(validation.fillna(0).sum()),
+            "sandbox_denials": int(denied.fillna(0).sum()), "denial_kinds": kinds_text(kinds), "beyond_jobs": beyond}
 
 
 def flagged_arms(table: pd.DataFrame) -> dict[tuple[str, str, str], str]:
@@ -136,8 +163,10 @@ def describe_row(row: pd.Series) -> str:
                      "(see their integrity.json)")
     if row["gap_flag"]:
         seeds = "" if row["complete"] else f" (over {row['gap_n']} of its {row['planned']} seeds: incomplete)"
-        parts.append(f"selection-vs-test gap {row['gap_mean']:.3g} ± {row['gap_ci_half']:.3g}{seeds} against "
-                     f"{row['others_gap_mean']:.3g} for the task's other arms")
+        spread = " (no variance between seeds)" if row["gap_no_variance"] else f" ± {row['gap_ci_half']:.3g}"
+        parts.append(f"selection-vs-test gap {row['gap_mean']:.3g}{spread}{seeds} against "
+                     f"{row['others_gap_mean']:.3g} for the task's other arms (paired test over seeds, Holm p = "
+                     f"{row['gap_p']:.2g})")
     return "; ".join(parts)
 
 

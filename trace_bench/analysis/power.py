@@ -1,23 +1,28 @@
-"""Power analysis of paired comparisons: are there enough seeds to tell two arms apart?
+"""Power analysis that plans: how many seeds would the verdict's test need to separate the best arm of
+a task from each runner-up, if they truly differ by a minimal effect the user cares about?
 
-For two arms on one task, paired by seed, the differences d = A − B over the seeds both completed
-(the others are ``dropped``, counted, never imputed) give n, their mean and sample standard deviation, and the observed effect size dz = mean / sd.  A
-two-sided paired t-test at level ``alpha`` rejects when |t| > t(1 − alpha/2, n − 1); under an effect
-dz the statistic follows a noncentral t with n − 1 degrees of freedom and noncentrality dz·√n, so
+The test is the verdict's (:mod:`trace_bench.store.paired`): the two-sided paired t-test over the
+seeds both arms scored, Holm-corrected over the task's m pairs of arms.  Holm's first step compares
+the smallest p-value with alpha / m, so the plan is made at that level (a lower bound for Holm's
+power on any pair).  The effect is not the observed difference (power at the observed effect is a
+function of the p-value already in hand and says nothing new): it is ``--effect``, a difference in the
+score's units that would matter, with the standard deviation of the paired differences estimated from
+the run.  Under a true mean difference ``effect`` and sd ``s`` of the differences, the t statistic
+over n seeds follows a noncentral t with n − 1 degrees of freedom and noncentrality (effect / s)·√n:
 
-    power(n, dz) = P(T' > t_c) + P(T' < −t_c),   T' ~ nct(n − 1, dz·√n)
+    power(n) = P(T' > t_c) + P(T' < −t_c),   t_c = t(1 − alpha/(2m), n − 1),   T' ~ nct(n − 1, effect·√n / s)
 
-exactly (scipy's ``nct``).  From it: the power at the current n, the fewest seeds whose power
-reaches the target at the observed effect, and the smallest difference the current n detects with
-the target power (the *minimum detectable difference*, in the score's units, at the observed sd).
+exactly (scipy's ``nct``).  From it: the power at the current n, the fewest seeds whose power reaches
+the target, and the smallest difference the current n detects with the target power (the *minimum
+detectable difference*, in the score's units).
 
 Edge cases, each a definition rather than an accident of floating point:
 
-* n < 2: no standard deviation, so nothing but n and the mean difference;
-* mean difference 0 (within the ties' tolerance; identical arms included): no effect to detect, the
-  power is ``alpha`` (the test's false-positive rate) and no number of seeds reaches the target;
-* sd 0 with a nonzero mean (every seed moved by the same amount): the effect is infinite, power 1,
-  and two seeds suffice; the minimum detectable difference is 0;
+* fewer than two paired seeds: no standard deviation, nothing but n and the mean difference;
+* **no variance between seeds** (every paired seed gave the same difference): the run gives no
+  estimate of the noise, so no power is claimed (never 1).  The verdict's test then decides on the
+  sign-flip p-value 2 / 2^n, so the seeds that *could* decide such a difference are given
+  (:func:`trace_bench.store.paired.seeds_to_decide_without_variance`), said as such;
 * effects so large that scipy's noncentral t no longer returns a number (beyond ~10^9 standard
   errors): power 1, which is what the distribution gives to double precision long before.
 
@@ -40,12 +45,17 @@ import numpy as np
 import pandas as pd
 
 from trace_bench.analysis.load import RunDirError, distinguish_runs, load_runs
+from trace_bench.analysis.pairs import dropped_seeds, seeds_run, task_scores
 from trace_bench.analysis.protocol import DEFAULT_METRIC, RANK_METRIC, RANK_SCORE, with_rank_score
-from trace_bench.analysis.stats import dropped_seeds, paired_samples, seeds_run
+from trace_bench.analysis.stats import leaderboard
+from trace_bench.store.models import arm_label
+from trace_bench.store.paired import ALPHA, seeds_to_decide_without_variance
 from trace_bench.store.ranking import TIE_TOLERANCE
 
-DEFAULT_ALPHA = 0.05
+DEFAULT_ALPHA = ALPHA
 DEFAULT_POWER = 0.8
+#: the minimal effect planned for, in the score's units (five points on a 0–1 score)
+DEFAULT_EFFECT = 0.05
 #: the most seeds :func:`seeds_for_power` looks at; beyond, the answer is "more than this"
 MAX_SEEDS = 10**9
 _HUGE_NONCENTRALITY = 1e6
@@ -145,64 +155,88 @@ def detectable_effect(n: int, power: float = DEFAULT_POWER, alpha: float = DEFAU
 
 @dataclass(frozen=True)
 class PowerResult:
-    """The power analysis of one set of paired differences (see the module docstring): NaN where
-    n < 2; ``seeds_needed`` None when no number of seeds (up to :data:`MAX_SEEDS`) reaches the
-    target."""
+    """The plan for one pair of arms (see the module docstring): ``n`` paired seeds, the observed mean
+    and sd of the differences, the ``effect`` planned for and its standardized size (effect / sd), the
+    test's level ``alpha_level`` (alpha / pairs), the power at n, the seeds needed for the target
+    power (None: never, or beyond :data:`MAX_SEEDS`), the minimum detectable difference at n, and a
+    ``note`` (``no variance between seeds``, ``fewer than 2 paired seeds``) where the numbers are not
+    power figures."""
 
     n: int
     mean_diff: float
     sd_diff: float
+    effect: float
     effect_size: float
+    alpha_level: float
     power: float
     seeds_needed: int | None
     min_detectable_diff: float
+    note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def paired_power(a: Any, b: Any, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER,
-                 tolerance: float = TIE_TOLERANCE) -> PowerResult:
-    """Power analysis of A − B over pairs where both are finite; differences within ``tolerance``
-    count as 0, as in the paired tests."""
+NO_VARIANCE = "no variance between seeds"
+
+
+def paired_power(a: Any, b: Any, effect: float = DEFAULT_EFFECT, alpha: float = DEFAULT_ALPHA,
+                 power: float = DEFAULT_POWER, pairs: int = 1, tolerance: float = TIE_TOLERANCE) -> PowerResult:
+    """The plan for A − B over pairs where both are finite (differences within ``tolerance`` count as
+    0, as in the test), at a true difference ``effect`` and the test's level alpha / ``pairs``."""
     check_levels(alpha, power)
+    if not effect > 0 or not math.isfinite(effect):
+        raise ValueError(f"effect must be a positive difference in the score's units, got {effect}")
+    level = alpha / max(1, pairs)
     diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     diff = diff[np.isfinite(diff)]
     diff = np.where(np.abs(diff) <= tolerance, 0.0, diff)
     n = len(diff)
     mean = float(diff.mean()) if n else math.nan
     if n < 2:
-        return PowerResult(n, mean, math.nan, math.nan, math.nan, None, math.nan)
+        return PowerResult(n, mean, math.nan, effect, math.nan, level, math.nan, None, math.nan,
+                           "fewer than 2 paired seeds")
     sd = float(diff.std(ddof=1))
-    if abs(mean) <= tolerance:
-        mean, effect = 0.0, 0.0
-    elif sd <= tolerance:
-        sd, effect = 0.0, math.copysign(math.inf, mean)
-    else:
-        effect = mean / sd
-    return PowerResult(n, mean, sd, effect, t_test_power(effect, n, alpha), seeds_for_power(effect, power, alpha),
-                       detectable_effect(n, power, alpha) * sd)
+    if sd <= tolerance:
+        needed = seeds_to_decide_without_variance(pairs, alpha) if abs(mean) > tolerance else None
+        return PowerResult(n, mean, 0.0, effect, math.nan, level, math.nan, needed, math.nan, NO_VARIANCE)
+    size = effect / sd
+    return PowerResult(n, mean, sd, effect, size, level, t_test_power(size, n, level),
+                       seeds_for_power(size, power, level), detectable_effect(n, power, level) * sd)
 
 
-POWER_COLUMNS = ["task", "arm_a", "arm_b", "metric", "n", "dropped", "mean_diff", "sd_diff", "effect_size", "power",
-                 "seeds_needed", "min_detectable_diff"]
+POWER_COLUMNS = ["task", "best", "arm", "metric", "n", "dropped", "mean_diff", "sd_diff", "effect", "effect_size",
+                 "alpha_level", "power", "seeds_needed", "min_detectable_diff", "note"]
 
 
-def power_table(jobs: pd.DataFrame, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER,
-                metric: str = DEFAULT_METRIC) -> pd.DataFrame:
-    """One row per task and pair of arms sharing a scored seed (``arm_a`` < ``arm_b``, differences
-    A − B), on the task's ranking score (``metric`` where the task has it, else the selection split's
-    best: column ``metric``), with :class:`PowerResult`'s fields over the seeds both arms completed, and
-    ``dropped``: the seeds either arm ran that are not paired (the other arm's job failed or is missing)."""
+def power_table(jobs: pd.DataFrame, effect: float = DEFAULT_EFFECT, alpha: float = DEFAULT_ALPHA,
+                power: float = DEFAULT_POWER, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
+    """One row per task and runner-up: the plan (:class:`PowerResult`) for separating the task's best
+    arm (the leaderboard's) from that arm, differences best − arm, on the leaderboard's metric; with
+    ``dropped``, the seeds either arm ran that are not paired."""
     check_levels(alpha, power)
     if jobs.empty:
         return pd.DataFrame(columns=POWER_COLUMNS)
+    board = leaderboard(jobs, metric, alpha)
+    bests = {str(r["task"]): arm_label(str(r["trainer"]), str(r["params_label"]))
+             for _, r in board.iterrows() if r["vs_best"] == "best"}
     ranked = with_rank_score(jobs, metric)
     chosen = ranked.groupby("task")[RANK_METRIC].first()
     ran = seeds_run(ranked)
-    rows = [{"task": task, "arm_a": arm_a, "arm_b": arm_b, "metric": chosen[task],
-             "dropped": dropped_seeds(ran, task, arm_a, arm_b, len(a)), **paired_power(a, b, alpha, power).as_dict()}
-            for task, arm_a, arm_b, a, b in paired_samples(ranked, RANK_SCORE)]
+    rows = []
+    for task, scores in task_scores(ranked, RANK_SCORE).items():
+        best = bests.get(task)
+        if best is None or best not in scores:
+            continue
+        pairs = len(scores) * (len(scores) - 1) // 2
+        for arm in sorted(scores, key=lambda name: -float(np.mean(list(scores[name].values())))):
+            if arm == best:
+                continue
+            seeds = sorted(set(scores[best]) & set(scores[arm]))
+            plan = paired_power([scores[best][s] for s in seeds], [scores[arm][s] for s in seeds], effect, alpha,
+                                power, pairs)
+            rows.append({"task": task, "best": best, "arm": arm, "metric": chosen[task],
+                         "dropped": dropped_seeds(ran, task, best, arm, plan.n), **plan.as_dict()})
     frame = pd.DataFrame(rows, columns=POWER_COLUMNS)
     frame["seeds_needed"] = frame["seeds_needed"].astype("Int64")
     return frame
@@ -213,24 +247,24 @@ def seeds_column(power: float) -> str:
     return f"seeds_for_{power * 100:.6g}"
 
 
-def describe(alpha: float, power: float) -> str:
+def describe(alpha: float, power: float, effect: float) -> str:
     """What the columns mean, for the terminal and the report."""
     percent = f"{power * 100:.6g}%"
-    return (f"Two-sided paired t-test at alpha {alpha:g} over the seeds both arms completed (A − B); dropped: seeds "
-            "either arm ran that are not paired (the other arm's job failed or is missing). power: chance "
-            f"that n seeds show the observed mean difference as significant; seeds for {percent}: seeds needed "
-            f"for {percent} power at the observed effect (mean / sd); min. detectable: the smallest difference n "
-            f"seeds detect with {percent} power at the observed sd, in the score's units. One test at a time: "
-            "with k comparisons under Holm, use alpha / k for a conservative figure.")
+    return (f"How many seeds would separate each task's best arm from each runner-up, if they truly differed by "
+            f"{effect:g} (--effect, in the score's units)? The verdict's test: two-sided paired t-test over the "
+            f"seeds both arms scored, at level alpha {alpha:g} / m for the task's m pairs of arms (Holm's first "
+            f"step). sd: of the paired differences best − arm in this run; power: chance that n seeds separate a "
+            f"true difference of {effect:g}; seeds for {percent}: the fewest seeds with {percent} power; min. "
+            f"detectable: the smallest true difference n seeds separate with {percent} power. '{NO_VARIANCE}': "
+            "every seed gave the same difference, so no power is claimed; the seeds shown are those at which "
+            "identical differences decide (sign-flip p = 2/2^n).")
 
 
-def seeds_text(value: Any, effect_size: float) -> str:
-    """How the table shows ``seeds_needed``: ``never`` for no effect, ``> 10^9`` beyond the search."""
+def seeds_text(value: Any, note: str = "") -> str:
+    """How the table shows ``seeds_needed``: ``> 10^9`` beyond the search, ``-`` where not given."""
     if value is not None and not pd.isna(value):
-        return f"{int(value):,}"
-    if isinstance(effect_size, float) and math.isnan(effect_size):
-        return "-"
-    return "never" if effect_size == 0 else f"> {MAX_SEEDS:.0e}".replace("e+0", "e")
+        return f"{int(value):,}" + (" (if identical)" if note == NO_VARIANCE else "")
+    return "-" if note else f"> {MAX_SEEDS:.0e}".replace("e+0", "e")
 
 
 def as_records(frame: pd.DataFrame, power: float) -> list[dict[str, Any]]:
@@ -240,9 +274,9 @@ def as_records(frame: pd.DataFrame, power: float) -> list[dict[str, Any]]:
     for row in frame.to_dict("records"):
         clean = {name if key == "seeds_needed" else key: None if _missing(value) else value
                  for key, value in row.items()}
-        clean["n"], clean["dropped"] = int(clean["n"]), int(clean["dropped"])
+        clean["n"], clean["dropped"] = int(row["n"]), int(row["dropped"])
         if clean[name] is not None:
-            clean[name] = int(clean[name])
+            clean[name] = int(row["seeds_needed"])
         records.append(clean)
     return records
 
@@ -253,57 +287,61 @@ def _missing(value: Any) -> bool:
     return isinstance(value, float) and not math.isfinite(value)
 
 
-
 FORMATS = ("md", "csv", "json")
-HEADER = ["task", "A", "B", "metric", "n", "dropped", "mean A − B", "sd", "power", "seeds for {}%", "min. detectable"]
+HEADER = ["task", "best", "runner-up", "metric", "n", "dropped", "mean best − arm", "sd", "effect", "level", "power",
+          "seeds for {}%", "min. detectable"]
 
 
 def _number(value: Any, digits: int = 4) -> str:
     return "-" if _missing(value) else f"{float(value):.{digits}g}"
 
 
-def to_markdown(frame: pd.DataFrame, alpha: float, power: float) -> str:
+def to_markdown(frame: pd.DataFrame, alpha: float, power: float, effect: float) -> str:
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
     header = [h.format(f"{power * 100:.6g}") for h in HEADER]
-    rows = [line([str(r["task"]), str(r["arm_a"]), str(r["arm_b"]), str(r["metric"]), str(r["n"]), str(r["dropped"]),
-                  _number(r["mean_diff"]), _number(r["sd_diff"]), _number(r["power"], 3),
-                  seeds_text(r["seeds_needed"], r["effect_size"]), _number(r["min_detectable_diff"])])
+    rows = [line([str(r["task"]), str(r["best"]), str(r["arm"]), str(r["metric"]), str(r["n"]), str(r["dropped"]),
+                  _number(r["mean_diff"]), _number(r["sd_diff"]) if not r["note"] else r["note"], _number(r["effect"]),
+                  _number(r["alpha_level"], 3), _number(r["power"], 3), seeds_text(r["seeds_needed"], r["note"]),
+                  _number(r["min_detectable_diff"])])
             for _, r in frame.iterrows()]
-    align = "|" + "|".join(["---"] * 4 + ["---:"] * 7) + "|"
-    return "\n".join([line(header), align, *rows, "", describe(alpha, power)]) + "\n"
+    align = "|" + "|".join(["---"] * 4 + ["---:"] * 9) + "|"
+    return "\n".join([line(header), align, *rows, "", describe(alpha, power, effect)]) + "\n"
 
 
-def to_csv(frame: pd.DataFrame, alpha: float, power: float) -> str:
+def to_csv(frame: pd.DataFrame, alpha: float, power: float, effect: float) -> str:
     buffer = io.StringIO()
     frame.rename(columns={"seeds_needed": seeds_column(power)}).to_csv(buffer, index=False, lineterminator="\n",
                                                                       float_format="%.10g")
     return buffer.getvalue()
 
 
-def to_json(frame: pd.DataFrame, alpha: float, power: float) -> str:
-    return json.dumps({"alpha": alpha, "power": power, "test": "two-sided paired t", "rows": as_records(frame, power)},
-                      indent=2) + "\n"
+def to_json(frame: pd.DataFrame, alpha: float, power: float, effect: float) -> str:
+    return json.dumps({"alpha": alpha, "power": power, "effect": effect,
+                       "test": "two-sided paired t-test, Holm over the task's pairs (planned at alpha / pairs)",
+                       "rows": as_records(frame, power)}, indent=2) + "\n"
 
 
 RENDERERS = {"md": to_markdown, "csv": to_csv, "json": to_json}
 
 
 def power_main(run_paths: Sequence[str], fmt: str = "md", alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER,
-               metric: str = DEFAULT_METRIC) -> int:
-    """Print the power analysis of one or more runs; 2 on a user error (bad run, level or format)."""
+               metric: str = DEFAULT_METRIC, effect: float = DEFAULT_EFFECT) -> int:
+    """Print the power plan of one or more runs; 2 on a user error (bad run, level, effect or format)."""
     try:
         if fmt not in RENDERERS:
             raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
         check_levels(alpha, power)
+        if not effect > 0 or not math.isfinite(effect):
+            raise ValueError(f"--effect must be a positive difference in the score's units, got {effect}")
         runs = distinguish_runs(load_runs(list(run_paths)))
-        frame = power_table(runs.jobs, alpha, power, metric)
+        frame = power_table(runs.jobs, effect, alpha, power, metric)
     except (RunDirError, ValueError) as exc:
         print(f"trace-bench: error: {exc}", file=sys.stderr)
         return 2
     if frame.empty:
-        print("trace-bench: error: no two arms of a task share a scored seed: nothing to pair", file=sys.stderr)
+        print("trace-bench: error: no task has two arms with a scored seed: nothing to plan", file=sys.stderr)
         return 2
-    sys.stdout.write(RENDERERS[fmt](frame, alpha, power))
+    sys.stdout.write(RENDERERS[fmt](frame, alpha, power, effect))
     return 0

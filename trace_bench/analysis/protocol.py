@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, check_metric, task_metric
+from trace_bench.store.ranking import DEFAULT_METRIC as DEFAULT_METRIC  # re-exported: the verdict's default
+from trace_bench.store.ranking import METRIC_FIELDS, check_metric, task_metric
 
 #: the column a ranking reads after :func:`with_rank_score`
 RANK_SCORE = "rank_score"

@@ -2,8 +2,10 @@
 
 Inline CSS and SVG only, no scripts and no external resources, so the file opens anywhere, can be
 mailed or archived with the run, and cannot run code injected through a task id or an error text.
-Sections (stable ids, linked from the top): leaderboard, per-task, curves, frontier, win-matrix, power,
-integrity, cost, failures.
+Sections (stable ids, linked from the top): leaderboard, verdict, per-task, curves, frontier,
+win-matrix, power, integrity, cost, failures.  Every section that compares arms names the run's one
+metric (the held-out test score of the best state, or the selection split's best, marked optimistic,
+where a task has no test split); the verdict's sections are in :mod:`.report_verdict`.
 ``report_main`` is what ``trace-bench report`` calls: exit code 0, or 2 with a one-line message for
 anything the user can fix (a wrong path, a damaged run, an unwritable output), never a traceback.
 """
@@ -25,22 +27,22 @@ from trace_bench.analysis.frontier import frontier_lines, frontier_table
 from trace_bench.analysis.frontier_chart import frontier_chart
 from trace_bench.analysis.integrity import denial_events, describe_row, integrity_table, leak_findings
 from trace_bench.analysis.load import ARM, RunDirError, RunSet, distinguish_runs, load_runs
-from trace_bench.analysis.power import DEFAULT_ALPHA, DEFAULT_POWER, power_table, seeds_text
-from trace_bench.analysis.power import describe as describe_power
-from trace_bench.analysis.protocol import RANK_SCORE, describe, task_metrics, with_rank_score
-from trace_bench.analysis.stats import (
-    arm_stats,
-    incomplete_note,
-    leaderboard,
-    pairwise_tests,
-    win_matrix,
+from trace_bench.analysis.report_verdict import (
+    interval_cell,
+    leaderboard_section,
+    metric_cell,
+    power_section,
+    verdict_section,
+    win_matrix_section,
 )
+from trace_bench.analysis.stats import arm_stats, leaderboard
 from trace_bench.store.frontier import COST_AXES
 from trace_bench.store.models import arm_label
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import Status
 
-SECTIONS = (("leaderboard", "Leaderboard"), ("per-task", "Per-task results"), ("curves", "Anytime curves"),
+SECTIONS = (("leaderboard", "Leaderboard"), ("verdict", "Verdict across tasks"), ("per-task", "Per-task results"),
+            ("curves", "Anytime curves"),
             ("frontier", "Cost–quality frontier"), ("win-matrix", "Win / tie / loss"), ("power", "Power"), ("integrity", "Integrity"), ("cost", "Cost"),
             ("failures", "Failures"))
 MAX_FAILURE_ROWS = 500
@@ -48,18 +50,6 @@ MAX_FAILURE_ROWS = 500
 
 def _arm_cells(row: pd.Series) -> list[str]:
     return [row["trainer"], row["params_label"]]
-
-
-def _leaderboard(runs: RunSet) -> str:
-    board = leaderboard(runs.jobs)
-    rows = [[r["task"], r["rank"] if pd.notna(r["rank"]) else "-", *_arm_cells(r), _metric_cell(r["metric"]),
-             _seeds_cell(r), r["failed"], r["budget_exhausted"], r["mean"], r["std"],
-             h.interval(r["ci_low"], r["ci_high"])]
-            for _, r in board.iterrows()]
-    classes = ["" if r["complete"] else "incomplete" for _, r in board.iterrows()]
-    table = h.table(rows, ["task", "rank", "trainer", "params", "ranked on", "seeds", "failed", "budget exhausted",
-                           "mean", "std", "95% CI"], numeric=range(5, 10), empty="no jobs", row_classes=classes)
-    return "".join([h.paragraph(describe(task_metrics(runs.jobs))), table, _best_known(runs)])
 
 
 def _best_known(runs: RunSet) -> str:
@@ -78,38 +68,33 @@ def _best_known(runs: RunSet) -> str:
                                    "% of best known (best seed)", "score trust"], numeric=range(3, 7))])
 
 
-def _seeds_cell(row: pd.Series) -> str:
-    """Scored seeds; ``k/N seeds, incomplete`` for an arm with failed or missing seeds."""
-    note = incomplete_note(int(row["count"]), int(row["planned"]))
-    return str(row["count"]) if not note else f"{row['count']}/{row['planned']} (incomplete)"
-
-
-def _metric_cell(name: object) -> str:
-    """The leaderboard's name of a ranking metric; the selection split is marked optimistic."""
-    return {"test_best": "test (best state)", "test_last": "test (last iterate)"}.get(str(name),
-                                                                                     "selection (optimistic)")
-
-
 def _per_task(runs: RunSet) -> str:
-    arms = arm_stats(runs.jobs)
+    """Per task, each arm on the verdict's metric (the leaderboard's rows) beside the other scores, labelled."""
+    board = leaderboard(runs.jobs)
     gaps = generalization_gap(runs.jobs).set_index(ARM)
+    stats = arm_stats(runs.jobs).set_index(ARM)
     parts: list[str] = []
-    for task, group in arms.groupby("task", sort=True):
+    for task, group in board.groupby("task", sort=True):
         rows = []
         for _, r in group.iterrows():
             key = (r["task"], r["trainer"], r["params_label"])
             gap = gaps.loc[key] if key in gaps.index else None
-            rows.append([*_arm_cells(r), _seeds_cell(r), r["failed"], r["budget_exhausted"],
-                         h.mean_pm(r["mean"], r["ci_half"]), h.interval(r["ci_low"], r["ci_high"]), r["std"],
-                         h.mean_pm(r.get("test_mean"), r.get("test_ci_half")),
-                         h.mean_pm(r.get("test_last_mean"), r.get("test_last_ci_half")), r.get("initial_mean"),
+            budget = int(stats.loc[key, "budget_exhausted"]) if key in stats.index else 0
+            rows.append([*_arm_cells(r), _seeds(int(r["count"]), int(r["planned"])), r["failed"], budget,
+                         metric_cell(r["metric"]), r["mean"], interval_cell(r), r["std"], r["mean_best"],
+                         r["mean_test"], r["mean_test_last"], r["mean_initial"],
                          h.mean_pm(gap["gap_mean"], gap["gap_ci_half"]) if gap is not None else ""])
         classes = ["" if r["complete"] else "incomplete" for _, r in group.iterrows()]
         parts += [h.heading(3, task), h.table(rows, ["trainer", "params", "seeds", "failed", "budget exhausted",
-                                                      "best, selection split (mean ± 95% CI)", "95% CI", "std",
-                                                      "test, best state", "test, last iterate", "initial",
-                                                      "best − test"], numeric=range(2, 12), row_classes=classes)]
+                                                      "metric", "mean", "95% CI", "std",
+                                                      "best, selection split (optimistic)", "test, best state",
+                                                      "test, last iterate", "initial (selection split)", "best − test"],
+                                              numeric=[2, 3, 4, *range(6, 14)], row_classes=classes)]
     return "".join(parts) or h.paragraph("no jobs")
+
+
+def _seeds(count: int, planned: int) -> str:
+    return str(count) if count == planned else f"{count}/{planned} (incomplete)"
 
 
 def _colours(runs: RunSet) -> dict[tuple[str, str], int]:
@@ -134,17 +119,18 @@ def _curves(runs: RunSet) -> str:
             series = [Series(arm_label(trainer, label), g["x"].tolist(), g["mean"].tolist(), g["low"].tolist(),
                              g["high"].tolist(), colours.get((trainer, label), 0))
                       for (trainer, label), g in frame.groupby(["trainer", "params_label"], sort=True)]
-            title = f"best score vs {name}"
+            title = f"best selection-split score vs {name}"
             if frame.empty or float(frame["x"].max()) <= 0:
                 if axis == "usd" and not frame.empty:  # say why the panel is empty
                     title += ": every job cost 0 (stub mode, or the model's price is unknown)"
                 series = []
             panels.append(Panel(title, name, series))
-        chart = curve_chart(panels, y_label="best score so far", columns=2, panel_px=(500, 260))
+        chart = curve_chart(panels, y_label=CURVE_Y_LABEL, columns=2, panel_px=(500, 260))
         rows = [[*_arm_cells(r), r["count"], h.mean_pm(r["mean"], r["ci_half"])]
                 for _, r in auc_by_task.get(task, empty).iterrows()]
         parts += [h.heading(3, task), h.Safe(f'<div class="charts">{chart}</div>'),
-                  h.table(rows, ["trainer", "params", "seeds", "normalised AUC by LLM calls (mean ± 95% CI)"],
+                  h.table(rows, ["trainer", "params", "seeds",
+                                 "normalised AUC by LLM calls, selection split (mean ± 95% CI)"],
                           numeric=range(2, 4), empty="no scored curves")]
     return "".join(parts)
 
@@ -158,14 +144,14 @@ def _frontier(runs: RunSet) -> str:
     for (task, group), line in zip(frame.groupby("task", sort=True), frontier_lines(frame), strict=True):
         axis = str(group["cost_axis"].iloc[0])
         chart = frontier_chart(group, title=f"{task}: score vs {COST_AXES[axis]} per job", styles=colours)
-        rows = [[*_arm_cells(r), _frontier_seeds(r), h.mean_pm(r["cost_mean"], _half(r["cost_low"], r["cost_high"])),
-                 h.mean_pm(r["score_mean"], _half(r["score_low"], r["score_high"])), _metric_cell(r["metric"]),
+        rows = [[*_arm_cells(r), _frontier_seeds(r), r["cost_mean"], h.interval(r["cost_low"], r["cost_high"]),
+                 r["score_mean"], h.interval(r["score_low"], r["score_high"]), metric_cell(r["metric"]),
                  "yes" if r["on_frontier"] else "" if r["complete"] else "no: incomplete"]
                 for _, r in group.iterrows()]
         parts += [h.heading(3, task), h.paragraph("Frontier " + line.split("]: ", 1)[-1], "plain"),
                   h.Safe(f'<div class="charts">{chart}</div>'),
-                  h.table(rows, ["trainer", "params", "seeds", f"{COST_AXES[axis]} per job (mean ± 95% CI)",
-                                 "score (mean ± 95% CI)", "score", "on frontier"], numeric=range(2, 5),
+                  h.table(rows, ["trainer", "params", "seeds", f"{COST_AXES[axis]} per job (mean)", "95% CI",
+                                 "score (mean)", "95% CI", "metric", "on frontier"], numeric=range(2, 7),
                           row_classes=["win" if r["on_frontier"] else "" if r["complete"] else "incomplete"
                                        for _, r in group.iterrows()])]
     return "".join(parts)
@@ -181,62 +167,6 @@ def _frontier_seeds(row: pd.Series) -> str:
     return str(row["n"]) if row["complete"] else f"{row['n']}/{row['planned']} (incomplete)"
 
 
-def _half(low: float, high: float) -> float:
-    return (high - low) / 2
-
-
-def _win_matrix(runs: RunSet) -> str:
-    ranked = with_rank_score(runs.jobs)
-    tests = pairwise_tests(ranked, column=RANK_SCORE)
-    if tests.empty:
-        return h.paragraph("fewer than two arms share seeds on any task: nothing to pair")
-    matrix = win_matrix(ranked, tests=tests)
-    arms = sorted(set(matrix["arm"]) | set(matrix["versus"]))
-    cells = {(r["arm"], r["versus"]): r for _, r in matrix.iterrows()}
-    rows = []
-    for arm in arms:
-        row: list[object] = [arm]
-        for other in arms:
-            found = cells.get((arm, other))
-            if found is None:
-                row.append("—" if arm == other else "")
-                continue
-            css = "win" if found["wins"] > found["losses"] else "loss" if found["losses"] > found["wins"] else ""
-            dropped = f" ({found['dropped']} seeds dropped)" if found["dropped"] else ""
-            row.append(h.cell(f"{found['wins']}–{found['ties']}–{found['losses']}{dropped}", css))
-        rows.append(row)
-    detail = [[r["task"], r["arm_a"], r["arm_b"], r["n"], r["dropped"], r["mean_diff"],
-               h.interval(r["ci_low"], r["ci_high"]),
-               r["p_value"], r["p_holm"], h.interval(r["boot_low"], r["boot_high"]),
-               f"{r['wins']}/{r['ties']}/{r['losses']}", r["outcome"]] for _, r in tests.iterrows()]
-    classes = ["win" if o == "win" else "loss" if o == "loss" else "" for o in tests["outcome"]]
-    fewest = int(tests["n"].min())
-    reach = (f"With {fewest} paired seeds the smallest two-sided Wilcoxon p is 2/2^{fewest} = "
-             f"{h.number(2 / 2 ** fewest, 3)}, before Holm multiplies it by up to the {len(tests)} comparisons; "
-             "use more seeds if that cannot fall below 0.05.")
-    return "".join([h.paragraph("Row arm against column arm: tasks won–tied–lost. " + reach + " "
-                                + describe(task_metrics(runs.jobs))),
-                    h.table(rows, ["arm \\ versus", *arms]),
-                    h.heading(3, "Paired tests per task (A − B)"),
-                    h.table(detail, ["task", "A", "B", "seeds", "dropped", "mean A − B", "95% t CI", "Wilcoxon p",
-                                     "Holm p", "bootstrap 95% CI", "seeds W/T/L", "outcome for A"],
-                            numeric=range(3, 10), row_classes=classes)])
-
-
-def _power(runs: RunSet) -> str:
-    frame = power_table(runs.jobs)
-    if frame.empty:
-        return h.paragraph("fewer than two arms share seeds on any task: nothing to pair")
-    rows = [[r["task"], r["arm_a"], r["arm_b"], _metric_cell(r["metric"]), r["n"], r["dropped"], r["mean_diff"],
-             r["sd_diff"], r["power"], seeds_text(r["seeds_needed"], r["effect_size"]), r["min_detectable_diff"]]
-            for _, r in frame.iterrows()]
-    underpowered = ["low" if pd.notna(p) and p < DEFAULT_POWER else "" for p in frame["power"]]
-    return "".join([h.paragraph(describe_power(DEFAULT_ALPHA, DEFAULT_POWER)),
-                    h.table(rows, ["task", "A", "B", "ranked on", "seeds", "dropped", "mean A − B", "sd of A − B",
-                                   "power", f"seeds for {DEFAULT_POWER:.0%}", "min. detectable difference"],
-                            numeric=range(4, 11), row_classes=underpowered)])
-
-
 def _integrity(runs: RunSet) -> str:
     table = integrity_table(runs.jobs)
     if table.empty:
@@ -249,15 +179,16 @@ def _integrity(runs: RunSet) -> str:
                                                             for _, r in flagged.iterrows()) + ".")
     rows = [[r["task"], *_arm_cells(r), _integrity_seeds(r), f"{r['audited']} / {r['jobs']}", r["leaked_jobs"],
              r["leaked_test_items"], r["leaked_validation_items"], r["sandbox_denials"], r["denial_kinds"],
-             h.mean_pm(r["gap_mean"], r["gap_ci_half"]), r["gap_n"], r["others_gap_mean"], r["flags"]]
+             "no variance between seeds" if r["gap_no_variance"] else h.mean_pm(r["gap_mean"], r["gap_ci_half"]),
+             r["gap_n"], r["others_gap_mean"], r["gap_p"], r["flags"]]
             for _, r in table.iterrows()]
     classes = [" ".join(c for c in ("loss" if r["flags"] else "", "" if r["complete"] else "incomplete") if c)
                for _, r in table.iterrows()]
     parts = [h.paragraph(summary, "plain"),
              h.table(rows, ["task", "trainer", "params", "seeds scored", "audited / jobs", "jobs with test leaks",
                             "test items leaked", "validation items leaked", "sandbox denials", "denials by kind",
-                            "selection − test gap (mean ± 95% CI)", "gap seeds", "other arms' gap", "flags"],
-                     numeric=range(4, 13), row_classes=classes)]
+                            "selection − test gap (mean ± 95% CI)", "gap seeds", "other arms' gap",
+                            "gap above others: Holm p", "flags"], numeric=range(4, 14), row_classes=classes)]
     findings = leak_findings(runs)
     if not findings.empty:
         rows = [[r["job_id"], r["task"], *_arm_cells(r), r["seed"], r["split"], r["item"], r["kind"], r["state"],
@@ -292,6 +223,8 @@ def _cost(runs: RunSet) -> str:
                             g["cost_usd"].sum(), g["latency_s"].mean()])
     totals = (f"Run totals: {h.number(jobs['llm_calls'].sum())} LLM calls, {h.number(jobs['total_tokens'].sum())} "
               f"tokens, {h.number(jobs['cost_usd'].sum())} USD, {h.number(jobs['time_seconds'].sum())} s of job time.")
+    if "mode" in jobs and (jobs["mode"] == "stub").any():
+        totals += " " + STUB_NOTE
     return "".join([h.paragraph(totals, "plain"),
                     h.table(rows, ["task", "trainer", "params", "jobs", "calls / job", "cache hits / job",
                                    "tokens / job", "USD / job", "seconds / job", "calls", "tokens", "USD",
@@ -335,6 +268,8 @@ def _intro(runs: RunSet) -> list[str]:
         lines.append(f"Run {run_id} ({manifest.get('mode') or '-'} mode, LLM {model}, created "
                      f"{manifest.get('created_at') or '-'}): {len(jobs)} of {planned} planned jobs have results"
                      f" ({counts or 'none'}).")
+        if manifest.get("mode") == "stub":
+            lines.append(f"Run {run_id}: {STUB_NOTE}")
         weak = int(jobs["sandbox"].astype(str).str.contains("weak").sum()) if "sandbox" in jobs else 0
         if weak:
             lines.append(f"WARNING: in run {run_id}, {weak} job(s) ran LLM-written code in the WEAK sandbox "
@@ -345,51 +280,69 @@ def _intro(runs: RunSet) -> list[str]:
     return lines
 
 
+CURVE_Y_LABEL = "best score so far, selection split (optimistic)"
+STUB_NOTE = ("Stub mode: a deterministic stub answered every LLM call, so tokens count its answers and USD is 0; the "
+             "numbers show the harness at work, not a real model's quality or cost.")
+NOTES = {
+    "leaderboard": "Per task (one task under one set of eval_kwargs, named by its label), one metric: the held-out "
+                   "test score of the best state where the task has a test split, else the best score on the "
+                   "selection split, which is optimistic (that split chose the state). Ranks come from the verdict's "
+                   "paired t-test over seeds, Holm-corrected over the task's pairs of arms at alpha 0.05: every arm "
+                   "the test cannot separate from the best shares rank 1 (verdict: tied, with the Holm p-value "
+                   "against the best); an arm it separates is ranked 1 + the number of arms found better. An arm "
+                   "with failed or missing seeds is marked k/N (incomplete) and ranked after every complete arm of "
+                   "its task: its surviving seeds may be its lucky ones. 95% CI: Student t over seeds, inside the "
+                   "task's declared score range; seeds that all scored alike say 'no variance between seeds'.",
+    "verdict": "Across tasks: each task's scores normalized between its initial (or lowest observed) and its best "
+               "observed score; interquartile mean and mean over seeds and tasks with 95% stratified-bootstrap "
+               "intervals and the probability of improvement of each arm over each other (rliable, Agarwal et al. "
+               "2021); average ranks with Friedman's test and Nemenyi's critical difference where there are at least "
+               "five tasks (autorank, Demšar 2006); a Bayesian signed-rank test with a region of practical "
+               "equivalence (baycomp, Benavoli et al. 2017).",
+    "per-task": "The verdict's metric per arm (mean, its 95% interval inside the score's range, std), then the other "
+                "scores, labelled: best on the selection split (validation, else train; optimistic), the held-out "
+                "test score of the best state and of the last iterate, the initial score, and the generalization "
+                "gap (best − test).",
+    "curves": "Best score so far on the selection split (the only score measured at every step; optimistic, and "
+              "not the verdict's held-out metric), mean over seeds with 95% band, against cumulative spend up to "
+              "each job's total trainer-phase spend; a finished job keeps its best, and the harness's measurement "
+              "of what a stopped trainer left is never counted. AUC: area under the best-so-far curve divided by "
+              "the task's largest budget.",
+    "frontier": "Which arm buys the most score per unit of cost: per task, each arm's mean trainer-phase cost per "
+                "job over every job that ran, failed ones included (USD, or tokens, or LLM calls where USD is "
+                "unknown) against its mean score on the verdict's metric, with 95% intervals on both; the frontier "
+                "(filled markers, shaded rows) holds the arms that no other arm beats on both, and its dashed "
+                "staircase is the best mean score available for at most a given cost. An arm with failed or missing "
+                "seeds (k/N, incomplete: hollow grey marker, italic row) is never on the frontier and pushes no "
+                "complete arm off it: its surviving seeds may be its lucky ones.",
+    "win-matrix": "Arms paired by seed on each task, on the verdict's metric, over the seeds both arms completed "
+                  "(dropped: seeds either arm ran that are not paired): the verdict's paired t-test, Holm-corrected "
+                  "over the task's pairs of arms (the leaderboard's decisions), alpha 0.05; undecided counts as a "
+                  "tie. Where every seed gave the same difference (no variance between seeds) the p-value is the "
+                  "exact sign-flip 2/2^n.",
+    "power": "How many seeds would separate each task's best arm from each runner-up, if they truly differed by "
+             "0.05 in the score's units (trace-bench power --effect sets it): the verdict's test at its Holm level, "
+             "with the sd of the paired differences from this run; rows below 80% power are shaded. No variance "
+             "between seeds is said as such, never as power.",
+    "integrity": "Did the optimizer cheat? Per arm: held-out test items (validation apart) whose input or reference "
+                 "answer its best or final states hold, boundaries its sandboxed candidates ran into (refused "
+                 "syscalls, writes, network, processes, forged results, timeouts), and its selection-vs-test gap, "
+                 "flagged where the verdict's paired test finds it above the task's other arms' gaps, seed by seed "
+                 "(Holm over the task's arms): a gap without variance between seeds alone never flags. Jobs killed "
+                 "before they ended are not audited for leaks; an arm with failed or missing seeds is marked k/N "
+                 "(incomplete, italic): its gap is over its surviving seeds only (gap seeds).",
+    "cost": "Spend per arm over all its jobs, failed ones included (they spent too).",
+    "failures": "Jobs that did not end ok, with status and error.",
+}
+
+
 def build_report(runs: RunSet) -> str:
     """The report's HTML for loaded runs."""
     runs = distinguish_runs(runs)
-    notes = {"leaderboard": "Per task (one task under one set of eval_kwargs, named by its label), arms ranked by "
-                            "the mean over seeds of a held-out test score (of the best state) where the task has a "
-                            "test split, else of the best score on the selection split, which is optimistic: that "
-                            "split chose the state (rank 1 = best; equal means share a rank). An arm with failed or "
-                            "missing seeds is marked k/N (incomplete) and ranked after every complete arm of its "
-                            "task: its surviving seeds may be its lucky ones. 95% CI: Student t over seeds.",
-             "per-task": "Mean ± half-width of the 95% Student-t interval over seeds; best: on the selection split "
-                         "(validation, else train; optimistic); test: held-out score of the best state and of the "
-                         "last iterate; best − test: generalization gap.",
-             "curves": "Best score so far, mean over seeds with 95% band, against cumulative spend up to each job's "
-                       "total trainer-phase spend; a finished job keeps its best, and the harness's measurement of "
-                       "what a stopped trainer left is never counted. AUC: area under the best-so-far curve divided "
-                       "by the task's largest budget.",
-             "frontier": "Which arm buys the most score per unit of cost: per task, each arm's mean trainer-phase "
-                         "cost per job over every job that ran, failed ones included (USD, or tokens, or LLM calls where "
-                         "USD is unknown) against its mean score "
-                         "(the leaderboard's), with 95% intervals on both; the frontier (filled markers, shaded rows) "
-                         "holds the arms that no other arm beats on both, and its dashed staircase is the best mean "
-                         "score available for at most a given cost. An arm with failed or missing seeds (k/N, "
-                         "incomplete: hollow grey marker, italic row) is never on the frontier and pushes no "
-                         "complete arm off it: its surviving seeds may be its lucky ones.",
-             "win-matrix": "Arms paired by seed on each task, on the leaderboard's metric, over the seeds both "
-                           "arms completed (dropped: seeds either arm ran that are not paired): Wilcoxon signed-rank "
-                           "test, Holm–Bonferroni corrected over every comparison in the matrix (all tasks, all "
-                           "pairs), alpha 0.05; not significant counts as a tie.",
-             "power": "Are there enough seeds? Per task and pair of arms, over the seeds both arms completed "
-                      "(dropped: seeds either arm ran that are not paired), the power of a two-sided paired t-test "
-                      "at those seeds, the seeds needed for 80% power at the observed effect, and the smallest "
-                      "difference the current seeds detect with 80% power; rows below 80% power are shaded.",
-             "integrity": "Did the optimizer cheat? Per arm: held-out test items (validation apart) whose input or "
-                          "reference answer its best or final states hold, boundaries its sandboxed candidates ran into "
-                          "(refused syscalls, writes, network, processes, forged results, timeouts), and its "
-                          "selection-vs-test gap, flagged where it exceeds the task's other arms' by more than its 95% "
-                          "CI. Jobs killed before they ended are not audited for leaks; an arm with failed or missing "
-                          "seeds is marked k/N (incomplete, italic): its gap is over its surviving seeds only "
-                          "(gap seeds).",
-             "cost": "Spend per arm over all its jobs, failed ones included (they spent too).",
-             "failures": "Jobs that did not end ok, with status and error."}
-    builders = {"leaderboard": _leaderboard, "per-task": _per_task, "curves": _curves, "frontier": _frontier,
-                "win-matrix": _win_matrix,
-                "power": _power, "integrity": _integrity, "cost": _cost, "failures": _failures}
-    body = [h.section(sid, name, notes[sid], h.Safe(builders[sid](runs))) for sid, name in SECTIONS]
+    builders = {"leaderboard": lambda r: leaderboard_section(r) + _best_known(r), "verdict": lambda r: verdict_section(r.jobs),
+                "per-task": _per_task, "curves": _curves, "frontier": _frontier, "win-matrix": win_matrix_section,
+                "power": power_section, "integrity": _integrity, "cost": _cost, "failures": _failures}
+    body = [h.section(sid, name, NOTES[sid], h.Safe(builders[sid](runs))) for sid, name in SECTIONS]
     title = "trace-bench report: " + ", ".join(runs.run_ids)
     return h.page(title, _intro(runs), SECTIONS, body)
 

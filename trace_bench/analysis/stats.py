@@ -1,21 +1,16 @@
-"""Statistics over seeds: per-arm means with Student-t intervals, leaderboards, paired tests.
+"""Statistics over seeds: per-arm means with Student-t intervals, and the leaderboard.
 
 An *arm* is one (trainer, params variant) on one task (a task label: one task under one set of
 eval_kwargs); its seeds are the replicates.  Only scored jobs (status ok or budget_exhausted, with a
 best score) enter the numbers; the others are counted.  An arm with fewer scored seeds than it
 planned is *incomplete* (``complete`` false, ``count`` of ``planned``) and ranks after every
-complete arm of its task.  Paired tests pair two arms' jobs by seed, only seeds both arms completed
-(``dropped`` counts the others), which removes the task-instance variance that seeds share (same
-data split, same initial state), so small seed counts still detect real differences; the
-win/tie/loss matrix aggregates them over tasks.
+complete arm of its task.  The paired tests and the win/tie/loss matrix are in :mod:`.pairs`.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,9 +18,11 @@ import pandas as pd
 from scipy.special import stdtrit  # what t.ppf computes, without importing scipy.stats (0.5 s more)
 
 from trace_bench.analysis.load import ARM, ran_jobs
-from trace_bench.analysis.protocol import DEFAULT_METRIC, RANK_METRIC, RANK_SCORE, with_rank_score
-from trace_bench.store.models import arm_label
-from trace_bench.store.ranking import TIE_TOLERANCE, arm_ranks
+from trace_bench.analysis.protocol import DEFAULT_METRIC
+from trace_bench.store.leaderboard import ArmJob, leaderboard_rows
+from trace_bench.store.models import LEADERBOARD_COLUMNS, Arm
+from trace_bench.store.paired import ALPHA
+from trace_bench.store.stats import ScoreRange, within
 from trace_bench.store.status import Status
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -46,8 +43,9 @@ class Interval:
         return (self.high - self.low) / 2
 
 
-def mean_ci(values: Any, confidence: float = 0.95) -> Interval:
-    """Student-t interval of the mean; non-finite values are dropped."""
+def mean_ci(values: Any, confidence: float = 0.95, score_range: ScoreRange | None = None) -> Interval:
+    """Student-t interval of the mean, cut to ``score_range`` (the range the scores are declared to
+    lie in, :func:`trace_bench.store.stats.within`); non-finite values are dropped."""
     sample = np.asarray(values, dtype=float)
     sample = sample[np.isfinite(sample)]
     n = len(sample)
@@ -58,7 +56,31 @@ def mean_ci(values: Any, confidence: float = 0.95) -> Interval:
         return Interval(1, mean, math.nan, math.nan, math.nan)
     std = float(sample.std(ddof=1))
     half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * std / math.sqrt(n)
-    return Interval(n, mean, std, mean - half, mean + half)
+    return Interval(n, mean, std, *within(mean - half, mean + half, score_range))
+
+
+def task_ranges(jobs: pd.DataFrame) -> dict[str, ScoreRange]:
+    """Per task, the score range its jobs recorded (results.csv ``score_range``), where declared."""
+    if "score_range" not in jobs:
+        return {}
+    found: dict[str, ScoreRange] = {}
+    for task, declared in zip(jobs["task"], jobs["score_range"], strict=True):
+        if isinstance(declared, (list, tuple)) and len(declared) == 2 and str(task) not in found:
+            found[str(task)] = (declared[0], declared[1])
+    return found
+
+
+def clip_to_ranges(frame: pd.DataFrame, ranges: dict[str, ScoreRange], low: str, high: str) -> pd.DataFrame:
+    """``frame`` with the interval in columns ``low``/``high`` cut to each row's task range."""
+    if not ranges or frame.empty:
+        return frame
+    frame = frame.copy()
+    for index, task in frame["task"].items():
+        bounds = ranges.get(str(task))
+        if bounds is not None and pd.notna(frame.at[index, low]) and pd.notna(frame.at[index, high]):
+            frame.at[index, low], frame.at[index, high] = within(float(frame.at[index, low]),
+                                                                 float(frame.at[index, high]), bounds)
+    return frame
 
 
 def bootstrap_ci(values: Any, confidence: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -103,6 +125,7 @@ def arm_stats(jobs: pd.DataFrame, column: str = "score_best", confidence: float 
                  (frame["count"] == frame["planned"]) & (frame["planned"] > 0))
     frame["ci_half"] = _t_half_width(frame["std"], frame["count"], confidence)
     frame["ci_low"], frame["ci_high"] = frame["mean"] - frame["ci_half"], frame["mean"] + frame["ci_half"]
+    frame["no_variance"] = (frame["count"] >= 2) & (frame["std"].fillna(1.0) <= 1e-9)
     if bootstrap:
         bounds = {key: bootstrap_ci(group[column], confidence) for key, group in scored}
         frame["boot_low"] = [bounds.get(key, (math.nan, math.nan))[0] for key in frame.index]
@@ -120,7 +143,7 @@ def arm_stats(jobs: pd.DataFrame, column: str = "score_best", confidence: float 
                          ("time_s", "time_seconds")):
         if source in jobs:
             frame[name] = spent[source].mean()
-    return frame.reset_index()
+    return clip_to_ranges(frame.reset_index(), task_ranges(jobs), "ci_low", "ci_high")
 
 
 def _planned(jobs: pd.DataFrame, index: pd.Index) -> pd.Series:
@@ -147,213 +170,33 @@ def incomplete_note(count: int, planned: int) -> str:
     return "" if count == planned > 0 else f"incomplete: {count}/{planned} seeds"
 
 
-def leaderboard(jobs: pd.DataFrame, confidence: float = 0.95, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
-    """Per task, arms ranked by the mean of the task's ranking metric (``metric``, a held-out test
-    score, where the task has one, else the best selection score, see :mod:`.protocol`; column
-    ``metric`` names it): rank 1 is best, equal means (to 1e-9) share the lowest rank, arms with no
-    scored seed come last without a rank; an incomplete arm (failed or missing seeds) ranks after
-    every complete arm of its task."""
-    ranked = with_rank_score(jobs, metric)
-    arms = arm_stats(ranked, column=RANK_SCORE, confidence=confidence)
-    if arms.empty:
-        return pd.DataFrame(columns=["task", "rank", "trainer", "params_label", "metric", "count", "failed", "planned",
-                                     "complete", "mean", "std", "ci_low", "ci_high"])
-    chosen = ranked.groupby("task")[RANK_METRIC].first()
-    arms["metric"] = arms["task"].map(chosen)
-    arms["rank"] = pd.array([None] * len(arms), dtype="Int64")
-    for _, index in arms.groupby("task").groups.items():
-        means = [None if pd.isna(v) else float(v) for v in arms.loc[index, "mean"]]
-        arms.loc[index, "rank"] = pd.array(arm_ranks(means, list(arms.loc[index, "complete"])), dtype="Int64")
-    first = ["task", "rank", "trainer", "params_label", "metric", "count", "failed", "planned", "complete", "mean",
-             "std", "ci_low", "ci_high"]
-    arms = arms[first + [c for c in arms.columns if c not in first]]
-    return arms.sort_values(["task", "rank", "trainer", "params_label"], na_position="last").reset_index(drop=True)
+def leaderboard(jobs: pd.DataFrame, metric: str = DEFAULT_METRIC, alpha: float = ALPHA) -> pd.DataFrame:
+    """The rows of leaderboard.csv for these jobs, built by the driver's own function
+    (:func:`trace_bench.store.leaderboard.leaderboard_rows`) so every leaderboard ranks alike: per task,
+    the ``metric`` (a held-out test score where the task has one, else the selection split's best),
+    ranks from the verdict's paired test (ties share a rank), intervals inside the score's range.
+    Columns: :data:`~trace_bench.store.models.LEADERBOARD_COLUMNS`."""
+    arms: dict[Arm, list[ArmJob]] = {}
+    planned: dict[Arm, int] = {}
+    for (task, trainer, label), group in jobs.groupby(ARM, sort=True):
+        key = Arm(str(task), str(trainer), str(label))
+        arms[key] = [_arm_job(row) for row in group.to_dict("records")]
+        planned[key] = arm_planned(group)
+    rows = [row.model_dump(include=set(LEADERBOARD_COLUMNS)) for row in leaderboard_rows(arms, planned, metric, alpha)]
+    frame = pd.DataFrame(rows, columns=list(LEADERBOARD_COLUMNS))
+    frame["rank"] = frame["rank"].astype("Int64")
+    return frame
 
 
-@dataclass(frozen=True)
-class PairedTest:
-    """A − B over seeds present in both arms.  ``ci_*`` is the t interval of the mean difference,
-    ``boot_*`` the paired bootstrap interval and ``boot_p`` its two-sided p-value; ``p_value`` is
-    Wilcoxon's signed-rank test.  Wins/ties/losses count seeds (tie: |difference| <= tolerance)."""
+def _arm_job(row: dict[str, Any]) -> ArmJob:
+    """A jobs-frame row as the leaderboard builder takes it (NaN read as missing)."""
+    def number(name: str) -> float | None:
+        value = row.get(name)
+        return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
-    n: int
-    mean_diff: float
-    ci_low: float
-    ci_high: float
-    p_value: float
-    boot_low: float
-    boot_high: float
-    boot_p: float
-    wins: int
-    ties: int
-    losses: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def paired_test(a: Any, b: Any, tolerance: float = TIE_TOLERANCE, confidence: float = 0.95,
-                resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> PairedTest:
-    """Paired comparison of two equally long score arrays (pairs with a missing score are dropped)."""
-    return paired_tests([(a, b)], tolerance, confidence, resamples, seed)[0]
-
-
-def paired_tests(pairs: Sequence[tuple[Any, Any]], tolerance: float = TIE_TOLERANCE, confidence: float = 0.95,
-                 resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> list[PairedTest]:
-    """``paired_test`` for many (a, b) pairs at once; the Wilcoxon p-values are computed in batches
-    (one scipy call per sample size), which matters for the win matrix of a large run."""
-    diffs = []
-    for a, b in pairs:
-        diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-        diff = diff[np.isfinite(diff)]
-        diffs.append(np.where(np.abs(diff) <= tolerance, 0.0, diff))
-    results = []
-    for diff, p_value in zip(diffs, wilcoxon_p_values(diffs), strict=True):
-        n = len(diff)
-        if n == 0:
-            results.append(PairedTest(0, *[math.nan] * 7, 0, 0, 0))  # type: ignore[arg-type]
-            continue
-        wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
-        interval = mean_ci(diff, confidence)
-        boot_low, boot_high = bootstrap_ci(diff, confidence, resamples, seed)
-        results.append(PairedTest(n, interval.mean, interval.low, interval.high, p_value, boot_low, boot_high,
-                                  _bootstrap_p(diff, resamples, seed), wins, n - wins - losses, losses))
-    return results
-
-
-def wilcoxon_p_values(diffs: Sequence[np.ndarray]) -> list[float]:
-    """Two-sided signed-rank p-values of paired differences (ties already set to 0).  Zero differences
-    are dropped (Wilcoxon's own treatment); all zero means no evidence of a difference, p = 1; none
-    at all, NaN.  The null distribution is exact up to 50 pairs without tied magnitudes (the usual
-    seed counts), normal-approximated with tie correction beyond."""
-    from scipy import stats  # only the tables and reports that test pairs load it
-
-    p_values = [math.nan if len(d) == 0 else 1.0 for d in diffs]
-    exact: dict[int, list[int]] = {}
-    for index, diff in enumerate(diffs):
-        nonzero = diff[diff != 0]
-        if len(nonzero) == 0:
-            continue
-        if len(nonzero) <= 50 and len(np.unique(np.abs(nonzero))) == len(nonzero):
-            exact.setdefault(len(nonzero), []).append(index)
-        else:
-            p_values[index] = float(stats.wilcoxon(nonzero, method="auto").pvalue)
-    for indices in exact.values():
-        batch = np.vstack([diffs[i][diffs[i] != 0] for i in indices])
-        for index, p_value in zip(indices, np.atleast_1d(stats.wilcoxon(batch, axis=1, method="exact").pvalue),
-                                  strict=True):
-            p_values[index] = float(p_value)
-    return p_values
-
-
-def _bootstrap_p(diff: np.ndarray, resamples: int, seed: int) -> float:
-    """Share of resampled means at least as far from the observed mean as the observed mean is from
-    zero (the bootstrap distribution shifted to the null)."""
-    if len(diff) < 2 or not np.any(diff):
-        return 1.0
-    rng = np.random.default_rng(seed)
-    means = diff[rng.integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
-    observed = diff.mean()
-    return float(min(1.0, (np.sum(np.abs(means - observed) >= abs(observed)) + 1) / (resamples + 1)))
-
-
-def holm(p_values: list[float]) -> list[float]:
-    """Holm–Bonferroni adjusted p-values, same order as given; NaN stays NaN and is not counted."""
-    finite = [i for i, p in enumerate(p_values) if not math.isnan(p)]
-    order = sorted(finite, key=lambda i: p_values[i])
-    adjusted = [math.nan] * len(p_values)
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (len(order) - rank) * p_values[index]))
-        adjusted[index] = running
-    return adjusted
-
-
-# Win/tie/loss across tasks.  Every pair of arms is tested per task, paired by seed, and the p-values
-# of all those tests (every task, every pair) are Holm-corrected together, so the whole matrix keeps
-# a family-wise error of alpha however many tasks and arms the run has.  A task is a win (loss) when
-# A's mean paired difference is positive (negative) and the corrected p-value is below alpha;
-# otherwise a tie.
-
-ARM_PAIR_COLUMNS = ["task", "arm_a", "arm_b", "n", "dropped", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm",
-                    "boot_low", "boot_high", "boot_p", "wins", "ties", "losses", "outcome"]
-
-
-def paired_samples(jobs: pd.DataFrame, column: str = "score_best") -> Iterator[tuple[str, str, str, np.ndarray,
-                                                                                  np.ndarray]]:
-    """Per task and unordered pair of arms (``arm_a`` < ``arm_b``, by :func:`arm_label`), the scores
-    in ``column`` of the scored seeds both arms have, paired by seed: (task, arm_a, arm_b, a, b).
-    Only seeds both arms completed are paired (:func:`seeds_run` says which others either arm ran).
-    Pairs that share no scored seed are left out.  Every paired statistic (the tests, the power
-    analysis) pairs through here, so they always compare the same seeds."""
-    scored = jobs[jobs["scored"]]
-    if scored.empty:
-        return
-    labelled = scored.assign(arm=[arm_label(t, p) for t, p in zip(scored["trainer"], scored["params_label"],
-                                                                    strict=True)])
-    for task, group in labelled.groupby("task", sort=True):
-        table = group.pivot_table(index="seed", columns="arm", values=column, aggfunc="mean").sort_index(axis=1)
-        values = table.to_numpy(float)
-        for (i, arm_a), (j, arm_b) in itertools.combinations(enumerate(table.columns), 2):
-            both = np.isfinite(values[:, i]) & np.isfinite(values[:, j])
-            if both.any():
-                yield str(task), str(arm_a), str(arm_b), values[both, i], values[both, j]
-
-
-def seeds_run(jobs: pd.DataFrame) -> dict[tuple[str, str], set[int]]:
-    """Per (task, arm label), every seed the arm has a job for, whatever its status."""
-    found: dict[tuple[str, str], set[int]] = {}
-    for task, trainer, label, seed in zip(jobs["task"], jobs["trainer"], jobs["params_label"], jobs["seed"],
-                                          strict=True):
-        found.setdefault((str(task), arm_label(trainer, label)), set()).add(int(seed))
-    return found
-
-
-def dropped_seeds(ran: dict[tuple[str, str], set[int]], task: str, arm_a: str, arm_b: str, paired: int) -> int:
-    """Seeds either arm ran (:func:`seeds_run`) that a pairing of ``paired`` seeds left out, because
-    the other arm's job failed or is missing: what every paired output reports as ``dropped``."""
-    return len(ran.get((task, arm_a), set()) | ran.get((task, arm_b), set())) - paired
-
-
-def pairwise_tests(jobs: pd.DataFrame, column: str = "score_best", alpha: float = 0.05,
-                   tolerance: float = TIE_TOLERANCE) -> pd.DataFrame:
-    """One row per task and unordered pair of arms (``arm_a`` < ``arm_b``) with the paired test of
-    A − B over the seeds both arms completed (``dropped``: seeds either arm ran that are not paired,
-    because the other arm's job failed or is missing), the p-value Holm-corrected over every row of
-    the table (every task, every pair: one family), and the outcome for A."""
-    ran = seeds_run(jobs)
-    cells, pairs = [], []
-    for task, arm_a, arm_b, a, b in paired_samples(jobs, column):
-        dropped = dropped_seeds(ran, task, arm_a, arm_b, len(a))
-        cells.append({"task": task, "arm_a": arm_a, "arm_b": arm_b, "dropped": dropped})
-        pairs.append((a, b))
-    if not cells:
-        return pd.DataFrame(columns=ARM_PAIR_COLUMNS)
-    rows = [{**cell, **test.as_dict()} for cell, test in zip(cells, paired_tests(pairs, tolerance), strict=True)]
-    frame = pd.DataFrame(rows, columns=[c for c in ARM_PAIR_COLUMNS if c not in ("p_holm", "outcome")])
-    frame["p_holm"] = holm(frame["p_value"].tolist())
-    significant = frame["p_holm"] < alpha
-    frame["outcome"] = "tie"
-    frame.loc[significant & (frame["mean_diff"] > 0), "outcome"] = "win"
-    frame.loc[significant & (frame["mean_diff"] < 0), "outcome"] = "loss"
-    return frame[ARM_PAIR_COLUMNS]
-
-
-def win_matrix(jobs: pd.DataFrame, column: str = "score_best", alpha: float = 0.05,
-               tests: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per ordered pair of arms: tasks compared, tasks won, tied and lost by ``arm`` against
-    ``versus``, and the seeds left unpaired over those tasks (``dropped``: a failed or missing job on
-    either side), built from ``pairwise_tests`` (pass its result as ``tests`` to avoid recomputing)."""
-    if tests is None:
-        tests = pairwise_tests(jobs, column, alpha)
-    rows = []
-    for (arm_a, arm_b), group in tests.groupby(["arm_a", "arm_b"], sort=True):
-        counts = group["outcome"].value_counts()
-        won, tied, lost = (int(counts.get(k, 0)) for k in ("win", "tie", "loss"))
-        dropped = int(group["dropped"].sum()) if "dropped" in group else 0
-        rows.append({"arm": arm_a, "versus": arm_b, "tasks": len(group), "wins": won, "ties": tied, "losses": lost,
-                     "dropped": dropped})
-        rows.append({"arm": arm_b, "versus": arm_a, "tasks": len(group), "wins": lost, "ties": tied,
-                     "losses": won, "dropped": dropped})
-    frame = pd.DataFrame(rows, columns=["arm", "versus", "tasks", "wins", "ties", "losses", "dropped"])
-    return frame.sort_values(["arm", "versus"]).reset_index(drop=True)
+    declared = row.get("score_range")
+    return ArmJob(int(row["seed"]), str(row.get("suite") or ""), bool(row["scored"]), bool(row.get("ran", True)),
+                  number("score_best"), number("score_test_best"), number("score_test_last"), number("score_initial"),
+                  number("llm_calls") or 0.0, number("total_tokens") or 0.0, number("cost_usd") or 0.0,
+                  (declared[0], declared[1]) if isinstance(declared, (list, tuple)) and len(declared) == 2 else None,
+                  str(row.get("mode") or ""))

@@ -2,11 +2,15 @@
 
 This is the form results of LLM-optimizer papers take (e.g. "OptoPrime vs TextGrad, mean and standard
 error of the last iterate over 5 seeds"), so a run can be pasted into one as Markdown, CSV or LaTeX.
-The score is a held-out test score where the task has a test split (``--metric test_last``, the
-default, or ``test_best``); a task without one is reported on its selection split (``best``), and the
-table marks those rows optimistic.  Cost columns are per-job means of the trainer's own spend (what a
-budget counts), never the harness's measurement calls; failed jobs are counted, not scored, and an
-arm with failed or missing seeds is marked ``k/N`` and listed after the complete arms of its task.
+The score is the verdict's metric: the held-out test score of the best state where the task has a
+test split (``--metric test_best``, the default, as the leaderboard; ``test_last`` for the last
+iterate); a task without one is reported on its selection split (``best``), and the table marks those
+rows optimistic.  Ranks and the ``verdict`` column come from the verdict's paired test
+(:mod:`trace_bench.store.paired`) on the same metric: arms it cannot separate from the best share its
+rank and read ``tied`` with the p-value.  Cost columns are per-job means of the trainer's own spend
+(what a budget counts), never the harness's measurement calls; in stub mode the caption says that
+tokens are the stub's and USD is 0.  Failed jobs are counted, not scored, and an arm with failed or
+missing seeds is marked ``k/N`` and listed after the complete arms of its task.
 """
 
 from __future__ import annotations
@@ -21,15 +25,17 @@ import pandas as pd
 from trace_bench.analysis.frontier import FRONTIER_NOTE, frontier_lines, frontier_table
 from trace_bench.analysis.integrity import describe_row, integrity_table
 from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs, ran_jobs
-from trace_bench.analysis.protocol import METRICS, task_metrics
-from trace_bench.analysis.stats import arm_planned
+from trace_bench.analysis.protocol import DEFAULT_METRIC, METRICS, task_metrics
+from trace_bench.analysis.stats import arm_planned, leaderboard
 from trace_bench.store.models import arm_label
-from trace_bench.store.ranking import arm_ranks
 
 FORMATS = ("md", "csv", "latex")
-DEFAULT_TABLE_METRIC = "test_last"
-COLUMNS = ("task", "trainer", "params_label", "metric", "n", "failed", "planned", "complete", "mean", "se", "wall_s",
-           "tokens", "usd", "leaked_test_items", "sandbox_denials", "integrity", "pct_of_best_known", "score_trust")
+DEFAULT_TABLE_METRIC = DEFAULT_METRIC
+COLUMNS = ("task", "rank", "trainer", "params_label", "metric", "vs_best", "p_vs_best", "n", "failed", "planned",
+           "complete", "mean", "se", "wall_s", "tokens", "usd", "mode", "leaked_test_items", "sandbox_denials",
+           "integrity", "pct_of_best_known", "score_trust")
+STUB_CAPTION = (" Stub mode: a deterministic stub answered every LLM call, so tokens count its answers and USD is "
+                "0; these are not measurements of a real model.")
 AUDIT_MARK = "†"
 #: marks an arm whose scores a candidate could reach (a plain evaluate() task: it ran where it was scored)
 REACHABLE_MARK = "‡"
@@ -66,8 +72,10 @@ class PaperTable:
         seeds = sorted(set(int(n) for n in self.rows["n"] if n > 0))
         over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}" if seeds else "0"
         noun = "seed" if over == "1" else "seeds"
-        text = (f"Mean (standard error) over {over} {noun} of the {METRICS[self.preferred].label}; wall time, "
-                "trainer-phase tokens and USD are means per job over every job that ran, failed ones included.")
+        text = (f"Mean (standard error) over {over} {noun} of the {METRICS[self.preferred].label}; rank and "
+                "verdict: paired t-tests over seeds, Holm-corrected per task (alpha 0.05); arms not separated from "
+                "the best share its rank (tied, p against the best); wall time, trainer-phase tokens and USD are "
+                "means per job over every job that ran, failed ones included.")
         if not self.rows["complete"].all():
             text += (" n = k/N: an incomplete arm, k of its N planned seeds scored (the others failed or are "
                      "missing); it is listed after the complete arms of its task.")
@@ -80,6 +88,8 @@ class PaperTable:
         if self.candidate_reachable:
             text += (f" {REACHABLE_MARK} the candidate ran in the process that scored it (plain evaluate()): "
                      "candidate-reachable.")
+        if "stub" in set(self.rows["mode"]):
+            text += STUB_CAPTION
         return text
 
     @property
@@ -99,6 +109,7 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
     runs = distinguish_runs(runs)
     jobs = runs.jobs
     chosen = task_metrics(jobs, metric) if not jobs.empty else {}
+    board = leaderboard(jobs, metric).set_index(["task", "trainer", "params_label"]) if not jobs.empty else None
     rows = []
     for (task, trainer, label), group in jobs.groupby(["task", "trainer", "params_label"], sort=True):
         used = chosen[str(task)]
@@ -106,12 +117,17 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
         values = scored[used.column].astype(float).dropna()
         n = len(values)
         planned = arm_planned(group)
-        rows.append({"task": task, "trainer": trainer, "params_label": label, "metric": used.name, "n": n,
-                     "failed": len(group) - len(scored), "planned": planned, "complete": n == planned > 0,
+        verdict = board.loc[(task, trainer, label)] if board is not None else None
+        rows.append({"task": task, "rank": None if verdict is None or pd.isna(verdict["rank"]) else int(verdict["rank"]),
+                     "trainer": trainer, "params_label": label, "metric": used.name,
+                     "vs_best": "" if verdict is None else str(verdict["vs_best"]),
+                     "p_vs_best": math.nan if verdict is None or verdict["p_vs_best"] is None else verdict["p_vs_best"],
+                     "n": n, "failed": len(group) - len(scored), "planned": planned, "complete": n == planned > 0,
                      "mean": values.mean() if n else math.nan,
                      "se": values.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan,
                      "wall_s": ran["time_seconds"].mean(), "tokens": ran["total_tokens"].mean(),
-                     "usd": ran["cost_usd"].mean(), "pct_of_best_known": scored["pct_of_best_known"].mean(),
+                     "usd": ran["cost_usd"].mean(), "mode": str(group["mode"].iloc[0]) if "mode" in group else "",
+                     "pct_of_best_known": scored["pct_of_best_known"].mean(),
                      "score_trust": ",".join(sorted({str(t) for t in group["score_trust"] if t}))})
     audit = integrity_table(jobs).set_index(["task", "trainer", "params_label"])
     for row in rows:
@@ -119,12 +135,11 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
         row.update({"leaked_test_items": int(found["leaked_test_items"]), "sandbox_denials": int(found["sandbox_denials"]),
                     "integrity": str(found["flags"]), "_audit": describe_row(found)})
     frame = pd.DataFrame(rows, columns=[*COLUMNS, "_audit"])
-    ordered = []
-    for _, group in frame.groupby("task", sort=True):
-        ranks = arm_ranks([None if math.isnan(m) else float(m) for m in group["mean"]], list(group["complete"]))
-        ordered.append(group.assign(_rank=[math.inf if r is None else r for r in ranks])
-                       .sort_values(["_rank", "trainer", "params_label"]).drop(columns="_rank"))
-    frame = pd.concat(ordered, ignore_index=True) if ordered else frame
+    if not frame.empty:
+        frame = frame.assign(_rank=frame["rank"].fillna(math.inf), _mean=-frame["mean"].fillna(-math.inf)) \
+            .sort_values(["task", "_rank", "_mean", "trainer", "params_label"]).drop(columns=["_rank", "_mean"]) \
+            .reset_index(drop=True)
+        frame["rank"] = frame["rank"].astype("Int64")
     table = PaperTable(frame, metric)
     return table.with_frontier(frontier_table(jobs, metric)) if frontier else table
 
@@ -143,8 +158,19 @@ def _decimals(se: float) -> int:
 def _score_cell(row: pd.Series) -> str:
     digits = _decimals(row["se"])
     mean = _num(row["mean"], digits)
-    cell = mean if math.isnan(row["se"]) else f"{mean} ({_num(row['se'], digits)})"
+    if math.isnan(row["se"]):
+        cell = mean
+    elif row["se"] <= 1e-12:
+        cell = f"{mean} (no variance between seeds)"
+    else:
+        cell = f"{mean} ({_num(row['se'], digits)})"
     return cell + (" *" if row["metric"] == "best" and mean != "-" else "")
+
+
+def verdict_cell(vs_best: str, p_value: float | None) -> str:
+    """How the table says what the verdict found against the task's best arm."""
+    at = "" if p_value is None or (isinstance(p_value, float) and math.isnan(p_value)) else f" (p={p_value:.2g})"
+    return {"best": "best", "tied": f"tied{at}", "below": f"below{at}", "above": f"above{at}"}.get(vs_best, "-")
 
 
 def _display_rows(table: PaperTable) -> list[list[str]]:
@@ -154,7 +180,8 @@ def _display_rows(table: PaperTable) -> list[list[str]]:
         arm = arm_label(str(r["trainer"]), str(r["params_label"]))
         arm += f" {AUDIT_MARK}" if r["integrity"] else ""
         arm += f" {REACHABLE_MARK}" if "candidate-reachable" in str(r["score_trust"]) else ""
-        row = [str(r["task"]), arm, _score_cell(r)]
+        row = [str(r["task"]), "-" if pd.isna(r["rank"]) else str(int(r["rank"])), arm, _score_cell(r),
+               verdict_cell(str(r["vs_best"]), r["p_vs_best"])]
         if table.with_best_known:
             row.append(_num(r["pct_of_best_known"], 2))
         seeds = str(r["n"]) if r["complete"] else f"{r['n']}/{r['planned']}"
@@ -171,13 +198,24 @@ def _frontier_cell(row: pd.Series) -> str:
     return "" if row["complete"] else f"no: {row['n']}/{row['planned']} seeds"
 
 
-HEADER = ["task", "arm", "score: mean (SE)", "n", "failed", "wall s", "tokens", "USD"]
+HEADER = ["task", "rank", "arm", "score: mean (SE)", "verdict", "n", "failed", "wall s", "tokens", "USD"]
 BEST_KNOWN_HEADER = "% of best known"
+TEXT_COLUMNS = {"task", "arm", "verdict"}
 
 
 def _header(table: PaperTable) -> list[str]:
-    header = [*HEADER[:3], BEST_KNOWN_HEADER, *HEADER[3:]] if table.with_best_known else list(HEADER)
+    header = [*HEADER[:5], BEST_KNOWN_HEADER, *HEADER[5:]] if table.with_best_known else list(HEADER)
+    if "stub" in set(table.rows["mode"]):
+        header = [("tokens (stub)" if h == "tokens" else "USD (stub: 0)" if h == "USD" else h) for h in header]
     return [*header, "frontier"] if table.frontier is not None else header
+
+
+def _align(name: str, latex: bool) -> str:
+    if name == "frontier":
+        return "c" if latex else ":---:"
+    if name in TEXT_COLUMNS:
+        return "l" if latex else "---"
+    return "r" if latex else "---:"
 
 
 def audit_text(table: PaperTable) -> list[str]:
@@ -197,8 +235,7 @@ def to_markdown(table: PaperTable) -> str:
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
     header = _header(table)
-    numeric = len(header) - 2 - (table.frontier is not None)
-    align = ["---", "---"] + ["---:"] * numeric + ([":---:"] if table.frontier is not None else [])
+    align = [_align(name, latex=False) for name in header]
     return "\n".join([line(header), "|" + "|".join(align) + "|", *(line(r) for r in _display_rows(table)), "",
                       table.caption(), *audit_text(table), *frontier_text(table)]) + "\n"
 
@@ -220,7 +257,7 @@ def _latex(text: str) -> str:
 
 def to_latex(table: PaperTable) -> str:
     header = _header(table)
-    spec = "ll" + "r" * (len(header) - 2 - (table.frontier is not None)) + ("c" if table.frontier is not None else "")
+    spec = "".join(_align(name, latex=True) for name in header)
     lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
              " & ".join(_latex(h) for h in header) + r" \\", r"\midrule"]
     previous = None

@@ -282,6 +282,8 @@ def _print_outcome(outcome: Any) -> None:
         print("               (budget_exhausted: ran until its budget was spent, a normal end; its scores count)")
     if outcome.not_run:
         print(f"  not run:     {len(outcome.not_run)} (resume with: {resume})")
+    if any(record.spec.mode == "stub" for record in outcome.records):
+        print(f"  mode:        {STUB_NOTE}")
     _print_failures(outcome.records)
     _print_leaderboard(paths)
 
@@ -313,6 +315,24 @@ def _short(value: float | None) -> str:
     return "-" if value is None else f"{value:.4g}"
 
 
+LEADERBOARD_NOTE = ("Leaderboard (per task, mean over seeds of one metric: test_best = held-out test score of the best "
+                    "state; best = selection split, optimistic, where a task has no test split; [95% CI]. Ranks come "
+                    "from paired t-tests over seeds, Holm-corrected per task at alpha 0.05: arms the test cannot "
+                    "separate from the best share its rank (tied, with the p-value against the best); an arm with "
+                    "failed or missing seeds ranks after the complete ones):")
+STUB_NOTE = ("stub (a deterministic stub answered every LLM call: tokens count its answers, USD is 0; nothing here "
+             "measures a real model)")
+
+
+def _verdict_text(row: dict[str, Any], ties: int) -> str:
+    """What the verdict says of one arm against its task's best arm."""
+    p = row.get("p_vs_best")
+    at = "" if p is None else f" (p={_short(p)})"
+    return {"best": "best, separated from every other arm" if not ties else f"best mean, tied with {ties} arm(s)",
+            "tied": f"tied with the best{at}", "below": f"below the best{at}",
+            "above": f"above the best{at}, incomplete"}.get(str(row.get("vs_best") or ""), "")
+
+
 def _print_leaderboard(run: Any, limit: int = 20) -> None:
     from trace_bench.store.models import StoreError
     from trace_bench.store.ranking import seeds_cell
@@ -324,19 +344,21 @@ def _print_leaderboard(run: Any, limit: int = 20) -> None:
     path = run.leaderboard_path
     if not rows:
         return
-    print("Leaderboard (per task, mean over seeds with its 95% CI; test_best: held-out test score of the best "
-          "state; best: selection split, optimistic; an arm with failed or missing seeds ranks after the complete "
-          "ones):")
+    print(LEADERBOARD_NOTE)
+    ties = {task: sum(1 for r in rows if r["task"] == task and r.get("vs_best") == "tied") for task in {r["task"] for r in rows}}
     width = max(len(r["task"]) for r in rows[:limit])
     for row in rows[:limit]:
         low, high = _short(row.get("ci95_low")), _short(row.get("ci95_high"))
-        interval = f" [{low}, {high}]" if low != "-" and high != "-" else ""
-        metric = row.get("ranked_on") or "best"
+        interval = " (no variance between seeds)" if row.get("no_variance") else \
+            f" [{low}, {high}]" if low != "-" and high != "-" else ""
+        metric = row.get("metric") or row.get("ranked_on") or "best"
         mean = row.get("mean", row.get("mean_best"))
         incomplete = row.get("complete") is False  # typed by the store (older leaderboards: no column)
         seeds = f"  incomplete: {seeds_cell(row['count'], row['planned'])}" if incomplete else ""
+        verdict = _verdict_text(row, ties[row["task"]])
         print(f"  {row['task']:<{width}}  #{row.get('rank') or '-':<2} {row['trainer']} ({row['params_label']})"
-              f"  {metric}={_short(mean)}{interval}  n={row['count']}  failed={row['failed']}{seeds}")
+              f"  {metric}={_short(mean)}{interval}  n={row['count']}  failed={row['failed']}{seeds}"
+              + (f"  {verdict}" if verdict else ""))
     if len(rows) > limit:
         print(f"  ... {len(rows) - limit} more rows in {path}")
 
@@ -354,7 +376,7 @@ def cmd_compare(args: Namespace) -> int:
         from trace_bench.analysis import compare_main
     except ImportError as exc:
         return _fail(f"compare needs the analysis extra ({install_extra_hint('analysis')}): {exc}")
-    return compare_main(args.run_a, args.run_b, args.format)
+    return compare_main(args.runs, args.format, args.arms)
 
 
 def cmd_table(args: Namespace) -> int:
@@ -370,7 +392,15 @@ def cmd_power(args: Namespace) -> int:
         from trace_bench.analysis.power import power_main
     except ImportError as exc:
         return _fail(f"power needs the analysis extra ({install_extra_hint('analysis')}): {exc}")
-    return power_main(args.runs, args.format, args.alpha, args.power, args.metric)
+    return power_main(args.runs, args.format, args.alpha, args.power, args.metric, args.effect)
+
+
+def cmd_verdict(args: Namespace) -> int:
+    try:
+        from trace_bench.analysis.verdict_output import verdict_main
+    except ImportError as exc:
+        return _fail(f"verdict needs the analysis extra ({install_extra_hint('analysis')}): {exc}")
+    return verdict_main(args.runs, args.format, args.rope, args.metric, args.alpha)
 
 
 def cmd_ui(args: Namespace) -> int:

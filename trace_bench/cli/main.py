@@ -60,6 +60,8 @@ seconds = _argument(float, "a number of seconds", lambda v: math.isfinite(v) and
                     "be a finite number of seconds >= 0 (0 = no limit)")
 probability = _argument(float, "a number between 0 and 1", lambda v: 0 < v < 1, "be strictly between 0 and 1")
 port = _argument(int, "a port number", lambda v: 0 <= v <= 65535, "be between 0 and 65535")
+positive_number = _argument(float, "a number", lambda v: math.isfinite(v) and v > 0, "be a positive number")
+rope_width = _argument(float, "a number between 0 and 1", lambda v: 0 <= v < 1, "be at least 0 and below 1")
 
 
 class _OverrideAction(argparse.Action):
@@ -106,6 +108,80 @@ def _command(sub: argparse._SubParsersAction, name: str, summary: str, descripti
                             formatter_class=_RAW)
     parser.set_defaults(overrides=[])
     return parser
+
+
+def _add_analysis_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``report``, ``table``, ``power``, ``compare`` and ``verdict``: the commands that read finished runs
+    (the analysis extra) and state the verdict on one metric."""
+    metrics = ("test_best", "test_last", "best")
+    metric_help = ("test_best (default): held-out test score of the best state; test_last: last iterate's; "
+                   "best: selection split")
+    p = _command(sub, "report", "write a self-contained report.html for one or more runs",
+                 "Leaderboard with the verdict's ranks (ties as ties), the verdict across tasks, per-task tables,\n"
+                 "anytime curves, frontier, win/tie/loss matrix, power plan, integrity and failures, in one offline\n"
+                 "HTML page (needs the analysis extra).",
+                 ["trace-bench report runs/20261123-003753-b82f598c",
+                  "trace-bench report runs/RUN_A runs/RUN_B --out /tmp/both.html"])
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories to report on")
+    p.add_argument("--out", help="output file (default: <run>/report.html for one run)")
+
+    p = _command(sub, "table", "print the paper-style table of one or more runs",
+                 "Per task and arm: rank and verdict (paired t-tests, Holm per task: ties share a rank), mean\n"
+                 "(standard error) over seeds of the held-out test score of the best state (--metric for others),\n"
+                 "n, failed jobs, and mean wall time, trainer-phase tokens and USD per job (every job that ran,\n"
+                 "failed ones included). Tasks without a test split show the selection split's best score, marked\n"
+                 "optimistic. --frontier adds each task's cost-quality frontier.",
+                 ["trace-bench table runs/RUN_ID", "trace-bench table runs/RUN_ID --frontier",
+                  "trace-bench table runs/RUN_ID --metric test_last --format latex",
+                  "trace-bench table runs/RUN_A runs/RUN_B --format csv > table.csv"])
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (runs of another LLM stay apart)")
+    p.add_argument("--metric", choices=metrics, default="test_best", help=metric_help)
+    p.add_argument("--format", choices=("md", "csv", "latex"), default="md", help="output format (default: md)")
+    p.add_argument("--frontier", action="store_true",
+                   help="mark each task's cost-quality frontier (arms no other beats on both mean cost and score) "
+                        "and list it under the table")
+
+    p = _command(sub, "power", "how many seeds would separate each task's best arm from each runner-up?",
+                 "Per task and runner-up: the verdict's paired t-test at its Holm level (alpha / pairs), for a true\n"
+                 "difference of --effect in the score's units, with the sd of the paired differences from the run:\n"
+                 "the power at the current seeds, the seeds needed for the target power and the minimum detectable\n"
+                 "difference. No variance between seeds is said as such (needs the analysis extra).",
+                 ["trace-bench power runs/RUN_ID", "trace-bench power runs/RUN_ID --effect 0.02 --power 0.9",
+                  "trace-bench power runs/RUN_A runs/RUN_B --format csv > power.csv"])
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (runs of another LLM stay apart)")
+    p.add_argument("--format", choices=("md", "csv", "json"), default="md", help="output format (default: md)")
+    p.add_argument("--effect", type=positive_number, default=0.05,
+                   help="the smallest true difference worth detecting, in the score's units (default: 0.05)")
+    p.add_argument("--alpha", type=probability, default=0.05, help="two-sided level before Holm (default: 0.05)")
+    p.add_argument("--power", type=probability, default=0.8, help="target power (default: 0.8)")
+    p.add_argument("--metric", choices=metrics, default="test_best", help=metric_help)
+
+    p = _command(sub, "compare", "paired comparison of two runs, or of two arms of one run",
+                 "Two runs: pairs their jobs by task, trainer, params variant and seed, A - B with its 95% interval\n"
+                 "and Holm-corrected p-values over the arms. One run with --arms A B: per task, arm A against arm B\n"
+                 "by seed, decided as the leaderboard decides (Holm over the task's pairs of arms). Both use the\n"
+                 "verdict's paired t-test on the held-out test score (needs the analysis extra).",
+                 ["trace-bench compare runs/RUN_A runs/RUN_B",
+                  "trace-bench compare runs/RUN --arms PrioritySearch NoOpTrainer",
+                  "trace-bench compare runs/RUN_A runs/RUN_B --format json"])
+    p.add_argument("runs", nargs="+", metavar="RUN", help="two run directories, or one with --arms")
+    p.add_argument("--arms", nargs=2, metavar=("A", "B"),
+                   help="two arms of one run, by label ('Trainer [params]') or by trainer where it names one arm")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
+
+    p = _command(sub, "verdict", "what a run concludes, per task and across tasks",
+                 "Per task: ranks from paired t-tests over seeds, Holm-corrected per task (ties as ties). Across\n"
+                 "tasks: normalized scores with stratified-bootstrap IQM and mean and the probability of\n"
+                 "improvement (rliable), average ranks with Friedman and Nemenyi (autorank, five tasks or more),\n"
+                 "and a Bayesian signed-rank test with a region of practical equivalence (baycomp).",
+                 ["trace-bench verdict runs/RUN_ID", "trace-bench verdict runs/RUN_ID --rope 0.02 --format json",
+                  "trace-bench verdict runs/RUN_A runs/RUN_B --format csv > verdict.csv"])
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (runs of another LLM stay apart)")
+    p.add_argument("--format", choices=("md", "csv", "json"), default="md", help="output format (default: md)")
+    p.add_argument("--rope", type=rope_width, default=0.01,
+                   help="region of practical equivalence on the normalized 0-1 scale (default: 0.01)")
+    p.add_argument("--alpha", type=probability, default=0.05, help="level of the tests (default: 0.05)")
+    p.add_argument("--metric", choices=metrics, default="test_best", help=metric_help)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -190,53 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="real mode: skip checking each endpoint, model and key with one cheap request first")
     _add_overrides(p)
 
-    p = _command(sub, "report", "write a self-contained report.html for one or more runs",
-                 "Leaderboard, per-task tables with 95% intervals, anytime curves, win/tie/loss matrix and\n"
-                 "failures, in one offline HTML page (needs the analysis extra).",
-                 ["trace-bench report runs/20261123-003753-b82f598c",
-                  "trace-bench report runs/RUN_A runs/RUN_B --out /tmp/both.html"])
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories to report on")
-    p.add_argument("--out", help="output file (default: <run>/report.html for one run)")
-
-    p = _command(sub, "table", "print the paper-style table of one or more runs",
-                 "Per task and arm: mean (standard error) over seeds of a held-out test score (of the last\n"
-                 "iterate by default), n, failed jobs, and mean wall time, trainer-phase tokens and USD per\n"
-                 "job (every job that ran, failed ones included). Tasks without a test split show the\n"
-                 "selection split's best score, marked optimistic.\n"
-                 "--frontier adds each task's cost-quality frontier.",
-                 ["trace-bench table runs/RUN_ID", "trace-bench table runs/RUN_ID --frontier", "trace-bench table runs/RUN_ID --metric test_best --format latex",
-                  "trace-bench table runs/RUN_A runs/RUN_B --format csv > table.csv"])
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (runs of another LLM stay apart)")
-    p.add_argument("--metric", choices=("test_last", "test_best", "best"), default="test_last",
-                   help="test_last: test score of the last iterate (default); test_best: of the best state; "
-                        "best: selection split (optimistic)")
-    p.add_argument("--format", choices=("md", "csv", "latex"), default="md", help="output format (default: md)")
-    p.add_argument("--frontier", action="store_true",
-                   help="mark each task's cost-quality frontier (arms no other beats on both mean cost and score) "
-                        "and list it under the table")
-
-    p = _command(sub, "power", "are there enough seeds? power of the paired tests of one or more runs",
-                 "Per task and pair of arms, over the seeds both completed: n, the mean and sd of the paired\n"
-                 "differences, the power of a two-sided paired t-test at this n (exact, noncentral t), the\n"
-                 "seeds needed for the target power at the observed effect, and the minimum detectable\n"
-                 "difference at this n (needs the analysis extra).",
-                 ["trace-bench power runs/RUN_ID", "trace-bench power runs/RUN_ID --power 0.9 --alpha 0.01",
-                  "trace-bench power runs/RUN_A runs/RUN_B --format csv > power.csv"])
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (runs of another LLM stay apart)")
-    p.add_argument("--format", choices=("md", "csv", "json"), default="md", help="output format (default: md)")
-    p.add_argument("--alpha", type=probability, default=0.05, help="two-sided significance level (default: 0.05)")
-    p.add_argument("--power", type=probability, default=0.8,
-                   help="target power for the seeds needed and the minimum detectable difference (default: 0.8)")
-    p.add_argument("--metric", choices=("test_best", "test_last", "best"), default="test_best",
-                   help="score compared where a task has a test split (default: test_best, as the leaderboard)")
-
-    p = _command(sub, "compare", "paired comparison of two runs",
-                 "Pairs the jobs of two runs by task, trainer, params variant and seed and prints A - B with\n"
-                 "its 95% interval and Holm-corrected p-values (needs the analysis extra).",
-                 ["trace-bench compare runs/RUN_A runs/RUN_B", "trace-bench compare runs/RUN_A runs/RUN_B --format json"])
-    p.add_argument("run_a", metavar="RUN_A", help="first run directory")
-    p.add_argument("run_b", metavar="RUN_B", help="second run directory")
-    p.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
+    _add_analysis_commands(sub)
 
     p = _command(sub, "ui", "launch the Gradio UI",
                  "Serves the UI on 127.0.0.1. Every request needs the token printed in the start-up URL (once\n"

@@ -24,7 +24,7 @@ from trace_bench.matrix.identity import config_hash, new_run_id
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.runner.driver import drive
 from trace_bench.runner.executors import connect_executor
-from trace_bench.runner.extend import admit
+from trace_bench.runner.extend import admit, pooled_tasks
 from trace_bench.runner.interrupts import InterruptHandler
 from trace_bench.runner.manifest import snapshot_text
 from trace_bench.runner.options import OpenedRun, RunOptions, RunOutcome
@@ -93,7 +93,8 @@ def open_run(config: RunConfig, options: RunOptions, store: RunStore | None = No
                           key_path="--runs-dir", hint="choose a writable directory with --runs-dir") from None
     try:
         created_at = (manifest.created_at if manifest is not None else "") or utc_now()
-        store.write_snapshot(snapshot_text(config, options.overrides, options.config_path))
+        if not admission.extended:  # an extension's snapshot waits for its matrix to pass pooled_tasks
+            store.write_snapshot(snapshot_text(config, options.overrides, options.config_path))
         if manifest is None or manifest.validated_only:
             store.write_manifest(Manifest(run_id=store.run_id, config_hash=digest, mode=config.mode,
                                           tags=config.tags, created_at=created_at, generated_at=utc_now(),
@@ -186,9 +187,15 @@ def _preflight(config: RunConfig, options: RunOptions) -> list[dict[str, Any]]:
 
 
 def _expand(config: RunConfig, options: RunOptions, opened: OpenedRun) -> list[JobSpec]:
-    """The matrix; a config error in a run created by this call leaves no run directory behind."""
+    """The matrix; a config error in a run created by this call leaves no run directory behind, and
+    one that extends a run leaves it as it was (its snapshot is written only once the extension is
+    admitted: it never pools two tasks under one label, :func:`~trace_bench.runner.extend.pooled_tasks`)."""
     try:
-        return expand_matrix(config, TaskCatalog.create(options.root), logger_override=options.logger)
+        jobs = expand_matrix(config, TaskCatalog.create(options.root), logger_override=options.logger)
+        if opened.extended:
+            _refuse_pooling(opened.store, jobs)
+            opened.store.write_snapshot(snapshot_text(config, options.overrides, options.config_path))
+        return jobs
     except ConfigError as exc:
         if not opened.created:  # a run that exists: a trainer it used may be missing here now
             raise _missing_trainer(exc, opened.store) from None
@@ -196,6 +203,19 @@ def _expand(config: RunConfig, options: RunOptions, opened: OpenedRun) -> list[J
         # a config error writes nothing, not even an empty runs directory
         opened.store.remove(with_runs_dir=opened.runs_dir_created)
         raise
+
+
+def _refuse_pooling(store: RunStore, jobs: list[JobSpec]) -> None:
+    """ConfigError (exit 2) when extending the run with ``jobs`` would pool or split a task."""
+    try:
+        existing = [entry.spec for entry in store.manifest_entries()]
+    except StoreError:
+        return
+    reasons = pooled_tasks(existing, jobs)
+    if reasons:
+        raise ConfigError(f"run {store.run_id} cannot be extended with this config: " + "; ".join(reasons),
+                          key_path="tasks", hint="start a new run for it: another run_id, or no --resume; in one "
+                          "run that names every variant, each eval_kwargs variant of a task gets its own label")
 
 
 def _missing_trainer(exc: ConfigError, store: RunStore) -> ConfigError:

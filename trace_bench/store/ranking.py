@@ -1,46 +1,58 @@
-"""The one ranking rule of every leaderboard (leaderboard.csv, the CLI summary, report.html, the UI)
-and the one choice of what it ranks on (a held-out test score where a task has one).
+"""The one ranking rule of every leaderboard (leaderboard.csv, the CLI summary, ``trace-bench table``,
+report.html, the UI) and the one choice of what it ranks on (a held-out test score where a task has one).
 
 A *task* here is a task under one set of ``eval_kwargs``: a run that has ``numeric_param`` with
 ``target: 3`` and ``target: 5`` has two tasks, named by their labels
 (``internal:numeric_param[target=3]``), ranked, paired and corrected apart (:func:`variant_of`).
 
-Per task, arms are ranked by their mean score, higher first; means equal to within
-:data:`TIE_TOLERANCE` share the lowest rank ("1224" competition ranking, so float noise never splits
-a tie).  No survivorship: an arm with failed or missing seeds (fewer scored seeds than it planned)
-is *incomplete* and ranked after every complete arm of its task, whatever its mean (its surviving
-seeds may be its lucky ones), and every table marks it ``k/N seeds``.  An arm with no scored seed
-(every job failed or skipped) gets no rank and is listed last, counted as failed, never as a score
-of 0.
+Ties are ties: per task, an arm's rank comes from the verdict's paired test
+(:mod:`trace_bench.store.paired`), not from its mean alone.  The *best* arm is the complete arm with
+the highest mean; every arm the test cannot separate from it shares rank 1; an arm it separates from
+the best is ranked 1 + the number of arms the test finds better than it.  So a sole #1 means the test
+separated the best arm from every other arm, and two arms with different means but no decided
+difference share a rank.  No survivorship: an arm with failed or missing seeds (fewer scored seeds
+than it planned) is *incomplete* and ranked after every complete arm of its task, by the same rule
+among the incomplete arms (its surviving seeds may be its lucky ones), and every table marks it
+``k/N seeds``.  An arm with no scored seed (every job failed or skipped) gets no rank and is listed
+last, counted as failed, never as a score of 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 TIE_TOLERANCE = 1e-9
 
 
-def tie_key(mean: float) -> float:
-    """The value ties are decided on: the mean rounded to :data:`TIE_TOLERANCE`."""
-    return round(mean / TIE_TOLERANCE) * TIE_TOLERANCE
+def verdict_ranks(means: Sequence[float | None], complete: Sequence[bool],
+                  outcome: Callable[[int, int], str]) -> list[int | None]:
+    """Ranks of one task's arms (1 = best; None for an arm without a mean) under the rule of this
+    module.  ``outcome(i, j)`` is the verdict's decision for arm i against arm j: ``better``,
+    ``worse`` or ``tied``.  Complete arms are ranked first, then incomplete arms after them."""
+    ranks: list[int | None] = [None] * len(means)
+    offset = 0
+    for group in ([i for i, m in enumerate(means) if m is not None and complete[i]],
+                  [i for i, m in enumerate(means) if m is not None and not complete[i]]):
+        if not group:
+            continue
+        best = max(group, key=lambda i: means[i])  # type: ignore[arg-type,return-value]
+        for i in group:
+            if i == best or outcome(best, i) != "better":
+                ranks[i] = offset + 1
+            else:
+                ranks[i] = offset + 1 + sum(1 for j in group if j != i and outcome(j, i) == "better")
+        offset += len(group)
+    return ranks
 
 
-def competition_ranks(means: Sequence[float | None]) -> list[int | None]:
-    """Rank of each mean among ``means`` (1 = best); None for None."""
-    keys = [None if m is None else tie_key(m) for m in means]
-    present = [k for k in keys if k is not None]
-    return [None if k is None else 1 + sum(1 for other in present if other > k) for k in keys]
-
-
-def arm_ranks(means: Sequence[float | None], complete: Sequence[bool]) -> list[int | None]:
-    """Ranks of one task's arms: complete arms first by :func:`competition_ranks`, then incomplete
-    arms by theirs, numbered after the last complete arm; None for an arm without a mean."""
-    full = competition_ranks([m if done else None for m, done in zip(means, complete, strict=True)])
-    partial = competition_ranks([None if done else m for m, done in zip(means, complete, strict=True)])
-    offset = sum(1 for rank in full if rank is not None)
-    return [f if done else (None if p is None else offset + p)
-            for f, p, done in zip(full, partial, complete, strict=True)]
+def best_arm(means: Sequence[float | None], complete: Sequence[bool]) -> int | None:
+    """Index of the task's best arm: the complete arm with the highest mean (the first such), else
+    the incomplete one; None when no arm has a mean."""
+    for group in ([i for i, m in enumerate(means) if m is not None and complete[i]],
+                  [i for i, m in enumerate(means) if m is not None]):
+        if group:
+            return max(group, key=lambda i: means[i])  # type: ignore[arg-type,return-value]
+    return None
 
 
 #: how results written before ``task_label`` existed marked an eval_kwargs variant in ``params_label``

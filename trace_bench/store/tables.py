@@ -18,58 +18,18 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypedDict, get_type_hints
+from typing import Any
 
 from trace_bench.store.atomic import write_json, write_text, write_text_chunks
 from trace_bench.store.columns import Kind, cell, header, kind_of, objective_columns, result_row
-from trace_bench.store.frontier import cost_axis, on_frontier
 from trace_bench.store.jsonio import loads
+from trace_bench.store.leaderboard import ArmJob, leaderboard_rows
 from trace_bench.store.models import CSV_COLUMNS, Arm, JobResult, Summary
-from trace_bench.store.ranking import DEFAULT_METRIC, METRIC_FIELDS, arm_ranks, task_metric
+from trace_bench.store.models.leaderboard import LEADERBOARD_COLUMNS, LeaderboardRow
 from trace_bench.store.results_index import LazyResult, loaded
-from trace_bench.store.stats import summarize
-from trace_bench.store.status import RAN, SUCCESSFUL
 
-
-class LeaderboardRow(TypedDict):
-    """A row of leaderboard.csv: one arm of one task (its columns, in order, and their types)."""
-
-    task: str
-    suite: str
-    rank: int | None
-    trainer: str
-    params_label: str
-    ranked_on: str
-    count: int
-    failed: int
-    planned: int
-    complete: bool
-    mean: float | None
-    std: float | None
-    ci95_low: float | None
-    ci95_high: float | None
-    mean_best: float | None
-    std_best: float | None
-    mean_test: float | None
-    mean_test_last: float | None
-    mean_initial: float | None
-    mean_llm_calls: float | None
-    mean_tokens: float | None
-    mean_cost_usd: float | None
-    frontier_axis: str
-    on_frontier: bool
-
-
-LEADERBOARD_TYPES: dict[str, Kind] = {name: kind_of(hint) for name, hint in get_type_hints(LeaderboardRow).items()}
-LEADERBOARD_COLUMNS: tuple[str, ...] = tuple(LEADERBOARD_TYPES)
-#: leaderboard.csv's column of each cost axis (``frontier_axis`` names one)
-_AXIS_COLUMNS: dict[str, Literal["mean_cost_usd", "mean_tokens", "mean_llm_calls"]] = {
-    "usd": "mean_cost_usd", "tokens": "mean_tokens", "llm_calls": "mean_llm_calls"}
-
-
-def _mean(values: list[float]) -> float | None:
-    clean = [v for v in values if v is not None]
-    return sum(clean) / len(clean) if clean else None
+LEADERBOARD_TYPES: dict[str, Kind] = {name: kind_of(info.annotation) for name, info in LeaderboardRow.model_fields.items()
+                                     if name in LEADERBOARD_COLUMNS}
 
 
 class ResultTables:
@@ -142,7 +102,7 @@ class ResultTables:
         ordered = self.sorted_records()
         objectives = objective_columns(ordered)
         totals = _Totals()  # the summary and the leaderboard keep only what they need of each record
-        arms: dict[Arm, list[_Scores]] = defaultdict(list)
+        arms: dict[Arm, list[ArmJob]] = defaultdict(list)
 
         def rows() -> Iterator[str]:
             buffer = io.StringIO()
@@ -151,7 +111,7 @@ class ResultTables:
             for index, lazy in enumerate(ordered):
                 record = loaded(lazy)
                 totals.add(record)
-                arms[record.arm].append(_Scores.of(record))
+                arms[record.arm].append(ArmJob.of(record))
                 writer.writerow(result_row(record, objectives))
                 if index % 512 == 511:
                     yield buffer.getvalue()
@@ -172,100 +132,13 @@ class ResultTables:
             totals.add(record)
         return totals.summary(self.run_meta, len(records))
 
-    @staticmethod
-    def leaderboard_rows(arms: dict[Arm, list[_Scores]], planned: dict[Arm, int] | None = None,
-                         metric: str = DEFAULT_METRIC) -> list[LeaderboardRow]:
-        """Per task (a task label: one task under one eval_kwargs), arms ranked by the mean of the
-        task's ranking metric (``ranked_on``): a held-out test score where some scored job of the task
-        has one, else the best selection score.  Complete arms (every planned seed scored) come
-        before incomplete ones (``complete`` false; ``count`` of ``planned`` seeds scored).
-        ``mean_llm_calls``, ``mean_tokens``, ``mean_cost_usd``: the cost per job over every job of
-        the arm that ran, failed ones included.  ``on_frontier``: the arm is on the task's
-        cost–quality frontier (that mean against the mean trainer-phase cost on ``frontier_axis``, see :mod:`trace_bench.store.frontier`); an
-        incomplete arm never is, and its ``complete`` false says why."""
-        planned = planned or {}
-        arms = {**{arm: [] for arm in planned}, **arms}  # an arm none of whose jobs ended yet is listed too
-        scored_by_arm = {arm: [m for m in members if m.scored] for arm, members in arms.items()}
-        # cost per job: every job that ran (a failed job spent too), not only the scored ones
-        ran_by_arm = {arm: [m for m in members if m.ran] for arm, members in arms.items()}
-        held_out = {arm[0] for arm, scored in scored_by_arm.items() if any(m.get(metric) is not None for m in scored)}
-        rows: list[LeaderboardRow] = []
-        for arm, members in arms.items():
-            task, trainer, label = arm
-            scored, ran = scored_by_arm[arm], ran_by_arm[arm]
-            ranked_on = task_metric(task in held_out, metric)
-            n, mean, std, low, high = summarize([v for m in scored if (v := m.get(ranked_on)) is not None])
-            _, mean_best, std_best, _, _ = summarize([m.best for m in scored])  # type: ignore[misc]
-            rows.append({
-                "task": task, "suite": members[0].suite if members else task.split(":", 1)[0], "rank": None,
-                "trainer": trainer, "params_label": label,
-                "ranked_on": ranked_on, "count": len(scored), "failed": len(members) - len(scored),
-                "planned": max(planned.get(Arm(task, trainer, label), 0), len(members)), "complete": False,
-                "mean": mean, "std": std, "ci95_low": low, "ci95_high": high,
-                "mean_best": mean_best, "std_best": std_best,
-                "mean_test": _mean([m.test_best for m in scored]),  # type: ignore[misc]
-                "mean_test_last": _mean([m.test_last for m in scored]),  # type: ignore[misc]
-                "mean_initial": _mean([m.initial for m in scored]),  # type: ignore[misc]
-                "mean_llm_calls": _mean([float(m.llm_calls) for m in ran]),
-                "mean_tokens": _mean([float(m.tokens) for m in ran]),
-                "mean_cost_usd": _mean([m.cost_usd for m in ran]), "frontier_axis": "", "on_frontier": False,
-            })
-        by_task: dict[str, list[LeaderboardRow]] = defaultdict(list)
-        for row in rows:
-            by_task[row["task"]].append(row)
-        for row in rows:
-            row["complete"] = row["count"] == row["planned"] > 0
-        axes = {task: cost_axis((m.llm_calls, m.tokens, m.cost_usd) for (t, _, _), ran in ran_by_arm.items()
-                                if t == task for m in ran) for task in by_task}
-        ranked: list[LeaderboardRow] = []
-        for task in sorted(by_task):
-            entries = by_task[task]
-            column = _AXIS_COLUMNS[axes[task]]
-            fronts = on_frontier([(r[column], r["mean"]) for r in entries], [r["complete"] for r in entries])
-            for row, front in zip(entries, fronts, strict=True):
-                row["frontier_axis"], row["on_frontier"] = axes[task], front
-            ranks = arm_ranks([r["mean"] for r in entries], [r["complete"] for r in entries])
-            for row, rank in zip(entries, ranks, strict=True):
-                row["rank"] = rank
-            ranked += sorted(entries, key=lambda r: (r["rank"] is None, r["rank"] or 0, r["trainer"],
-                                                     r["params_label"]))
-        return ranked
-
-    def _write_leaderboard(self, arms: dict[Arm, list[_Scores]], planned: dict[Arm, int]) -> None:
+    def _write_leaderboard(self, arms: dict[Arm, list[ArmJob]], planned: dict[Arm, int]) -> None:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(LEADERBOARD_COLUMNS)
-        for row in self.leaderboard_rows(arms, planned):
-            writer.writerow([cell(row[c]) for c in LEADERBOARD_COLUMNS])  # type: ignore[literal-required]
+        for row in leaderboard_rows(arms, planned):
+            writer.writerow([cell(getattr(row, c)) for c in LEADERBOARD_COLUMNS])
         write_text(self.leaderboard, buffer.getvalue())
-
-
-@dataclass(frozen=True)
-class _Scores:
-    """What the leaderboard needs of one job."""
-
-    suite: str
-    scored: bool
-    ran: bool
-    best: float | None
-    test_best: float | None
-    test_last: float | None
-    initial: float | None
-    llm_calls: int
-    tokens: int
-    cost_usd: float
-
-    @classmethod
-    def of(cls, record: JobResult) -> _Scores:
-        return cls(record.spec.suite, record.status in SUCCESSFUL and record.score_best is not None,
-                   record.status in RAN, record.score_best,
-                   record.score_test_best, record.score_test_last, record.score_initial, record.llm_calls,
-                   record.total_tokens, record.cost_usd)
-
-    def get(self, metric: str) -> float | None:
-        """The score a ranking metric names (``METRIC_FIELDS``)."""
-        return {"score_best": self.best, "score_test_best": self.test_best,
-                "score_test_last": self.test_last}[METRIC_FIELDS[metric]]
 
 
 @dataclass

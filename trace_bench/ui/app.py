@@ -44,6 +44,7 @@ def build_app(runs_dir: str | Path = "runs", tasks_root: str | None = None,
         browse_tab.select(browsed["refresh"], browsed["run"], browsed["refresh_outputs"])
         compare_tab.select(compared["refresh"], [compared["run_a"], compared["run_b"]],
                            [compared["run_a"], compared["run_b"]])
+        compare_tab.select(compared["refresh_others"], compared["others"], compared["others"])
         inspector_tab.select(inspected["refresh"], [inspected["run"], inspected["job"]],
                              [inspected["run"], inspected["job"]])
 

@@ -8,6 +8,7 @@ progress as it happens (:mod:`.recorder`), and finalisation (:mod:`.training`).
 
 from __future__ import annotations
 
+import math
 import random
 import sys
 import time
@@ -117,6 +118,13 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
     return result
 
 
+def declared_range(score_range: tuple[float, float] | None) -> list[float | None] | None:
+    """A task's declared score range as the record keeps it: an infinite side is null (strict JSON)."""
+    if score_range is None:
+        return None
+    return [value if math.isfinite(value) else None for value in score_range]
+
+
 def clear_scores(result: JobResult) -> None:
     """A job whose task failed has no score of any kind (its curve keeps what happened before)."""
     for name in ("score_initial", "score_final", "score_best", "score_test", "score_test_last", "score_test_best"):
@@ -128,6 +136,7 @@ def _train_and_finalise(spec: JobSpec, job: JobStore, events: Any, setup: JobSet
     from trace_bench.trainers.state import snapshot
 
     result.selection_split = setup.problem.selection_split
+    result.score_range = declared_range(setup.problem.score_range)
     recorder = JobRecorder(job, events, setup.session, setup.parameters, objective=setup.measurer.objective,
                            console=spec.logger != "none")
     try:

@@ -46,6 +46,7 @@ from trace_bench.store.models.job import (
     StateParameter,
     StateSnapshot,
 )
+from trace_bench.store.models.leaderboard import LEADERBOARD_COLUMNS, LeaderboardRow
 from trace_bench.store.models.run import (
     EnvInfo,
     FileEntry,
@@ -70,7 +71,7 @@ from trace_bench.store.models.spec import (
 
 __all__ = [
     "ARM_FIELDS", "DEFAULT_OPTIMIZER", "ROLES", "Arm", "FlatRecord", "JobSpec", "Resolution", "arm_label",
-    "CREDITED_CURVE_KINDS", "CSV_COLUMNS", "CURVE_COLUMNS", "JOB_EVENTS", "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX",
+    "CREDITED_CURVE_KINDS", "CSV_COLUMNS", "LEADERBOARD_COLUMNS", "LeaderboardRow", "CURVE_COLUMNS", "JOB_EVENTS", "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX",
     "RESOLVED_FIELDS",
     "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
     "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "IntegrityFlag", "IntegrityReport", "JobEnded", "JobEvent", "JobFinished", "JobMeta",

@@ -213,10 +213,11 @@ class JobResult(StoreModel):
     columns).  Version 7: ``llm_calls``, ``total_tokens`` and ``cost_usd`` are the job's spend over
     all its attempts (an interrupted attempt's spend carried into the resumed one), the part earlier
     attempts spent in ``carried_*``; a version-6 file counted its last attempt only and reads with
-    the carried spend its ``budget_spent`` shows added (``carried_*`` null for a job that ran once)."""
+    the carried spend its ``budget_spent`` shows added (``carried_*`` null for a job that ran once).
+    Version 8 adds ``score_range`` (null in older files: not recorded)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
-    SCHEMA_VERSION: ClassVar[int] = 7
+    SCHEMA_VERSION: ClassVar[int] = 8
     UPGRADES: ClassVar[dict[int, Upgrade]] = {3: _test_best_from_test, 5: _spec_from_flat, 6: _carried_spend}
     FILE: ClassVar[str] = "results.json"
     FLAT: ClassVar[dict[str, str]] = {"resolved": RESOLVED_PREFIX}
@@ -315,6 +316,9 @@ class JobResult(StoreModel):
     score_trust: str = Field(default="", description="`trusted`: the score was computed outside the candidate's "
                              "process; `candidate-reachable`: the candidate ran in the process that scored it "
                              "(a plain evaluate() task); empty for tasks that do not say")
+    score_range: list[float | None] | None = Field(default=None, description="[low, high] the task declares its "
+                                                   "scores lie in (null: unbounded on that side); null when it "
+                                                   "declares none or in older files (version 8)")
     metrics_best: dict[str, float | None] = Field(default_factory=dict, description="the task evaluator's metrics "
                                                   "of the best state (discovery tasks)", json_schema_extra=NOT_A_COLUMN)
     resolved: Resolution = Field(default_factory=Resolution, description="what the job really used (written as "

@@ -1,5 +1,6 @@
-"""Browse tab: runs newest first, a run's summary and integrity audit, filtered results, leaderboard,
-curves, the cost–quality frontier per task, report."""
+"""Browse tab: runs newest first, a run's summary and integrity audit, filtered results, leaderboard
+(ranked by the verdict: ties as ties), the verdict across tasks on request, curves (the selection
+split's best score, labelled so), the cost–quality frontier per task, report."""
 
 from __future__ import annotations
 
@@ -25,11 +26,16 @@ from trace_bench.ui.readers import (
     read_result_rows,
     read_text,
 )
+from trace_bench.ui.verdict import verdict_html
 
 #: the results table shows every column of the job record (``store.columns``), in its order
 RESULT_COLUMNS = [column.name for column in RESULT_TABLE_COLUMNS]
 RUN_COLUMNS = ["run_id", "created", "jobs", "finished", "state", "counts", "problem"]
 GROUPS = {"mean per trainer": "trainer", "per job": "job"}
+#: the curves plot the only score measured at every step; the verdict compares a held-out one
+CURVE_Y_LABEL = "best score so far, selection split (optimistic)"
+STUB_LINE = ("**Stub mode:** a deterministic stub answered every LLM call: tokens count its answers and USD is 0; "
+             "nothing here measures a real model.")
 
 
 def curve_chart(frame: Any, axis: str, group: str) -> str:
@@ -42,8 +48,8 @@ def curve_chart(frame: Any, axis: str, group: str) -> str:
                 "of this selection cost 0 USD (stub mode calls cost nothing; in real mode, the model's price is "
                 "unknown: set llm.prices). Pick LLM calls or tokens.</div>")
     if frame is None or len(frame) == 0 or "task" not in frame or frame["task"].nunique() <= 1:
-        return line_chart(frame, title=title, x_label=AXES.get(axis, axis), y_label="best score")
-    return "".join(line_chart(part, title=f"{task}: {title}", x_label=AXES.get(axis, axis), y_label="best score")
+        return line_chart(frame, title=title, x_label=AXES.get(axis, axis), y_label=CURVE_Y_LABEL)
+    return "".join(line_chart(part, title=f"{task}: {title}", x_label=AXES.get(axis, axis), y_label=CURVE_Y_LABEL)
                    for task, part in frame.groupby("task", sort=True))
 
 
@@ -61,6 +67,8 @@ def summary_markdown(run_dir: Path) -> str:
         lines.append(f"LLM calls {summary.get('llm_calls', 0)} · tokens {tokens.get('total', 0):,} "
                      f"(prompt {tokens.get('prompt', 0):,}, completion {tokens.get('completion', 0):,}) · "
                      f"USD {float(summary.get('cost_usd') or 0):.4f} · job time {summary.get('job_seconds', 0):.1f} s")
+        if summary.get("mode") == "stub":
+            lines.append(STUB_LINE)
     else:
         lines.append(f"summary.json: {markdown_text(problem or 'not an object')}")
     return "\n\n".join(masked(line) for line in lines)
@@ -94,8 +102,12 @@ def build(ctx: UIContext) -> dict[str, Any]:
         status = gr.Dropdown([ALL], value=ALL, label="Status", elem_id="tb-filter-status")
     results = gr.Dataframe(pd.DataFrame(columns=RESULT_COLUMNS), label="results.csv (filtered)", interactive=False,
                            max_height=320, elem_id="tb-results")
-    leaderboard = gr.Dataframe(pd.DataFrame(), label="leaderboard.csv", interactive=False, max_height=260,
-                               elem_id="tb-leaderboard")
+    leaderboard = gr.Dataframe(pd.DataFrame(), label="leaderboard.csv (per task, ranked by the verdict's paired "
+                               "test: arms it cannot separate from the best share its rank, vs_best tied)",
+                               interactive=False, max_height=260, elem_id="tb-leaderboard")
+    with gr.Accordion("Verdict across tasks (rliable, autorank, baycomp; takes a few seconds)", open=False):
+        verdict_button = gr.Button("Compute the verdict", elem_id="tb-verdict-btn")
+        verdict = gr.HTML("", elem_id="tb-verdict")
     with gr.Row():
         axis = gr.Radio([(v, k) for k, v in AXES.items() if k != "step"], value="llm_calls", label="x axis",
                         elem_id="tb-axis")
@@ -177,5 +189,6 @@ def build(ctx: UIContext) -> dict[str, Any]:
     for control in (task, trainer, status, axis, group):
         control.input(on_filter, filters, [summary, results, curves])
     report.click(on_report, run, [report_message, report_file, report_view, summary])
+    verdict_button.click(lambda run_dir: verdict_html(Path(run_dir)) if run_dir else "Pick a run first.", run, verdict)
     refresh.click(on_refresh, run, [run, runs_table, summary])
     return {"run": run, "runs_table": runs_table, "refresh": on_refresh, "refresh_outputs": [run, runs_table, summary]}
