@@ -82,3 +82,24 @@ def test_bad_curve_header_and_same_run_twice(tmp_path: Path) -> None:
     curve.write_text("a,b\n1,2\n")
     with pytest.raises(RunDirError, match=r"curve\.csv: header lacks column\(s\) step, best_score"):
         load_runs(run)
+
+
+def test_a_run_that_pooled_two_tasks_under_one_label_is_read_as_two(tmp_path: Path) -> None:
+    """A run extended (before extensions were checked) with a changed eval_kwargs holds seeds 1-2 of one
+    arm twice under one label: each job is named by its eval_kwargs, so no arm pairs half its jobs."""
+    import json
+
+    from trace_bench.analysis import leaderboard
+
+    jobs = [job("s:t", "A", seed, 0.1 * seed, job_id=f"t3-{seed}") for seed in (1, 2)]
+    jobs += [job("s:t", "A", seed, 0.5 + seed, job_id=f"t50-{seed}") for seed in (1, 2)]
+    run = make_run(tmp_path, "pooled", jobs)
+    manifest_path = run / "meta" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    for entry in manifest["jobs"]:
+        entry["eval_kwargs"] = {"target": 3 if entry["job_id"].startswith("t3-") else 50}
+    manifest_path.write_text(json.dumps(manifest))
+    loaded = load_runs(run).jobs
+    assert sorted(set(loaded["task"])) == ["s:t[target=3]", "s:t[target=50]"]
+    board = leaderboard(loaded).set_index("task")
+    assert board.loc["s:t[target=50]", "mean"] == pytest.approx(2.0) and board["count"].tolist() == [2, 2]

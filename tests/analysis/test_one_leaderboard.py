@@ -49,6 +49,7 @@ def test_csv_summary_and_report_rank_alike(tmp_path: Path) -> None:
     from_report = {(r.task, r.params_label): ("" if pd.isna(r.rank) else str(int(r.rank)), int(r.count), int(r.failed),
                                               r.metric) for r in report.itertuples()}
     assert from_report == board
+    assert "  mode:        stub (a deterministic stub answered every LLM call" in proc.stdout, "stub mode is said"
     summary = [line for line in proc.stdout.splitlines() if line.startswith(f"  {numeric}")]
     ranks = [board[(numeric, label)][0] for label in ("ps_steps=2", "num_steps=1", "num_steps=2")]
     assert [line.split()[1] for line in summary] == [f"#{rank}" for rank in ranks]

@@ -256,3 +256,26 @@ def test_launch_ui_without_gradio_exits_2(monkeypatch: pytest.MonkeyPatch,
     assert launch_ui("runs") == 2
     # the command that works here: this checkout's make target (its .venv has no pip)
     assert "the UI needs gradio (run `make ui`" in capsys.readouterr().err
+
+
+def test_compare_two_arms_overlay_runs_and_the_verdict_panel(runs: Path) -> None:
+    """The Compare tab's other views and the Browse tab's verdict panel, on a stub run."""
+    pytest.importorskip("rliable")
+    from trace_bench.ui.compare_views import arm_choices, compare_arms_table, overlay
+    from trace_bench.ui.tabs.browse import summary_markdown
+    from trace_bench.ui.verdict import verdict_html
+
+    run = list_runs(runs)[0].run_dir
+    arms = arm_choices(str(run))
+    assert [arm.split(" [")[0] for arm in arms] == ["NoOpTrainer", "PrioritySearch"]
+    message, rows, text = compare_arms_table(str(run), arms[1], arms[0])
+    assert rows and {"task", "p_holm", "significant", "no_variance"} <= set(rows[0])
+    assert "as the leaderboard ranks" in message and text.startswith(f"A = {arms[1]}   B = {arms[0]}")
+    assert compare_arms_table(str(run), arms[0], arms[0])[0] == "Pick two different arms."
+    assert compare_arms_table(str(run), arms[0], "Nope")[0].startswith("**Not comparable:**")
+    note, curves, board = overlay([str(run)], "tokens")
+    assert "1 run(s) overlaid" in note and all(s.endswith(f" @ {run.name}") for s in curves["series"])
+    assert {row["run"] for row in board} == {run.name} and {"vs_best", "p_vs_best"} <= set(board[0])
+    panel = verdict_html(run)
+    assert "In short" in panel and "Average rank over tasks" in panel and "Probability of improvement" in panel
+    assert "**Stub mode:**" in summary_markdown(run)

@@ -16,6 +16,7 @@ with failed or missing seeds is known to be incomplete.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -86,7 +87,7 @@ def load_runs(paths: str | Path | Sequence[str | Path]) -> RunSet:
         run_id = str(manifest.get("run_id") or run_dir.name)
         if run_id in dirs:
             raise RunDirError(f"{run_dir}: same run_id {run_id!r} as {dirs[run_id]}; give each run once")
-        frame = _read_results(store, run_id)
+        frame = split_pooled_tasks(_read_results(store, run_id), manifest)
         frame["planned"] = _planned_seeds(manifest, frame)
         jobs.append(frame)
         curves.append(_read_curves(store, frame))
@@ -106,7 +107,7 @@ def load_jobs(run_dir: str | Path) -> pd.DataFrame:
         raise RunDirError(f"{path}: no such run directory")
     store = RunStore(path)
     manifest = _read_manifest(store)
-    frame = _read_results(store, str(manifest.get("run_id") or path.name))
+    frame = split_pooled_tasks(_read_results(store, str(manifest.get("run_id") or path.name)), manifest)
     frame["planned"] = _planned_seeds(manifest, frame)
     return frame
 
@@ -145,6 +146,27 @@ def _planned_seeds(manifest: dict[str, Any], frame: pd.DataFrame) -> pd.Series:
     planned = [counts.get((t, tr, p), 0) for t, tr, p in zip(frame["task"], frame["trainer"], frame["params_label"],
                                                              strict=True)]
     return pd.Series([max(a, int(b)) for a, b in zip(planned, rows, strict=True)], index=frame.index, dtype="int64")
+
+
+def _variant_label(eval_kwargs: dict[str, Any]) -> str:
+    """``k=v,...`` of a task's eval_kwargs, as the matrix labels a variant (``id[k=v]``)."""
+    return ",".join(f"{k}={json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v}"
+                    for k, v in sorted(eval_kwargs.items())) or "default"
+
+
+def split_pooled_tasks(frame: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
+    """A run extended before extensions were checked may hold two tasks under one label (eval_kwargs
+    changed under the same task id: one arm with seeds 1-3 twice).  Such a label's jobs are named by
+    their eval_kwargs (``task[k=v]``, from the manifest), so no table pairs or pools them as one task."""
+    if frame.empty or not frame.duplicated([*ARM, "seed"]).any():
+        return frame
+    kwargs = {str(e.get("job_id")): e.get("eval_kwargs") or {} for e in manifest.get("jobs") or []}
+    pooled = set(frame.loc[frame.duplicated([*ARM, "seed"], keep=False), "task"])
+    frame = frame.copy()
+    for task in pooled:
+        rows = frame["task"] == task
+        frame.loc[rows, "task"] = [f"{task}[{_variant_label(kwargs.get(str(j), {}))}]" for j in frame.loc[rows, "job_id"]]
+    return frame
 
 
 def _read_snapshot(store: RunStore) -> dict[str, Any]:
