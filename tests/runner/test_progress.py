@@ -61,7 +61,10 @@ def test_live_panel_shows_counters_and_running_steps(tmp_path: Path) -> None:
     text = console.export_text()
     assert "1/3 jobs done" in text and "running 1" in text and "tokens 1,700" in text
     assert "internal:multi_param x PrioritySearch" in text and "-1.5" in text
-    assert "ETA" in text
+    assert "ETA" in text and "stub mode" not in text
+    stub = ConsoleReporter(1, stream=io.StringIO(), live=False, stub=True)
+    console.print(stub.render())
+    assert "USD 0.0000 (stub mode)" in console.export_text(), "a stub run's tokens and USD say whose they are"
 
 
 def test_live_display_starts_and_closes_on_a_forced_terminal() -> None:

@@ -150,6 +150,7 @@ def test_launcher_passes_the_key_only_to_the_child_and_stop_leaves_a_resumable_r
     wait_until(lambda: not _group_exists(launch.process.pid), what="the launch's process group to exit")
     progress = ProgressReader(launch.run_dir).read()
     assert progress.state == "interrupted" and 2 <= progress.done < 32
+    assert progress.stub and "stub mode: the tokens are the stub&#x27;s answers and USD is 0" in progress_html(progress)
     env = json.loads((launch.run_dir / "meta" / "env.json").read_text())
     assert env["env"]["OPENAI_API_KEY"] == "***"  # the child had the key, and masked it
     for path in launch.run_dir.parent.rglob("*"):

@@ -1,7 +1,9 @@
-"""Analysis of finished runs: frames, statistics over seeds, anytime curves, report.html, compare.
+"""Analysis of finished runs: frames, statistics over seeds, the verdict (per task and across tasks),
+anytime curves, report.html, compare.
 
-Needs the ``analysis`` extra (pandas, scipy); nothing outside this package imports it at module level,
-so the CLI and the runner stay fast and work without the extra.
+Needs the ``analysis`` extra (pandas, scipy, matplotlib; rliable, autorank and baycomp for the verdict
+across tasks, imported only there); nothing outside this package imports it at module level, so the
+CLI and the runner stay fast and work without the extra.
 """
 
 from __future__ import annotations

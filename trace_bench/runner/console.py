@@ -77,8 +77,9 @@ class ConsoleReporter:
     """Progress of ``trace-bench run`` on the console (see module docstring)."""
 
     def __init__(self, total: int, stream: TextIO | None = None, quiet: bool = False,
-                 live: bool | None = None) -> None:
+                 live: bool | None = None, stub: bool = False) -> None:
         self.total = total
+        self.stub = stub  # the panel says that the tokens and USD are the stub's
         self.done = 0
         self.stream = stream or sys.stderr
         self.quiet = quiet
@@ -159,7 +160,7 @@ class ConsoleReporter:
         # two short lines: one long line was cut at the terminal's width (80 columns by default)
         header = (f"[bold]{self.done}/{self.total}[/] jobs done · running {len(running)} · "
                   f"[red]failed {self.failed}[/]\n"
-                  f"tokens {tokens:,} · USD {usd:.4f} · elapsed {_duration(time.monotonic() - self._started_at)}"
+                  f"tokens {tokens:,} · USD {usd:.4f}{' (stub mode)' if self.stub else ''} · elapsed {_duration(time.monotonic() - self._started_at)}"
                   f" · ETA {_duration(self.eta_s())}")
         table = Table(box=None, show_header=bool(running), pad_edge=False, expand=False)
         for column in ("job", "task x trainer", "step", "best", "calls", "time"):

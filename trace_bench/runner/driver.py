@@ -85,7 +85,7 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
             tables.add(record)
             reused.add(entry.job_id)
     to_run = [item for item in plan if item.run]
-    console = ConsoleReporter(len(jobs), quiet=options.quiet)
+    console = ConsoleReporter(len(jobs), quiet=options.quiet, stub=config.mode == "stub")
     interrupts.notify = console.line
     console.done = len(jobs) - len(to_run)
     events = store.open_events()

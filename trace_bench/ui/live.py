@@ -19,7 +19,7 @@ from typing import Any
 
 from trace_bench.store.events import LogFollower
 from trace_bench.store.live import INTERRUPTED, RUNNING, JobProgress, RunProgress
-from trace_bench.store.models import JobSubmitted
+from trace_bench.store.models import JobSubmitted, StoreError
 from trace_bench.store.reading import file_stamp
 from trace_bench.store.run_store import RunStore
 
@@ -40,6 +40,7 @@ class RunSnapshot:
     state: str = "starting"
     elapsed_s: float = 0.0
     eta_s: float | None = None
+    stub: bool = False  # stub mode: the tokens are the stub's and USD is 0, and the bar says so
 
     @property
     def percent(self) -> int:
@@ -64,6 +65,7 @@ class ProgressReader:
         self._run_tail = self._store.follow_events()
         self._run = RunProgress()
         self._jobs: dict[str, _Job] = {}
+        self._mode: str | None = None
 
     def read(self) -> RunSnapshot:
         for event in self._run_tail.new():
@@ -71,7 +73,8 @@ class ProgressReader:
             if isinstance(event, JobSubmitted) and event.job_id:  # a new attempt starts from a cleared job dir
                 self._jobs[event.job_id] = _Job(tail=self._store.follow_job_events(event.job_id))
         run = self._run
-        progress = RunSnapshot(run_id=self.run_dir.name, total=run.total, state=run.state, counts=run.counts())
+        progress = RunSnapshot(run_id=self.run_dir.name, total=run.total, state=run.state, counts=run.counts(),
+                               stub=self._run_mode() == "stub")
         for job_id, status in run.jobs.items():
             job = self._jobs.setdefault(job_id, _Job())
             self._update_spend(job_id, job, status)
@@ -87,6 +90,16 @@ class ProgressReader:
             if run.state == "running" and run.finished_this_session and remaining:
                 progress.eta_s = progress.elapsed_s / run.finished_this_session * remaining
         return progress
+
+    def _run_mode(self) -> str | None:
+        """The run's mode, from its manifest's head (read until found: the driver writes it first)."""
+        if self._mode is None:
+            try:
+                head = self._store.read_manifest_head()
+            except StoreError:
+                head = None
+            self._mode = head.mode if head is not None else None
+        return self._mode
 
     def _update_spend(self, job_id: str, job: _Job, status: str) -> None:
         """Finished jobs: the totals in results.json; running jobs: the fold of their events (the
@@ -138,6 +151,8 @@ def progress_html(progress: RunSnapshot | None, note: str = "") -> str:
     text = (f"{progress.done}/{progress.total} jobs · {percent} % · running {progress.running} · "
             f"failed {progress.failed} · interrupted {progress.interrupted} · tokens {progress.tokens:,} · "
             f"USD {progress.usd:.4f} · elapsed {_duration(progress.elapsed_s)} · ETA {_duration(progress.eta_s)}")
+    if progress.stub:
+        text += " · stub mode: the tokens are the stub's answers and USD is 0"
     return (f'<div id="tb-progress" data-percent="{percent}" data-state="{html.escape(progress.state)}" '
             f'data-done="{progress.done}" data-total="{progress.total}">'
             f'<div><b>{html.escape(progress.run_id)}</b> · <span id="tb-run-state">{html.escape(progress.state)}'
