@@ -250,3 +250,24 @@ def test_trace_benchs_own_modules_are_hidden_but_what_the_target_imports() -> No
 def test_a_refusal_says_what_was_refused(code: str, denial: str) -> None:
     result = run(code)
     assert (result.status, result.denial) == ("denied", denial), result
+
+
+def test_a_target_is_imported_from_where_the_caller_would_import_it(tmp_path: Path) -> None:
+    """CI failed when autorank and baycomp installed a ``tests`` package into site-packages: the
+    child dropped ``python -c``'s working-directory entry and took the library's ``tests`` instead of
+    the project's.  The child keeps the caller's import order, the working directory included."""
+    for where, answer in (("project", "the project's"), ("library", "a library's")):
+        package = tmp_path / where / "shadowed_top"
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "target.py").write_text(f"def which(payload):\n    return {answer!r}\n")
+    code = textwrap.dedent('''
+        import json
+        from trace_bench.sandbox import SandboxLimits, run_sandboxed
+        result = run_sandboxed("shadowed_top.target:which", {}, SandboxLimits(wall_s=60))
+        print(json.dumps([result.status, result.value]))
+    ''')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(tmp_path / "library")])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=tmp_path / "project", timeout=120, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == ["ok", "the project's"]

@@ -178,6 +178,16 @@ def hidden_names(packages: Iterable[str]) -> frozenset[str]:
     return frozenset(name for name in packages if name.startswith(HIDE_PREFIX))
 
 
+def import_path() -> list[str]:
+    """The caller's ``sys.path`` as absolute paths, in its order, for the child to import as it would.
+
+    An empty entry is the working directory (``python -c``, ``python -m``): it stays, where it stood, so
+    a top-level name found there first (a project's ``tests``) is not taken from a later entry instead
+    (site-packages of libraries that ship their own ``tests`` package).
+    """
+    return [os.path.abspath(p or os.curdir) for p in sys.path if isinstance(p, str)]
+
+
 def visible_paths(packages: Iterable[str]) -> list[str]:
     """Host paths the sandbox sees whole (read-only): system, Python, site-packages, then the top-level
     ``packages`` and ``path:`` entries (names of ``trace_bench`` modules are left to :func:`own_files`)."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import sys
 import time
 from typing import Any
 
@@ -91,7 +90,7 @@ def start_call(target: str, payload: Any, limits: SandboxLimits, *, packages: tu
     """
     top = _check_target(target)
     request = {"target": target, "payload": payload, "limits": limits.as_dict(), "channels": len(channels),
-               "sys_path": [os.path.abspath(p) for p in sys.path if isinstance(p, str) and p]}
+               "sys_path": policy.import_path()}
     try:
         body = codec.encode(request)
     except codec.CodecError as exc:

@@ -44,30 +44,27 @@ class ZygoteUnavailable(RuntimeError):
     """The sandbox could not be started (the message says why) or stopped answering."""
 
 
-def _import_path() -> list[str]:
-    return [os.path.abspath(p) for p in sys.path if isinstance(p, str) and p]
-
 
 def _commands(mode: str, packages: frozenset[str], control_fd: int,
               scratch: str | None = None) -> list[tuple[str, list[str]]]:
     """(label, argv) to try in order until one starts; the zygote talks on ``control_fd``.
     ``scratch``: the weak mode's temporary directory (see :class:`ZygoteHandle`)."""
     if mode != "bwrap":
-        config = json.dumps({"strong": False, "sys_path": _import_path(), "scratch": scratch})
+        config = json.dumps({"strong": False, "sys_path": policy.import_path(), "scratch": scratch})
         return [("weak", [sys.executable, "-S", "-c", _BOOT, str(control_fd), config])]
     bwrap = policy.find_bwrap()
     if bwrap is None:
         raise ZygoteUnavailable("bubblewrap (bwrap) is not installed")
     sandbox = policy.sandbox_view(packages)
     under_tmp = [bind.dest for bind in sandbox.all_binds if policy.under_call_tmp(bind.dest)]
-    config = json.dumps({"strong": True, "sys_path": _import_path(), "tmp_paths": under_tmp})
+    config = json.dumps({"strong": True, "sys_path": policy.import_path(), "tmp_paths": under_tmp})
     zygote = [sys.executable, "-S", "-c", _BOOT, str(control_fd), config]
     attempts: list[tuple[str, list[str]]] = []
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         staged = sandbox.with_sources([f"@src:{index}" for index in range(len(sandbox.all_binds))])
         spec = {"uid": policy.sandbox_uid(), "gid": policy.sandbox_uid(),
                 "sources": [b.source for b in sandbox.all_binds], "argv": policy.bwrap_argv(bwrap, staged, zygote)}
-        launcher = [sys.executable, "-S", "-c", _LAUNCH.format(paths=_import_path()), json.dumps(spec)]
+        launcher = [sys.executable, "-S", "-c", _LAUNCH.format(paths=policy.import_path()), json.dumps(spec)]
         attempts.append(("bwrap, unprivileged uid", launcher))
     attempts.append(("bwrap", policy.bwrap_argv(bwrap, sandbox, zygote)))
     return attempts
