@@ -45,6 +45,13 @@ def _rows(run: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+def _transcript(job: Path) -> list[dict[str, object]]:
+    """A job's transcript lines without what differs between a call and its replay (when, how long, cached)."""
+    path = job / "artifacts" / "transcript.jsonl"
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+    return [{k: v for k, v in line.items() if k not in ("ts", "latency_s", "cached")} for line in lines]
+
+
 def test_tokens_and_calls_equal_what_the_server_returned(tmp_path: Path) -> None:
     with FakeLLMServer(api_key=KEY) as server:
         config = _config(tmp_path / "c.yaml", server.url)
@@ -107,6 +114,10 @@ def test_record_then_replay_offline(tmp_path: Path) -> None:
         if row["trainer"] == "PrioritySearch":
             assert (row["llm_calls"], row["total_tokens"], row["cost_usd"]) == calls[row["job_id"]]
             assert int(row["cache_hits"]) == int(row["llm_calls"]) > 0
+    # the replay's transcripts are the recording's: the same calls, messages and answers, in order
+    for row in a:
+        recorded, replayed = (_transcript(only_run_dir(tmp_path / side) / "jobs" / row["job_id"]) for side in "ab")
+        assert recorded == replayed and (row["trainer"] == "NoOpTrainer" or recorded)
     # a replay that needs an answer nobody recorded fails loudly
     other = _config(tmp_path / "miss.yaml", url, f"  cache: replay\n  cache_path: {cache}", seeds="[99]")
     run_cli("run", "--config", str(other), "--runs-dir", str(tmp_path / "c"), "--quiet", env={"FAKE_LLM_KEY": KEY})

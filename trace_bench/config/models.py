@@ -83,6 +83,12 @@ class LLMConfig(_Strict):
     any_model: bool = Field(default=False, description="the endpoint answers any model name (llama.cpp, some "
                             "proxies): the preflight accepts a model its /models listing does not name, with a "
                             "warning (it checks with a one-token completion); not part of the config hash")
+    transcripts: bool = Field(default=True, description="keep every LLM call's messages and answers in the job's "
+                              "artifacts/transcript.jsonl (masked); not part of the config hash")
+    transcript_max_chars: int = Field(default=20_000, ge=100, description="a transcript text longer than this "
+                                      "keeps its head and tail around a marker; not part of the config hash")
+    transcript_max_mb: float = Field(default=50.0, gt=0, description="a job's transcript past this size keeps "
+                                     "its calls' figures but no text; not part of the config hash")
 
     @model_validator(mode="before")
     @classmethod

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import Field
@@ -35,6 +35,51 @@ class UsageTotals(RoleUsage):
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump()
 
+    def _buckets(self, role: str, phase: str, caller: str | None) -> list[RoleUsage]:
+        buckets = [self, self.by_role.setdefault(role, RoleUsage()), self.by_phase.setdefault(phase, RoleUsage())]
+        if caller and phase == "train":
+            buckets.append(self.by_caller.setdefault(caller, RoleUsage()))
+        return buckets
+
+    def count_call(self, role: str, phase: str, caller: str | None, completion: Completion) -> None:
+        """Count a charged call (answered, or charged unanswered) in the totals and in its role's,
+        phase's and (training-phase) caller's buckets."""
+        usage = completion.usage
+        for bucket in self._buckets(role, phase, caller):
+            bucket.add_call(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                            total_tokens=usage.total_tokens, cost_usd=completion.cost_usd or 0.0,
+                            cached=completion.cached, retries=completion.retries, estimated=completion.estimated,
+                            unanswered=completion.unanswered is not None)
+
+    def count_error(self, role: str, phase: str, caller: str | None, retries: int) -> None:
+        """Count a call that failed (no tokens, no cost; the retries it made count)."""
+        for bucket in self._buckets(role, phase, caller):
+            bucket.add_error(retries)
+
+
+#: the request parameters that are part of its content (its cache key, its transcript)
+SAMPLING_KEYS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "response_format", "n", "stop", "seed")
+
+
+@dataclass
+class Request:
+    """What a job's transcript keeps of a call as it was sent (``number`` from 1, in the order
+    the session sent its calls; ``step``: the trainer step in progress; ``params``: the dict sent)."""
+
+    number: int
+    step: int
+    messages: list[Any]
+    params: dict[str, Any] = field(default_factory=dict)
+    key: str = ""
+    n: int = 1
+
+    def sampling(self) -> dict[str, Any]:
+        """The sampling parameters sent (``params`` is the dict the session sent, a limit it added included)."""
+        sampling = {k: self.params[k] for k in SAMPLING_KEYS if k in self.params}
+        if self.n > 1:
+            sampling["n"] = self.n
+        return sampling
+
 
 @dataclass
 class InFlight:
@@ -56,6 +101,7 @@ class InFlight:
     key_variable: str = ""
     cut: bool = False
     caller: str | None = None
+    request: Request | None = None
 
 
 def charged(completion: Completion) -> tuple[int, int, float]:
@@ -63,14 +109,11 @@ def charged(completion: Completion) -> tuple[int, int, float]:
     return 1, completion.usage.total_tokens, completion.cost_usd or 0.0
 
 
-_SAMPLING_KEYS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "response_format", "n", "stop", "seed")
-
-
 def request_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
     """Content key of a request: model, messages and sampling parameters; never secrets or URLs."""
     from trace_bench.llm.stub import canonical_prompt
 
-    sampling = {k: params[k] for k in _SAMPLING_KEYS if k in params}
+    sampling = {k: params[k] for k in SAMPLING_KEYS if k in params}
     # Canonical content: opto prompts carry object addresses, process-global node numbers and
     # address-dependent line order, which would make every replay of a real run miss the cache.
     canonical = [{"role": m.get("role"), "content": canonical_prompt(str(m.get("content", "")))} for m in messages]
@@ -107,3 +150,28 @@ def completion_allowance(budget: Budget, spent: Spent, prompt: int, n: int, pric
     if budget.usd is not None and price is not None and price[1] > 0:
         limits.append(int((room.usd - price[0]) / price[1]) // n)
     return max(1, min(limits)) if limits else 1
+
+
+def call_event(role: str, completion: Completion, latency: float, phase: str, caller: str | None) -> dict[str, Any]:
+    """The ``llm_call`` event of a charged call (answered, or charged unanswered)."""
+    usage = completion.usage
+    reason = completion.unanswered
+    return {
+        "type": "llm_call", "role": role, "model": completion.model,
+        "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens, "cost_usd": completion.cost_usd or 0.0,
+        "cost_known": completion.cost_usd is not None, "latency_s": round(latency, 6),
+        "cached": completion.cached, "retries": completion.retries, "estimated": completion.estimated,
+        "phase": phase, **({"unanswered": reason, reason: True} if reason else {}),
+        **({"caller": caller} if caller else {}),
+    }
+
+
+def error_event(role: str, model: str, exc: Exception, latency: float, phase: str, caller: str | None) -> dict[str, Any]:
+    """The ``llm_call`` event of a call that failed (no tokens, no cost; its retries count)."""
+    return {
+        "type": "llm_call", "role": role, "model": model, "error": f"{type(exc).__name__}: {exc}",
+        "status": getattr(exc, "status", None), "latency_s": round(latency, 6), "prompt_tokens": 0,
+        "completion_tokens": 0, "total_tokens": 0, "cost_usd": 0.0, "cached": False,
+        "retries": getattr(exc, "retries", 0), "phase": phase, **({"caller": caller} if caller else {}),
+    }

@@ -13,7 +13,8 @@ from typing import Any
 from trace_bench.config.model_names import ROLES
 from trace_bench.llm.backend import Backend, StubBackend
 from trace_bench.llm.budget import Budget, Spent
-from trace_bench.llm.session import EventSink, LLMSession, SpendSink
+from trace_bench.llm.session import EventSink, LLMSession
+from trace_bench.llm.sinks import SpendSink
 from trace_bench.llm.stub import StubPolicy
 
 

@@ -27,6 +27,10 @@ off (:meth:`LLMSession.charge_cut_off`).  The last two are estimated: the prompt
 completion up to the request's limit.  Each request is written to the session's
 :class:`SpendSink` (the job's spend journal) before it is sent and when it is settled, so that
 what a killed attempt spent is carried into the next one and shown in its record.
+
+Each call is also written to the session's :class:`TranscriptSink` (the job's transcript, when
+it keeps one) as it ends, whichever way: its messages and answers, its role, phase, caller and
+the trainer step in progress (:meth:`LLMSession.at_step`); see :mod:`trace_bench.llm.sinks`.
 """
 
 from __future__ import annotations
@@ -37,16 +41,19 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any
 
 from trace_bench.llm.attempts import attached
 from trace_bench.llm.backend import Backend
 from trace_bench.llm.budget import Budget, Spent
 from trace_bench.llm.calls import (
     InFlight,
+    Request,
     UsageTotals,
+    call_event,
     charged,
     completion_allowance,
+    error_event,
     prompt_bound,
     request_key,
     unit_costs,
@@ -54,22 +61,13 @@ from trace_bench.llm.calls import (
 from trace_bench.llm.caps import capped, completion_limit
 from trace_bench.llm.client import MeteredLLM
 from trace_bench.llm.errors import LLMError
+from trace_bench.llm.sinks import SpendSink, TranscriptSink, transcribe
 from trace_bench.llm.types import ChatResponse, Completion, Usage
 from trace_bench.store.models import RoleUsage
 
 EventSink = Callable[[dict[str, Any]], None]
-
-
-class SpendSink(Protocol):
-    """Where the spend of each call is journaled (``store.spend.SpendJournal``)."""
-
-    def sent(self, prompt_tokens: int, *, phase: str = "train", completion_cap: int | None = None,
-             usd_if_cut: float = 0.0) -> int: ...
-
-    def settled(self, call: int, *, llm_calls: int, tokens: int, usd: float) -> None: ...
-
-
 _PHASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("trace_bench_llm_phase", default=None)
+
 
 class _Ledger:
     """The session's side of :class:`~trace_bench.llm.attempts.AttemptLedger` for one call."""
@@ -106,6 +104,10 @@ class LLMSession:
         self.call_wrapper = call_wrapper
         self.key_salt = key_salt
         self.journal: SpendSink | None = None
+        #: where each call's messages and answers are written (the job's transcript); None: nowhere
+        self.transcript: TranscriptSink | None = None
+        #: the trainer step in progress (:meth:`at_step`), which each call's transcript entry names
+        self.step = 0
         #: a stub run's session: answers are known before they are charged (see :meth:`_offline_chat`)
         self.offline = False
         #: the first refusal no later call escapes (a refused key, a spent quota): (key variable, error)
@@ -113,6 +115,7 @@ class LLMSession:
         self._closed = False
         self._in_flight: dict[int, InFlight] = {}
         self._call_ids = itertools.count()
+        self._numbers = itertools.count(1)  # the calls' numbers in the transcript, in the order they were made
         self.totals = UsageTotals()
         self._samples: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -121,6 +124,11 @@ class LLMSession:
         # the last failed call: OptoPrimeMulti swallows LLM errors and fails later with an unrelated
         # one (IndexError), so the job can report this as the cause instead
         self.last_error: LLMError | None = None
+
+    def at_step(self, step: int) -> None:
+        """The trainer step in progress from now on: 0 while the initial state is measured, then
+        one more than the last step reported (the job's recorder says so)."""
+        self.step = step
 
     @contextmanager
     def measuring(self) -> Iterator[None]:
@@ -184,14 +192,17 @@ class LLMSession:
         params = capped(params, getattr(backend, "max_tokens", None))
         key = request_key(backend.model, messages, params) + self.key_salt
         sample_index = self._next_sample_index(key, n)
+        request = Request(next(self._numbers), self.step, messages, params, key, n) if self.transcript else None
         if self.offline:
-            return self._offline_chat(role, backend, phase, messages, n, sample_index, params, caller)
+            return self._offline_chat(role, backend, phase, messages, n, sample_index, params, caller, request)
         refused = self.key_refusal
         if refused is not None and refused[0] == getattr(backend, "key_variable", None):
             error = type(refused[1])(str(refused[1]), status=refused[1].status)  # the key is dead: not sent again
             self._record_error(role, backend.model, error, 0.0, phase, caller)
+            transcribe(self.transcript, request, role=role, model=backend.model, phase=phase, caller=caller,
+                       error=f"{type(error).__name__}: {error} (not sent: the key was refused before)")
             raise error
-        call_id, call = self._begin(role, backend, phase, messages, params, n, caller)
+        call_id, call = self._begin(role, backend, phase, messages, params, n, caller, request)
         started = time.perf_counter()
         try:
             with attached(_Ledger(self, call)):
@@ -202,8 +213,8 @@ class LLMSession:
         except LLMError as exc:
             self._fail(call, exc, time.perf_counter() - started)
             raise
-        except BaseException:
-            self._settle_request(call, None)
+        except BaseException as exc:
+            self._settle_request(call, None, stopped=exc)
             raise
         finally:
             with self._lock:
@@ -212,7 +223,8 @@ class LLMSession:
         return ChatResponse.from_texts(completion.texts, completion.usage, completion.model)
 
     def _offline_chat(self, role: str, backend: Backend, phase: str, messages: list[dict[str, Any]], n: int,
-                      sample_index: int, params: dict[str, Any], caller: str | None = None) -> ChatResponse:
+                      sample_index: int, params: dict[str, Any], caller: str | None = None,
+                      request: Request | None = None) -> ChatResponse:
         """A stub run's call: the stub knows its answer before anything is charged, so a ``train``
         call is refused exactly when its real usage would cross a limit (no worst case needed)."""
         started = time.perf_counter()
@@ -229,11 +241,15 @@ class LLMSession:
         if journal is not None:
             ticket = journal.sent(usage.prompt_tokens, phase=phase, completion_cap=usage.completion_tokens)
             journal.settled(ticket, llm_calls=1, tokens=usage.total_tokens, usd=completion.cost_usd or 0.0)
-        self._emit_call(role, completion, time.perf_counter() - started, phase, caller)
+        latency = time.perf_counter() - started
+        self._emit_call(role, completion, latency, phase, caller)
+        transcribe(self.transcript, request, role=role, model=backend.model, phase=phase, caller=caller,
+                   completion=completion, latency=latency)
         return ChatResponse.from_texts(completion.texts, usage, completion.model)
 
     def _begin(self, role: str, backend: Backend, phase: str, messages: list[dict[str, Any]],
-               params: dict[str, Any], n: int, caller: str | None = None) -> tuple[int, InFlight]:
+               params: dict[str, Any], n: int, caller: str | None = None,
+               request: Request | None = None) -> tuple[int, InFlight]:
         """Reserve a ``train`` call's worst case (its prompt bound, ``n`` completions up to their
         limit, their cost), journal the request with what it costs if it is cut off, and keep it
         in flight.  A call with no completion limit under a tokens or USD budget is given one:
@@ -251,7 +267,8 @@ class LLMSession:
             reservation = self.budget.reserve(self.spent(), need.tokens, need.usd) if phase == "train" else None
             call = InFlight(role, backend.model, phase, prompt, completion if cap else None, usd_if_cut, need,
                             reservation, None, time.perf_counter(),
-                            key_variable=str(getattr(backend, "key_variable", "") or ""), caller=caller)
+                            key_variable=str(getattr(backend, "key_variable", "") or ""), caller=caller,
+                            request=request)
             call_id = next(self._call_ids)
             self._in_flight[call_id] = call
         self._send(call)
@@ -289,20 +306,29 @@ class LLMSession:
             call.started = time.perf_counter()
         self._send(call)
 
-    def _settle_request(self, call: InFlight, completion: Completion | None, latency: float = 0.0) -> None:
+    def _settle_request(self, call: InFlight, completion: Completion | None, latency: float = 0.0,
+                        stopped: BaseException | None = None) -> None:
         """The request in flight ended: answered (``completion``), charged unanswered (a completion
-        with ``unanswered`` set), or abandoned (None: nothing the backend did not charge reached
-        the provider)."""
+        with ``unanswered`` set), or abandoned (None, by ``stopped``: nothing the backend did not
+        charge reached the provider)."""
         ticket, live = self._take(call)
         if not live:
             return  # charged as cut off (the job ended while it ran)
         if completion is None:
             self._journal(ticket, 0, 0, 0.0)
+            self._transcribe(call, error=f"stopped without an answer by {type(stopped).__name__}: {stopped}"
+                             if stopped is not None else "stopped without an answer")
             return
         with self._lock:
             self._add(call.role, completion, call.phase, call.caller)
         self._journal(ticket, *charged(completion))
         self._emit_call(call.role, completion, latency, call.phase, call.caller)
+        self._transcribe(call, completion, latency)
+
+    def _transcribe(self, call: InFlight, completion: Completion | None = None, latency: float | None = None,
+                    error: str | None = None) -> None:
+        transcribe(self.transcript, call.request, role=call.role, model=call.model, phase=call.phase,
+                   caller=call.caller, completion=completion, latency=latency, error=error)
 
     def _fail(self, call: InFlight, exc: LLMError, latency: float) -> None:
         ticket, live = self._take(call)
@@ -310,6 +336,7 @@ class LLMSession:
             return
         self._journal(ticket, 0, 0, 0.0)
         self._record_error(call.role, call.model, exc, latency, call.phase, call.caller)
+        self._transcribe(call, latency=latency, error=f"{type(exc).__name__}: {exc}")
         if exc.key_refused:
             with self._lock:
                 if self.key_refusal is None:
@@ -343,55 +370,29 @@ class LLMSession:
             with self._lock:
                 self._add(call.role, charge, call.phase, call.caller)
             self._journal(ticket, *charged(charge))
-            self._emit_call(call.role, charge, time.perf_counter() - call.started, call.phase, call.caller)
+            latency = time.perf_counter() - call.started
+            self._emit_call(call.role, charge, latency, call.phase, call.caller)
+            self._transcribe(call, charge, latency)
         return len(cut)
 
     def _journal(self, ticket: int | None, calls: int, tokens: int, usd: float) -> None:
         if ticket is not None and ticket >= 0 and self.journal is not None:
             self.journal.settled(ticket, llm_calls=calls, tokens=tokens, usd=usd)
 
-    def _buckets(self, role: str, phase: str, caller: str | None) -> list[RoleUsage]:
-        buckets = [self.totals, self.totals.by_role.setdefault(role, RoleUsage()),
-                   self.totals.by_phase.setdefault(phase, RoleUsage())]
-        if caller and phase == "train":
-            buckets.append(self.totals.by_caller.setdefault(caller, RoleUsage()))
-        return buckets
-
     def _add(self, role: str, completion: Completion, phase: str, caller: str | None = None) -> None:
         """Count ``completion`` in every bucket (the caller holds the lock)."""
-        usage = completion.usage
-        for bucket in self._buckets(role, phase, caller):
-            bucket.add_call(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                            total_tokens=usage.total_tokens, cost_usd=completion.cost_usd or 0.0,
-                            cached=completion.cached, retries=completion.retries, estimated=completion.estimated,
-                            unanswered=completion.unanswered is not None)
+        self.totals.count_call(role, phase, caller, completion)
 
     def _emit_call(self, role: str, completion: Completion, latency: float, phase: str,
                    caller: str | None = None) -> None:
-        usage = completion.usage
-        reason = completion.unanswered
-        self._emit({
-            "type": "llm_call", "role": role, "model": completion.model,
-            "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total_tokens, "cost_usd": completion.cost_usd or 0.0,
-            "cost_known": completion.cost_usd is not None, "latency_s": round(latency, 6),
-            "cached": completion.cached, "retries": completion.retries, "estimated": completion.estimated,
-            "phase": phase, **({"unanswered": reason, reason: True} if reason else {}),
-            **({"caller": caller} if caller else {}),
-        })
+        self._emit(call_event(role, completion, latency, phase, caller))
 
     def _record_error(self, role: str, model: str, exc: LLMError, latency: float, phase: str = "train",
                       caller: str | None = None) -> None:
         with self._lock:
             self.last_error = exc
-            for bucket in self._buckets(role, phase, caller):
-                bucket.add_error(int(getattr(exc, "retries", 0) or 0))  # a call that failed retried too
-        self._emit({
-            "type": "llm_call", "role": role, "model": model, "error": f"{type(exc).__name__}: {exc}",
-            "status": exc.status, "latency_s": round(latency, 6), "prompt_tokens": 0, "completion_tokens": 0,
-            "total_tokens": 0, "cost_usd": 0.0, "cached": False, "retries": getattr(exc, "retries", 0),
-            "phase": phase, **({"caller": caller} if caller else {}),
-        })
+            self.totals.count_error(role, phase, caller, int(getattr(exc, "retries", 0) or 0))
+        self._emit(error_event(role, model, exc, latency, phase, caller))
 
     def _emit(self, event: dict[str, Any]) -> None:
         if self.events is not None:

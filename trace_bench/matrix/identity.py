@@ -22,9 +22,10 @@ def sha256(data: Any) -> str:
     return hashlib.sha256(canonical_json(data).encode()).hexdigest()
 
 
-#: settings of how a run is checked, not of what it measures (``llm.any_model``: how the preflight
-#: reads a model listing), left out of the hash like the run-local fields
-CHECK_FIELDS: dict[str, Any] = {"llm": {"any_model"}}
+#: settings of how a run is checked or recorded, not of what it measures (``llm.any_model``: how the
+#: preflight reads a model listing; ``llm.transcript*``: what a job keeps of its LLM calls), left out
+#: of the hash like the run-local fields
+CHECK_FIELDS: dict[str, Any] = {"llm": {"any_model", "transcripts", "transcript_max_chars", "transcript_max_mb"}}
 
 
 def config_hash(config: RunConfig) -> str:

@@ -6,7 +6,7 @@ Who writes what (one writer per file, so no file needs a lock):
 * the driver: ``job_meta.json`` before each attempt, ``attempts.json`` (the budget ledger),
   ``results.json`` when the job ended, and the files a remote job sent back;
 * the job process (:meth:`open_events`, :meth:`open_curve`, :meth:`open_state_history`,
-  :meth:`open_spend_journal`, :meth:`write_state`, :class:`HeartbeatThread`, and ``stdout.log``
+  :meth:`open_spend_journal`, :meth:`open_transcript`, :meth:`write_state`, :class:`HeartbeatThread`, and ``stdout.log``
   through its file descriptors): everything else, appended or replaced as it goes, so a killed
   job leaves its curve, events, best state and LLM spend behind.
 """
@@ -50,10 +50,12 @@ from trace_bench.store.models import (
     StateHistoryLine,
     Step,
     StoreError,
+    TranscriptEntry,
 )
 from trace_bench.store.models.events import JOB_EVENTS
 from trace_bench.store.reading import read_record
 from trace_bench.store.spend import SpendJournal, read_spend
+from trace_bench.store.transcript import DEFAULT_MAX_CHARS, DEFAULT_MAX_MB, TranscriptLog, read_transcript
 
 STATE_KINDS = ("initial", "best", "final")
 
@@ -131,6 +133,10 @@ class JobStore:
     @property
     def state_history_path(self) -> Path:
         return self.artifacts_dir / "state_history.jsonl"
+
+    @property
+    def transcript_path(self) -> Path:
+        return self.artifacts_dir / TranscriptEntry.FILE
 
     @property
     def tensorboard_dir(self) -> Path:
@@ -330,6 +336,14 @@ class JobStore:
         """Training-phase spend the journal records, calls cut by a kill included (see
         ``store.spend``); None when the directory has no journal."""
         return read_spend(self.spend_path)
+
+    def open_transcript(self, *, max_chars: int = DEFAULT_MAX_CHARS, max_mb: float = DEFAULT_MAX_MB) -> TranscriptLog:
+        """The transcript of this attempt: each LLM call's messages and answers (``store.transcript``)."""
+        return TranscriptLog(self.transcript_path, max_chars=max_chars, max_mb=max_mb)
+
+    def read_transcript(self) -> list[TranscriptEntry]:
+        """The job's transcript entries (none when it kept no transcript)."""
+        return list(read_transcript(self.transcript_path))
 
     def open_state_history(self) -> LineLog:
         return LineLog(self.state_history_path)

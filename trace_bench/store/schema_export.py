@@ -34,6 +34,7 @@ from trace_bench.store.models import (
     StateFile,
     StateHistoryLine,
     Summary,
+    TranscriptEntry,
 )
 
 #: schema file stem -> (model or union, what it describes)
@@ -55,6 +56,7 @@ RECORDS: dict[str, tuple[Any, str]] = {
     "state_file": (StateFile, "jobs/<job_id>/artifacts/{initial,best,final}_state.yaml"),
     "state_history_line": (StateHistoryLine, "a line of jobs/<job_id>/artifacts/state_history.jsonl"),
     "integrity": (IntegrityReport, "jobs/<job_id>/artifacts/integrity.json"),
+    "transcript_entry": (TranscriptEntry, "a line of jobs/<job_id>/artifacts/transcript.jsonl"),
 }
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 

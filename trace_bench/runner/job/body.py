@@ -103,8 +103,9 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
             fill_usage(result, setup.session)
             if setup.problem.score_guide_errors:
                 result.guide_errors_scored = setup.problem.guide_failures.scored
-            if setup.session.journal is not None:
-                setup.session.journal.close()
+            for sink in (setup.session.journal, setup.session.transcript):
+                if sink is not None:
+                    sink.close()
         if result.status == Status.TASK_ERROR:
             clear_scores(result)
         if result.traceback and result.status != Status.SKIPPED:

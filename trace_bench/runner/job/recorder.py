@@ -144,6 +144,7 @@ class JobRecorder:
         self._curve_row(0, score, 0, score_dict, "initial")
         self._history.append(StateHistoryLine(kind="initial", step=0, score=score, score_dict=score_dict,
                                               state=self.snapshot(state)))
+        self.session.at_step(1)  # the calls from here on lead to step 1's state (the job's transcript says so)
 
     def on_step(self, report: Any) -> None:
         """The ``on_step`` callback of ``TrainerContext`` (a ``StepReport``)."""
@@ -153,6 +154,7 @@ class JobRecorder:
             print(f"[Step {report.step}] score: {_short(report.score)} best: {_short(self.best.score)} "
                   f"llm_calls: {calls}", flush=True)
         self.steps = report.step
+        self.session.at_step(report.step + 1)
         self._curve_row(report.step, report.score, report.n_evals, report.score_dict, "step")
         fields: dict[str, Any] = {"step": report.step, "score": report.score, "best_score": self.best.score,
                                   "score_dict": report.score_dict,

@@ -68,6 +68,7 @@ from trace_bench.store.models.spec import (
     Resolution,
     arm_label,
 )
+from trace_bench.store.models.transcript import CUT_MARKER, TranscriptEntry, TranscriptMessage
 
 __all__ = [
     "ARM_FIELDS", "DEFAULT_OPTIMIZER", "ROLES", "Arm", "FlatRecord", "JobSpec", "Resolution", "arm_label",
@@ -79,4 +80,5 @@ __all__ = [
     "OtherEvent", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxDenial", "SandboxSetting", "SpendEntry", "StateFile",
     "StateHistoryLine", "StateParameter", "StateSnapshot", "Step", "StoreError", "StoreModel", "Summary",
     "TokenTotals", "TrackerWarning", "Preflight", "UpgradeError",
+    "CUT_MARKER", "TranscriptEntry", "TranscriptMessage",
 ]
