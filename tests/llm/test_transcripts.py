@@ -1,8 +1,8 @@
 """Transcripts: every LLM call's messages and answers in the job's ``artifacts/transcript.jsonl``.
 
-One small real-mode run against the fake provider serves the end-to-end checks; the bounds, the
-masking, the gateway's callers and the calls that were never answered are checked in-process on a
-session with a transcript.
+One small real-mode run against the fake provider (which echoes the key into its answers) serves
+the end-to-end checks; the bounds, the gateway's callers and the calls that were never answered are
+checked in-process on a session with a transcript.
 """
 
 from __future__ import annotations
@@ -35,13 +35,14 @@ MESSAGES = [{"role": "system", "content": "You are terse."}, {"role": "user", "c
 
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One real-mode PrioritySearch job (2 steps) on the fake provider."""
+    """One real-mode PrioritySearch job (2 steps) on a code task, on the fake provider, which writes
+    the key it was sent into every proposal (as a provider that echoes credentials would)."""
     root = tmp_path_factory.mktemp("transcripts")
-    with FakeLLMServer(api_key=KEY) as server:
+    with FakeLLMServer(api_key=KEY, echo_key=True) as server:
         config = root / "c.yaml"
         config.write_text(f"""
 mode: real
-tasks: [internal:numeric_param]
+tasks: [internal:code_param]
 trainers: [{{id: PrioritySearch, ps_steps: 2}}]
 seeds: [1]
 llm: {{base_url: "{server.url}", model: fake-model, api_key_env: FAKE_LLM_KEY}}
@@ -71,7 +72,7 @@ def test_a_real_job_keeps_every_call_with_its_step_and_no_key(real_run: Path) ->
     assert (first.prompt_tokens, first.completion_tokens) == (calls[0].prompt_tokens, calls[0].completion_tokens)
     assert first.model == calls[0].model and len(first.request) == 16
     text = job.transcript_path.read_text(encoding="utf-8")
-    assert KEY not in text
+    assert "# seen: key=***" in text and KEY not in text and KEY[3:] not in text, "the echoed key is masked"
 
 
 def test_transcripts_false_keeps_none(tmp_path: Path) -> None:

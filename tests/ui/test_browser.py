@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
+from trace_bench.llm.fake_server import FakeLLMServer
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -53,6 +54,15 @@ trainers:
   - NoOpTrainer
 """
 STOP_JOBS = 48
+#: a real-mode job on the fake provider (the planted key is what it is sent): the inspector shows its transcript
+REAL_CONFIG = """
+mode: real
+run_id: transcript-real
+seeds: [1]
+tasks: [internal:numeric_param]
+trainers: [{{id: PrioritySearch, ps_steps: 2}}]
+llm: {{base_url: "{url}", model: fake-model}}
+"""
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is not installed "
@@ -78,16 +88,19 @@ def _wait_token(log: Path, process: subprocess.Popen[Any], timeout: float = 120)
     raise AssertionError(f"the UI server printed no URL within {timeout:.0f}s")
 
 
-def _plant_runs(runs: Path, env: dict[str, str]) -> list[subprocess.Popen[Any]]:
-    """Two comparable runs (B with a tighter LLM-call budget) made by the CLI, plus a broken run dir."""
+def _plant_runs(runs: Path, env: dict[str, str], llm_url: str) -> list[subprocess.Popen[Any]]:
+    """Two comparable runs (B with a tighter LLM-call budget) and a real-mode run against the fake
+    provider at ``llm_url``, made by the CLI, plus a broken run dir."""
     broken = runs / "broken-run" / "meta"
     broken.mkdir(parents=True)
     (broken / "manifest.json").write_text('{"run_id": "broken-run", "jobs": [', encoding="utf-8")
     (broken.parent / "summary.json").write_text('{"counts": {"ok": 1', encoding="utf-8")
     processes = []
-    for name, extra in (("compare-a", ""), ("compare-b", "budget: {llm_calls: 4}\n")):
+    for name, text in (("compare-a", COMPARE_CONFIG + "run_id: compare-a\n"),
+                       ("compare-b", COMPARE_CONFIG + "run_id: compare-b\nbudget: {llm_calls: 4}\n"),
+                       ("transcript-real", REAL_CONFIG.format(url=llm_url))):
         config = runs.parent / f"{name}.yaml"
-        config.write_text(COMPARE_CONFIG + f"run_id: {name}\n" + extra, encoding="utf-8")
+        config.write_text(text, encoding="utf-8")
         processes.append(subprocess.Popen([sys.executable, "-m", "trace_bench", "run", "--config", str(config),
                                            "--runs-dir", str(runs), "--quiet"], env=env, cwd=REPO,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
@@ -99,7 +112,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     runs = tmp_path_factory.mktemp("ui") / "runs"
     runs.mkdir()
     env = {**os.environ, "OPENAI_API_KEY": PLANTED, "GRADIO_ANALYTICS_ENABLED": "False"}
-    planted = _plant_runs(runs, env)
+    provider = FakeLLMServer().start()
+    planted = _plant_runs(runs, env, provider.url)
     port = _free_port()
     log = open(runs.parent / "server.log", "wb")  # noqa: SIM115 - closed below
     process = subprocess.Popen([sys.executable, "-m", "trace_bench", "ui", "--runs-dir", str(runs),
@@ -111,6 +125,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
             assert other.wait(120) == 0
         yield {"url": url, "runs": runs, "port": port, "token": token}
     finally:
+        provider.stop()
         process.terminate()
         try:
             process.wait(15)
@@ -217,8 +232,35 @@ def test_inspector_shows_the_job_curve(page: Any) -> None:
     _wait_for_lines(page, "tb-job-curve")
     assert "internal:numeric_param" in page.inner_text("#tb-job-header")
     page.wait_for_function("() => document.querySelector('#tb-job-stdout').innerText.includes('[Step 3]')")
-    assert "not written yet" not in page.inner_text("#tb-state-best")
+    page.wait_for_selector("#tb-state-diff .tb-diff")  # initial -> best, the states of a stub job
+    assert "initial" in page.inner_text("#tb-state-diff") and "best" in page.inner_text("#tb-state-diff")
     _shot(page, "inspector")
+
+
+def test_inspector_shows_a_real_jobs_transcript_per_step_and_a_state_diff(page: Any) -> None:
+    """The real-mode job the fixture ran on the fake provider: its calls of a step, as a conversation,
+    beside the state the step produced; the diff between two states it picks."""
+    _open_tab(page, "Job inspector")
+    _choose(page, "tb-inspect-run", "transcript-real")
+    page.wait_for_selector("#tb-transcript .tb-conv[data-step='2'] .tb-call")  # the latest step, shown first
+    calls = page.locator("#tb-transcript .tb-call")
+    assert calls.count() == int(page.locator("#tb-transcript .tb-conv").get_attribute("data-calls") or 0) > 0
+    first = calls.first
+    assert "optimizer" in first.inner_text() and "fake-model" in first.inner_text()
+    assert "#Variables" in first.text_content() and '"suggestion"' in first.text_content()  # prompt and answer
+    assert "state reported at step 2" in page.inner_text("#tb-transcript-state")
+    assert "x0" in (page.locator("#tb-transcript-state").text_content() or "")
+    _choose(page, "tb-transcript-step", "step 1")
+    page.wait_for_selector("#tb-transcript .tb-conv[data-step='1'] .tb-call")
+    assert "state reported at step 1" in page.inner_text("#tb-transcript-state")
+    # a diff, not two texts side by side: initial -> best by default, then any two states
+    page.wait_for_selector("#tb-state-diff .tb-diff[data-changed='1'] .tb-changed[data-name='x0'] .tb-add")
+    _choose(page, "tb-diff-from", "step 1")
+    _choose(page, "tb-diff-to", "step 2")
+    page.wait_for_function("() => document.querySelector('#tb-state-diff').innerText.includes('step 1')"
+                           " && document.querySelector('#tb-state-diff').innerText.includes('step 2')")
+    assert page.locator("#tb-state-diff .tb-del").count() >= 1 and page.locator("#tb-state-diff .tb-add").count() >= 1
+    _shot(page, "inspector-transcript")
 
 
 def test_browse_shows_results_report_and_broken_runs(page: Any, server: dict[str, Any]) -> None:

@@ -55,7 +55,13 @@ from trace_bench.store.models import (
 from trace_bench.store.models.events import JOB_EVENTS
 from trace_bench.store.reading import read_record
 from trace_bench.store.spend import SpendJournal, read_spend
-from trace_bench.store.transcript import DEFAULT_MAX_CHARS, DEFAULT_MAX_MB, TranscriptLog, read_transcript
+from trace_bench.store.transcript import (
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_MB,
+    TranscriptLog,
+    read_transcript,
+    transcript_steps,
+)
 
 STATE_KINDS = ("initial", "best", "final")
 
@@ -341,9 +347,13 @@ class JobStore:
         """The transcript of this attempt: each LLM call's messages and answers (``store.transcript``)."""
         return TranscriptLog(self.transcript_path, max_chars=max_chars, max_mb=max_mb)
 
-    def read_transcript(self) -> list[TranscriptEntry]:
-        """The job's transcript entries (none when it kept no transcript)."""
-        return list(read_transcript(self.transcript_path))
+    def read_transcript(self, step: int | None = None) -> list[TranscriptEntry]:
+        """The job's transcript entries, or those of one trainer ``step`` (none when it kept no transcript)."""
+        return list(read_transcript(self.transcript_path, step=step))
+
+    def transcript_steps(self) -> dict[int, int]:
+        """Calls per trainer step in the job's transcript (empty when it kept none)."""
+        return transcript_steps(self.transcript_path)
 
     def open_state_history(self) -> LineLog:
         return LineLog(self.state_history_path)

@@ -20,7 +20,6 @@ is written as ``at 0x...``.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -132,11 +131,29 @@ class TranscriptLog:
             os.close(fd)
 
 
-def read_transcript(path: str | Path) -> Iterator[TranscriptEntry]:
-    """The entries of a transcript file; a torn last line or an invalid line is skipped."""
-    return read_lines(path, lambda _: TranscriptEntry)
+def read_transcript(path: str | Path, *, step: int | None = None) -> Iterator[TranscriptEntry]:
+    """The entries of a transcript file (of one ``step`` only, when given: the other lines are not
+    parsed); a torn last line or an invalid line is skipped."""
+    entries = read_lines(path, lambda _: TranscriptEntry, contains=None if step is None else f'"step": {step}, ')
+    return entries if step is None else (entry for entry in entries if entry.step == step)
 
 
-def entry_json(entry: TranscriptEntry) -> str:
-    """One entry as the JSON text of its line (for display)."""
-    return json.dumps(entry.model_dump(mode="json", exclude_defaults=True), indent=2, ensure_ascii=False)
+#: the start of every line :class:`TranscriptLog` writes: its call number, time and step
+_HEAD = re.compile(r'\{"call": \d+, "ts": "[^"]*", "step": (\d+),')
+
+
+def transcript_steps(path: str | Path) -> dict[int, int]:
+    """How many calls the transcript at ``path`` holds per step, read from each line's start (no
+    line is parsed whole); empty without a transcript."""
+    counts: dict[int, int] = {}
+    try:
+        handle = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
+    except FileNotFoundError:
+        return counts
+    with handle:
+        for line in handle:
+            head = _HEAD.match(line)
+            if head is not None and line.endswith("\n"):  # a line still being written is not counted yet
+                step = int(head.group(1))
+                counts[step] = counts.get(step, 0) + 1
+    return counts

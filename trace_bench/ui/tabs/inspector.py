@@ -1,7 +1,10 @@
-"""Job inspector: one job's meta, results, curve, events, stdout and states, followed live.
+"""Job inspector: one job's meta, results, curve, events, stdout, its LLM transcript as a
+conversation per step beside the state that step produced (:mod:`trace_bench.ui.transcript_view`),
+and a diff between any two of its states (:mod:`trace_bench.ui.state_diff`), followed live.
 
 While "Follow live" is on, a timer re-reads the job's files; when none of them changed since the
 last tick it sends nothing (``gr.skip``), so following an idle or finished job costs a few stats.
+The step and the two states picked stay picked while the job grows.
 """
 
 from __future__ import annotations
@@ -20,19 +23,20 @@ from trace_bench.ui.readers import (
     markdown_text,
     masked,
     read_json,
-    read_text,
     tail_lines,
 )
+from trace_bench.ui.state_diff import diff_html, state_choices
+from trace_bench.ui.transcript_view import conversation_html, step_choices
 
 TICK_S = 1.5
-STATES = ("initial", "best", "final")
 
 
 def job_files(run_dir: Path, job_id: str) -> dict[str, Path]:
     job = RunStore(run_dir).job(job_id)
     files = {"meta": job.meta_path, "results": job.results_path, "events": job.events_path,
-             "stdout": job.stdout_path, "curve": job.curve_path}
-    files.update({kind: job.state_path(kind) for kind in STATES})
+             "stdout": job.stdout_path, "curve": job.curve_path, "transcript": job.transcript_path,
+             "history": job.state_history_path}
+    files.update({kind: job.state_path(kind) for kind in ("initial", "best", "final")})
     return files
 
 
@@ -58,13 +62,31 @@ def job_header(run_dir: Path, job_id: str) -> str:
 
 
 def job_view(run_dir: Path, job_id: str, axis: str) -> tuple[Any, ...]:
-    """Every output of the inspector for one job (header, meta, results, curve, events, stdout, states)."""
+    """The inspector's outputs for one job's files (header, meta, results, curve, events, stdout)."""
     files = job_files(run_dir, job_id)
     return (job_header(run_dir, job_id), json_text(files["meta"]), json_text(files["results"]),
             line_chart(job_curve_frame(run_dir, job_id, axis), title="score and best score so far",
                        x_label=AXES.get(axis, axis), y_label="score", dashed=frozenset({"score"})),
             tail_lines(files["events"], 60),
-            tail_lines(files["stdout"], 200), *(read_text(files[kind]) for kind in STATES))
+            tail_lines(files["stdout"], 200))
+
+
+def inspection(run_dir: Path, job_id: str, step: str | None, before: str | None,
+               after: str | None) -> tuple[Any, ...]:
+    """The transcript and diff outputs (step picker, conversation, the two state pickers, the diff):
+    the picks kept while they still exist, else the latest step and initial → best."""
+    import gradio as gr
+
+    job = RunStore(run_dir).job(job_id)
+    steps, latest = step_choices(job)
+    step = step if step in [value for _, value in steps] else latest
+    states = state_choices(job)
+    keys = [value for _, value in states]
+    before = before if before in keys else next((k for k in ("initial", *keys) if k in keys), None)
+    after = after if after in keys else next((k for k in ("best", "final", *reversed(keys)) if k in keys), None)
+    return (gr.update(choices=steps, value=step), conversation_html(job, step),
+            gr.update(choices=states, value=before), gr.update(choices=states, value=after),
+            diff_html(job, before, after))
 
 
 def build(ctx: UIContext) -> dict[str, Any]:
@@ -73,7 +95,8 @@ def build(ctx: UIContext) -> dict[str, Any]:
     with gr.Row():
         run = gr.Dropdown(ctx.run_choices(), value=None, label="Run (the newest is picked on load)", scale=4,
                           elem_id="tb-inspect-run")
-        job = gr.Dropdown([], value=None, label="Job", scale=4, elem_id="tb-inspect-job")
+        # a timer tick may still carry the previous run's job while the run changes: not an error
+        job = gr.Dropdown([], value=None, label="Job", scale=4, elem_id="tb-inspect-job", allow_custom_value=True)
         follow = gr.Checkbox(True, label="Follow live", scale=1, elem_id="tb-follow")
         refresh = gr.Button("Refresh", scale=1, elem_id="tb-inspect-refresh")
     header = gr.Markdown("Pick a run and a job.", elem_id="tb-job-header")
@@ -85,19 +108,27 @@ def build(ctx: UIContext) -> dict[str, Any]:
                          label="events.jsonl (tail)", elem_id="tb-job-events")
         stdout = gr.Code("", language="shell", interactive=False, lines=12, max_lines=20,
                          label="stdout.log (tail)", elem_id="tb-job-stdout")
+    gr.Markdown("#### LLM transcript: a step's calls beside the state they led to")
+    step = gr.Dropdown([], value=None, label="Step", elem_id="tb-transcript-step")
+    conversation = gr.HTML("", elem_id="tb-transcript")
+    gr.Markdown("#### What changed between two states")
+    with gr.Row():
+        before = gr.Dropdown([], value=None, label="From state", elem_id="tb-diff-from")
+        after = gr.Dropdown([], value=None, label="To state", elem_id="tb-diff-to")
+    diff = gr.HTML("", elem_id="tb-state-diff")
     with gr.Row():
         meta = gr.Code("", language="json", interactive=False, max_lines=20, label="job_meta.json")
         results = gr.Code("", language="json", interactive=False, max_lines=20, label="results.json")
-    with gr.Row():
-        states = [gr.Code("", language="yaml", interactive=False, max_lines=20, label=f"{kind}_state.yaml",
-                          elem_id=f"tb-state-{kind}") for kind in STATES]
     stamp = gr.State(None)
     timer = gr.Timer(TICK_S)
-    view = [header, meta, results, curve, events, stdout, *states]
+    view = [header, meta, results, curve, events, stdout]
+    inspect = [step, conversation, before, after, diff]
+    outputs = [*view, *inspect, stamp]
 
     def blank(message: str) -> tuple[Any, ...]:
-        return (message, "", "", line_chart(None, title="score", x_label="step", y_label="score"), "", "", "", "",
-                "")
+        return (message, "", "", line_chart(None, title="score", x_label="step", y_label="score"), "", "",
+                gr.update(choices=[], value=None), "", gr.update(choices=[], value=None),
+                gr.update(choices=[], value=None), "")
 
     @guarded(2, None)
     def on_run(run_dir: str | None) -> tuple[Any, ...]:
@@ -108,21 +139,36 @@ def build(ctx: UIContext) -> dict[str, Any]:
         running = [e["job_id"] for e in entries if e["status"] == "running"]
         return gr.update(choices=choices, value=running[0] if running else choices[0][1]), None
 
-    @guarded(len(view) + 1, 0)
-    def on_job(run_dir: str | None, job_id: str | None, axis_value: str) -> tuple[Any, ...]:
+    @guarded(len(outputs), 0)
+    def on_view(run_dir: str | None, job_id: str | None, axis_value: str, step_value: str | None = None,
+                before_value: str | None = None, after_value: str | None = None) -> tuple[Any, ...]:
         if not run_dir or not job_id:
             return (*blank("Pick a run and a job."), None)
         files = job_files(Path(run_dir), job_id)
-        return (*job_view(Path(run_dir), job_id, axis_value), file_stamp(*files.values()))
+        return (*job_view(Path(run_dir), job_id, axis_value),
+                *inspection(Path(run_dir), job_id, step_value, before_value, after_value), file_stamp(*files.values()))
 
-    @guarded(len(view) + 1, None)
-    def on_tick(run_dir: str | None, job_id: str | None, axis_value: str, live: bool, last: Any) -> tuple[Any, ...]:
-        if not live or not run_dir or not job_id:
-            return tuple(gr.skip() for _ in range(len(view) + 1))
+    def on_job(run_dir: str | None, job_id: str | None, axis_value: str) -> Any:
+        return on_view(run_dir, job_id, axis_value)  # another job: its latest step, initial → best
+
+    @guarded(len(outputs), None)
+    def on_tick(run_dir: str | None, job_id: str | None, axis_value: str, live: bool, last: Any,
+                step_value: str | None, before_value: str | None, after_value: str | None) -> tuple[Any, ...]:
+        if not live or not run_dir or not job_id or not RunStore(run_dir).job(job_id).exists():
+            return tuple(gr.skip() for _ in outputs)
         current = file_stamp(*job_files(Path(run_dir), job_id).values())
         if last is not None and tuple(map(tuple, last)) == current:
-            return tuple(gr.skip() for _ in range(len(view) + 1))
-        return (*job_view(Path(run_dir), job_id, axis_value), current)
+            return tuple(gr.skip() for _ in outputs)
+        return (*job_view(Path(run_dir), job_id, axis_value),
+                *inspection(Path(run_dir), job_id, step_value, before_value, after_value), current)
+
+    @guarded(1, None)
+    def on_step(run_dir: str | None, job_id: str | None, step_value: str | None) -> str:
+        return conversation_html(RunStore(run_dir).job(job_id), step_value) if run_dir and job_id else ""
+
+    @guarded(1, None)
+    def on_diff(run_dir: str | None, job_id: str | None, before_value: str | None, after_value: str | None) -> str:
+        return diff_html(RunStore(run_dir).job(job_id), before_value, after_value) if run_dir and job_id else ""
 
     def on_refresh(run_dir: str | None, job_id: str | None) -> tuple[Any, ...]:
         fresh = ctx.run_choices()
@@ -132,9 +178,12 @@ def build(ctx: UIContext) -> dict[str, Any]:
         return gr.update(choices=fresh, value=run_dir), gr.update(choices=job_choices(run_dir), value=job_id)
 
     run.change(on_run, run, [job, stamp])
-    job.change(on_job, [run, job, axis], [*view, stamp])
-    axis.input(on_job, [run, job, axis], [*view, stamp])
-    timer.tick(on_tick, [run, job, axis, follow, stamp], [*view, stamp], show_progress="hidden")
+    job.change(on_job, [run, job, axis], outputs)
+    axis.input(on_view, [run, job, axis, step, before, after], outputs)
+    step.input(on_step, [run, job, step], conversation)
+    before.input(on_diff, [run, job, before, after], diff)
+    after.input(on_diff, [run, job, before, after], diff)
+    timer.tick(on_tick, [run, job, axis, follow, stamp, step, before, after], outputs, show_progress="hidden")
     refresh.click(on_refresh, [run, job], [run, job])
     return {"run": run, "job": job, "refresh": on_refresh}
 
