@@ -1,4 +1,5 @@
-"""Trackers export a real stub run: MLflow (local file store) and TensorBoard event files."""
+"""Trackers export a real stub run: MLflow (local file store), TensorBoard event files and W&B's
+offline files (read back with W&B's own record format)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import csv
 import json
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import REPO, only_run_dir, run_cli
+from trace_bench.config.models import RunConfig
 from trace_bench.trackers import active_trackers, export_run
 
 
@@ -43,6 +46,9 @@ def test_active_trackers_follow_config_and_mlflow_env(monkeypatch: pytest.Monkey
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     assert active_trackers([]) == []
     assert active_trackers(["tensorboard"]) == ["tensorboard"]
+    assert active_trackers(["wandb", "tensorboard"]) == ["tensorboard", "wandb"]
+    assert RunConfig.model_validate({"tasks": ["internal:numeric_param"], "trainers": ["NoOpTrainer"],
+                                     "trackers": ["wandb"]}).trackers == ["wandb"]
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "file:///nowhere")
     assert active_trackers(["tensorboard"]) == ["mlflow", "tensorboard"]
 
@@ -120,3 +126,85 @@ def test_run_exports_to_the_trackers_it_names(tmp_path: Path, monkeypatch: pytes
     runs = MlflowClient(tracking_uri=uri).search_runs([experiment.experiment_id])
     assert {r.data.tags.get("trace_bench.run_id") for r in runs} >= {run.name}
     assert "files_index.json" in {p.name for p in (run / "meta").iterdir()}
+
+
+def _wandb_records(path: Path) -> list[Any]:
+    """The records of an offline W&B run's ``run-<id>.wandb`` file: a 7-byte header, then LevelDB-log
+    blocks of 32 KiB whose chunks (crc, length, type) hold serialized ``Record`` protobufs."""
+    from wandb.proto import wandb_internal_pb2
+
+    data = path.read_bytes()
+    assert data[:4] == b":W&B"
+    records, position, pending = [], 7, b""
+    while position + 7 <= len(data):
+        left = 32768 - position % 32768
+        if left < 7:  # a block's tail too short for a chunk header is padding
+            position += left
+            continue
+        _, length, kind = struct.unpack("<IHB", data[position:position + 7])
+        chunk = data[position + 7:position + 7 + length]
+        position += 7 + length
+        pending = chunk if kind in (1, 2) else pending + chunk
+        if kind in (1, 4):  # a whole record, or the last chunk of one
+            record = wandb_internal_pb2.Record()  # type: ignore[attr-defined]  # generated, no stubs
+            record.ParseFromString(pending)
+            records.append(record)
+    return records
+
+
+def _items(items: Any) -> dict[str, Any]:
+    """A record's items (``key``, or ``nested_key`` joined with ``/``) with their JSON values."""
+    return {item.key or "/".join(item.nested_key): json.loads(item.value_json) for item in items}
+
+
+def _wandb_run(run_dir: Path) -> dict[str, Any]:
+    """What an offline W&B run wrote: its run record, history rows, summary and logged tables."""
+    out: dict[str, Any] = {"history": [], "summary": {}, "tables": {}}
+    for record in _wandb_records(next(run_dir.glob("run-*.wandb"))):
+        kind = record.WhichOneof("record_type")
+        if kind == "run":
+            out["run"] = record.run
+            out["config"] = _items(record.run.config.update)
+        elif kind == "history":
+            out["history"].append({k: v for k, v in _items(record.history.item).items() if not k.startswith("_")})
+        elif kind == "summary":
+            out["summary"].update(_items(record.summary.update))
+    for table in run_dir.glob("files/media/table/*.table.json"):
+        out["tables"][table.name.split("_")[0]] = json.loads(table.read_text(encoding="utf-8"))
+    return out
+
+
+def test_wandb_offline_one_run_per_job_with_curve_summary_and_transcript(run_dir: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import wandb
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("WANDB_PROJECT", "tb-test")
+    warnings_before = (run_dir / "events.jsonl").read_text().count("tracker_warning")
+    try:
+        export_run(run_dir, ["wandb"])
+    finally:
+        wandb.teardown()
+    assert (run_dir / "events.jsonl").read_text().count("tracker_warning") == warnings_before
+    runs = [_wandb_run(path) for path in sorted((tmp_path / "wandb").glob("offline-run-*"))]
+    assert {r["run"].run_group for r in runs} == {run_dir.name} and {r["run"].project for r in runs} == {"tb-test"}
+    jobs = [r for r in runs if r["run"].job_type == "job"]
+    (whole,) = [r for r in runs if r["run"].job_type == "run"]
+    assert len(jobs) == 4 and whole["summary"]["jobs_total"] == 4.0 and len(whole["tables"]["leaderboard"]["data"]) == 4
+    search = next(r for r in jobs if r["config"]["trainer"] == "PrioritySearch"
+                  and r["config"]["task"] == "internal:numeric_param")
+    job_id = search["run"].run_id.split("-")[3]
+    job = run_dir / "jobs" / job_id
+    with open(job / "artifacts" / "curve.csv", encoding="utf-8") as handle:
+        curve = list(csv.DictReader(handle))
+    assert [row["best_score"] for row in search["history"] if "best_score" in row] == \
+        pytest.approx([float(row["best_score"]) for row in curve])
+    assert [row["step"] for row in search["history"] if "step" in row] == [int(row["step"]) for row in curve]
+    results = json.loads((job / "results.json").read_text())
+    assert search["summary"]["score_best"] == pytest.approx(results["score_best"])
+    assert list(search["run"].tags) == ["ok", "stub"] and search["run"].run_id.endswith(f"{job_id}-1")
+    calls = (job / "artifacts" / "transcript.jsonl").read_text().splitlines()
+    table = search["tables"]["transcript"]
+    assert len(table["data"]) == len(calls) > 0 and table["columns"][:3] == ["call", "step", "role"]
+    assert table["data"][0][2] == "optimizer" and '"suggestion"' in table["data"][0][7]

@@ -176,7 +176,7 @@ class RunConfig(_Strict):
     executor: Literal["local", "ray"] = "local"
     max_retries: int = Field(default=0, ge=0, description="re-runs of a job whose worker process was lost")
     ray: RayConfig = Field(default_factory=RayConfig)
-    trackers: list[Literal["mlflow", "tensorboard"]] = Field(default_factory=list)
+    trackers: list[Literal["mlflow", "tensorboard", "wandb"]] = Field(default_factory=list)
     sandbox: Literal["strong", "weak"] = Field(
         default="strong", description="weak: run LLM-written code without bubblewrap where it is unavailable")
 

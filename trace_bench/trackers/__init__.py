@@ -1,4 +1,4 @@
-"""Export a finished (or interrupted) run to experiment trackers: MLflow and TensorBoard.
+"""Export a finished (or interrupted) run to experiment trackers: MLflow, TensorBoard and W&B.
 
 Trackers read the run directory after the fact, so they work the same for a run that just ended,
 a resumed run, or one exported days later (``export_run(run_dir, ["mlflow"])``).  A tracker is a
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from trace_bench._util.masking import mask_secrets
 
-KNOWN = ("mlflow", "tensorboard")
+KNOWN = ("mlflow", "tensorboard", "wandb")
 
 
 def active_trackers(config_trackers: Iterable[str] | None = None) -> list[str]:
@@ -38,6 +38,10 @@ def _exporter(name: str) -> Callable[[Path], object]:
         from trace_bench.trackers.tensorboard_export import export_tensorboard
 
         return export_tensorboard
+    if name == "wandb":
+        from trace_bench.trackers.wandb_export import export_wandb
+
+        return export_wandb
     raise ValueError(f"unknown tracker {name!r}; known: {', '.join(KNOWN)}")
 
 
