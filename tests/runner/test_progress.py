@@ -134,3 +134,12 @@ def test_a_budget_stopped_job_reads_as_a_normal_end() -> None:
     assert "error=" not in line and line.endswith("calls=12 0.50s (stopped at its budget: llm_calls=5, usd=0.5, "
                                                   "as planned)")
     assert progress.failed == 0
+
+
+def test_a_job_with_a_test_split_names_the_verdicts_score_beside_the_selection_ones() -> None:
+    """Issue 36: the per-job line showed only the selection split's best while the leaderboard ranks on
+    the held-out test score of the best state; both are shown, each by the name the leaderboard uses."""
+    stream = io.StringIO()
+    progress = ConsoleReporter(1, stream=stream)
+    progress.finished(_record("a", score_test_best=0.75))
+    assert " initial=-3 best=0 test_best=0.75 calls=12 " in stream.getvalue()

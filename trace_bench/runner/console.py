@@ -127,10 +127,13 @@ class ConsoleReporter:
             extra = f" (stopped at its budget{budget_text(spec.budget)}, as planned)"
         else:  # both ends of an error: the cause is often last
             extra = f" error={shorten(record.error, 400)}" if record.error else ""
+        # initial and best are on the split that selected the state; the verdict's score, where the task
+        # has a test split, is the held-out one, named as the leaderboard names it
+        held_out = "" if record.score_test_best is None else f" test_best={_fmt(record.score_test_best)}"
         self.line(
             f"[{self.done}/{self.total}] {record.status:<16} {spec.task} x {spec.trainer}"
             f" ({spec.params_label}) seed={spec.seed} initial={_fmt(record.score_initial)}"
-            f" best={_fmt(record.score_best)} calls={record.llm_calls} {record.time_seconds:.2f}s{extra}"
+            f" best={_fmt(record.score_best)}{held_out} calls={record.llm_calls} {record.time_seconds:.2f}s{extra}"
         )
 
     def eta_s(self) -> float | None:
