@@ -1,7 +1,7 @@
-"""The built-in discovery problems: each scorer on a valid configuration, an invalid one and (where
-small enough to write down) AlphaEvolve's published construction; the shipped programs and stub
-candidates, evaluated through the guide (in the sandbox), improve without reaching the best known
-value; listing imports nothing heavy."""
+"""The built-in discovery problems: each scorer on a valid configuration and an invalid one (AlphaEvolve's
+published constructions, from the best-known registry, are checked in test_best_known.py); the shipped
+programs and stub candidates, evaluated through the guide (in the sandbox), improve without reaching the
+best known value; listing imports nothing heavy."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import sys
 import numpy as np
 import pytest
 
-from tests.tasks import published_constructions as published
 from trace_bench.tasks.discovery.catalog import BUILTIN
 from trace_bench.tasks.discovery.problems import (
     autocorrelation,
@@ -25,34 +24,19 @@ from trace_bench.tasks.discovery.problems import (
 from trace_bench.tasks.discovery.problems import min_max_distance as minmax
 from trace_bench.tasks.discovery.problems.common import InvalidConstruction
 
+MODULES = {"circle_packing": circle_packing, "heilbronn": heilbronn, "min_max_distance": minmax,
+           "autocorrelation": autocorrelation, "erdos_overlap": erdos_overlap, "kissing": kissing}
+
 
 def _score(name: str, data: object) -> dict:
     problem = BUILTIN[name]
-    module = {"circle_packing": circle_packing, "heilbronn": heilbronn, "min_max_distance": minmax,
-              "autocorrelation": autocorrelation, "erdos_overlap": erdos_overlap, "kissing": kissing}[problem.module]
-    return module.score(data, **problem.settings, best_known=problem.best_known, direction=problem.direction)
+    return MODULES[problem.module].score(data, **problem.score_settings())
 
 
 def test_the_suite_has_at_least_eight_problems_with_references() -> None:
     assert len(BUILTIN) >= 8
-    assert BUILTIN["circle_packing_26"].best_known == 2.635 and BUILTIN["circle_packing_32"].best_known == 2.937
     for problem in BUILTIN.values():
-        assert problem.direction in ("max", "min") and "Appendix B" in problem.source and problem.best_known > 0
-
-
-@pytest.mark.parametrize(("name", "construction", "expected"), [
-    ("circle_packing_26", published.CIRCLES_26, 2.6358627564),
-    ("heilbronn_triangle_11", published.HEILBRONN_TRIANGLE_11, 0.0365298899),
-    ("heilbronn_convex_13", published.HEILBRONN_CONVEX_13, 0.0309368890),
-    ("min_max_distance_16_2d", published.MIN_MAX_16_2D, 12.889266112),
-    ("min_max_distance_14_3d", published.MIN_MAX_14_3D, 4.165849767),
-    ("second_autocorrelation", published.SECOND_AUTOCORRELATION, 0.8962799),
-    ("erdos_min_overlap", published.ERDOS, 0.3809230),
-])
-def test_published_construction_scores_its_published_value(name: str, construction: list, expected: float) -> None:
-    result = _score(name, construction)
-    assert result["value"] == pytest.approx(expected, rel=1e-7)
-    assert 1.0 - 1e-6 <= result["combined_score"] < 1.01  # it reaches the best known value (rounded in the paper)
+        assert problem.direction in ("max", "min") and problem.best_known > 0 and problem.source
 
 
 def test_circle_packing_valid_and_invalid() -> None:
@@ -148,7 +132,7 @@ def test_scale_invariant_problems_are_scored_at_unit_scale() -> None:
     grid = np.array([[i, j] for i in range(4) for j in range(4)], dtype=float)
     steps = np.full(50, 1.57)
     steps[0] = 2.3
-    convex = np.array(published.HEILBRONN_CONVEX_13)
+    convex = np.array(BUILTIN["heilbronn_convex_13"].record.alphaevolve.construction)
     expected = (_score("min_max_distance_16_2d", grid)["value"], _score("first_autocorrelation", steps)["value"],
                 _score("heilbronn_convex_13", convex)["value"])
     assert expected[0] == pytest.approx(18.0)
@@ -172,13 +156,15 @@ def test_a_construction_above_the_best_known_value_is_checked_again_exactly() ->
     """Within the tolerance, the float sum of two circles beats 0.5; with the tolerance taken off every
     radius (a packing valid with none), it does not: the score says it does not beat 0.5."""
     overlapping = [[0.25, 0.5, 0.25 + 4e-13], [0.75, 0.5, 0.25 + 4e-13]]  # 8e-13 overlap: within 1e-12
-    result = circle_packing.score(overlapping, 2, best_known=0.5)
+    with pytest.raises(InvalidConstruction, match="leaves the unit square"):
+        circle_packing.score(overlapping, 2, best_known=0.5)  # no tolerance unless the registry gives one
+    result = circle_packing.score(overlapping, 2, best_known=0.5, tolerance=1e-12)
     assert result["float_value"] > 0.5 and result["beats_best_known"] == 0.0
     assert result["value"] < 0.5 and result["combined_score"] < 1.0 and "does not beat" in result["artifacts"]["summary"]
-    honest = circle_packing.score([[0.25, 0.5, 0.25], [0.75, 0.5, 0.25]], 2, best_known=0.49)
+    honest = circle_packing.score([[0.25, 0.5, 0.25], [0.75, 0.5, 0.25]], 2, best_known=0.49, tolerance=1e-12)
     assert honest["beats_best_known"] == 1.0 and honest["combined_score"] == pytest.approx(0.5 / 0.49)
     outside = [[0.0, 0.0], [1.0, 0.0], [0.5, math.sqrt(3) / 2 + 5e-13]]  # above the apex, within the tolerance
-    result = heilbronn.score(outside, 3, "triangle", best_known=0.99)
+    result = heilbronn.score(outside, 3, "triangle", best_known=0.99, tolerance=1e-12)
     assert result["beats_best_known"] == 1.0 and result["value"] < result["float_value"] < 1.0 + 1e-11
     assert _score("first_autocorrelation", [1.0] * 10)["value"] == pytest.approx(2.0)
     bounded = autocorrelation.score([1.0] * 10, "first", best_known=2.5, direction="min")

@@ -56,9 +56,11 @@ def cmd_list_tasks(args: Namespace) -> int:
                                  "--allow-weak-sandbox)" if sandbox and no_sandbox else "")
         rows.append({"task_id": spec.id, "suite": spec.suite, "status": "unavailable" if unavailable else "available",
                      "reason": reason, "parameters": ",".join(spec.parameter_kinds), "sandbox": sandbox,
-                     "description": spec.description})
-    _print(render(rows, ["task_id", "suite", "status", "parameters", "sandbox", "reason"], args.format,
-                  ["task_id", "status", "reason"]))
+                     "description": spec.description, **spec.yardsticks})
+    # tasks that measure themselves against published values (the built-in discovery problems) show both
+    yardsticks = [key for key in ("best_known", "alphaevolve") if any(key in row for row in rows)]
+    _print(render(rows, ["task_id", "suite", "status", "parameters", "sandbox", *yardsticks, "reason"], args.format,
+                  ["task_id", "status", "reason", *yardsticks]))
     from trace_bench.registry.tasks import broken_suites
 
     for suite, reason in broken_suites().items():

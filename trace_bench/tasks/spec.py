@@ -41,6 +41,9 @@ class TaskSpec:
     module_path: str | None = None
     tags: tuple[str, ...] = ()
     stub_without_availability: bool = False  # e.g. Harbor tasks: stub mode never invokes the tool
+    #: the values a task measures itself against, shown by list-tasks: ``best_known`` (value and date),
+    #: ``best_known_source``, ``alphaevolve`` (the built-in discovery problems' second yardstick)
+    yardsticks: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def name(self) -> str:

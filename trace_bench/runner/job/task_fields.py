@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-TASK_FIELDS = ("metrics_best", "pct_of_best_known", "score_trust", "best_known", "best_known_source")
+TASK_FIELDS = ("metrics_best", "pct_of_best_known", "pct_of_alphaevolve", "score_trust", "best_known",
+               "best_known_source", "best_known_score")
 
 
 def task_report_fields(problem: Any, best_state: list[Any]) -> dict[str, Any]:
@@ -22,4 +23,5 @@ def task_report_fields(problem: Any, best_state: list[Any]) -> dict[str, Any]:
     if isinstance(reference, dict):
         fields["best_known"] = reference.get("value")
         fields["best_known_source"] = str(reference.get("source") or "")
+        fields["best_known_score"] = reference.get("score")
     return {key: value for key, value in fields.items() if key in TASK_FIELDS}

@@ -214,10 +214,11 @@ class JobResult(StoreModel):
     all its attempts (an interrupted attempt's spend carried into the resumed one), the part earlier
     attempts spent in ``carried_*``; a version-6 file counted its last attempt only and reads with
     the carried spend its ``budget_spent`` shows added (``carried_*`` null for a job that ran once).
-    Version 8 adds ``score_range`` (null in older files: not recorded)."""
+    Version 8 adds ``score_range`` (null in older files: not recorded).
+    Version 9 adds ``pct_of_alphaevolve`` and ``best_known_score`` (null in older files)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
-    SCHEMA_VERSION: ClassVar[int] = 8
+    SCHEMA_VERSION: ClassVar[int] = 9
     UPGRADES: ClassVar[dict[int, Upgrade]] = {3: _test_best_from_test, 5: _spec_from_flat, 6: _carried_spend}
     FILE: ClassVar[str] = "results.json"
     FLAT: ClassVar[dict[str, str]] = {"resolved": RESOLVED_PREFIX}
@@ -310,6 +311,13 @@ class JobResult(StoreModel):
                                    json_schema_extra=NOT_A_COLUMN)
     pct_of_best_known: float | None = Field(default=None, description="how far the best state got, as % of the best "
                                             "known value (100 = matched, above = beaten; direction applied)")
+    pct_of_alphaevolve: float | None = Field(default=None, description="the same against AlphaEvolve's value (the "
+                                             "built-in discovery problems' second yardstick); null for other tasks "
+                                             "(version 8)")
+    best_known_score: float | None = Field(default=None, description="the selection score that stands for 100 % of "
+                                           "the best known value (1.0 for the built-in discovery problems); cost to "
+                                           "reach reads the curves against it; null where the task has none "
+                                           "(version 8)")
     integrity_flags: list[str] = Field(default_factory=list, description="the audit's flags: `beyond_best_known` (a "
                                        "score above the best known value), `beyond_noise` (a fit better than the "
                                        "data's noise allows); details in artifacts/integrity.json")

@@ -22,11 +22,17 @@ TAGS = ("discovery", "sandbox")
 def discover() -> list[TaskSpec]:
     from trace_bench.tasks.discovery.catalog import BUILTIN
 
-    return [TaskSpec(id=f"{SUITE}:{name}", suite=SUITE, description=problem.description,
-                     module=problem.evaluator, parameter_kinds=("code",),
-                     scoring=f"{problem.scoring} ({problem.direction}; best known {problem.best_known:g})",
-                     needs=("numpy",), availability=requires("numpy"), tags=TAGS)
-            for name, problem in BUILTIN.items()]
+    specs = []
+    for name, problem in BUILTIN.items():
+        record = problem.record
+        yardsticks = {"best_known": f"{record.best_known.value} ({record.best_known.date})",
+                      "best_known_source": record.best_known.source,
+                      "alphaevolve": f"{record.alphaevolve.value} ({record.alphaevolve.date})"}
+        specs.append(TaskSpec(id=f"{SUITE}:{name}", suite=SUITE, description=problem.description,
+                              module=problem.evaluator, parameter_kinds=("code",),
+                              scoring=f"{problem.scoring} ({record.direction}; {record.yardsticks()})",
+                              needs=("numpy",), availability=requires("numpy"), tags=TAGS, yardsticks=yardsticks))
+    return specs
 
 
 def folder_spec(folder: Any) -> TaskSpec:

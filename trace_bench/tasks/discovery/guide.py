@@ -199,7 +199,7 @@ class DiscoveryGuide(Guide):
         lines = [f"combined_score = {score:.9g} (higher is better)."]
         best = self.task.best_known
         percent = best.percent(metrics) if best is not None else None
-        if best is not None and percent is not None:
+        if best is not None and percent is not None and self.task.show_target:
             lines.append(f"{best.metric} = {metrics[best.metric]:.9g}: {percent:.3f}% of the best known value "
                          f"{best.value:g} ({best.source or 'declared by the task'}).")
         shown = results.shown_metrics(metrics, self.task.timing_in_feedback)
@@ -226,13 +226,16 @@ class DiscoveryGuide(Guide):
         return dict(self.evaluate(block).metrics)
 
     def report_fields(self, block: Any) -> dict[str, Any]:
-        """What a job records about its best block: metrics, % of the best known value, trust."""
+        """What a job records about its best block: metrics, % of the best known value (and of
+        AlphaEvolve's, for the built-in problems), trust."""
         evaluation = self.evaluate(block)
         best = self.task.best_known
         percent = best.percent(evaluation.metrics) if best is not None and evaluation.ok else None
+        alphaevolve = best.percent_of_alphaevolve(evaluation.metrics) if best is not None and evaluation.ok else None
         return {"metrics_best": dict(evaluation.metrics), "score_trust": self.task.trust,
                 "best_known": best.as_dict() if best is not None else None,
-                "pct_of_best_known": None if percent is None else round(percent, 6)}
+                "pct_of_best_known": None if percent is None else round(percent, 6),
+                "pct_of_alphaevolve": None if alphaevolve is None else round(alphaevolve, 6)}
 
 
 def _described(exc: BaseException) -> str:

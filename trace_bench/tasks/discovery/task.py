@@ -36,27 +36,42 @@ FOLDER_PROCESSES = 16
 
 @dataclass(frozen=True)
 class BestKnown:
-    """The best value published for a task: of which ``metric``, in which ``direction``, from where."""
+    """The best value published for a task: of which ``metric``, in which ``direction``, from where.
+
+    ``score`` is the selection score that stands for 100 % of it (1.0 for the built-in problems, whose
+    ``combined_score`` is the fraction of it; the value itself where it is of the score): cost to reach
+    reads the anytime curves against it.  ``alphaevolve`` is the second yardstick of the built-in
+    problems (AlphaEvolve's value, from the registry)."""
 
     value: float
     direction: str = "max"
     metric: str = "combined_score"
     source: str = ""
+    score: float | None = None
+    alphaevolve: float | None = None
+
+    def _percent(self, reference: float, metrics: Mapping[str, float]) -> float | None:
+        value = metrics.get(self.metric)
+        if value is None or not math.isfinite(value) or not math.isfinite(reference) or reference <= 0:
+            return None
+        if self.direction == "max":
+            return 100.0 * value / reference if value >= 0 else None
+        return 100.0 * reference / value if value > 0 else None
 
     def percent(self, metrics: Mapping[str, float]) -> float | None:
         """How far ``metrics`` got, as % of the best known value (100 = matched, above = beaten).
 
         A ratio measures that distance only for positive values (a value of 0 is 0 % of a maximum):
         with a best known value <= 0, or a value below 0, there is no percentage (None)."""
-        value = metrics.get(self.metric)
-        if value is None or not math.isfinite(value) or not math.isfinite(self.value) or self.value <= 0:
-            return None
-        if self.direction == "max":
-            return 100.0 * value / self.value if value >= 0 else None
-        return 100.0 * self.value / value if value > 0 else None
+        return self._percent(self.value, metrics)
+
+    def percent_of_alphaevolve(self, metrics: Mapping[str, float]) -> float | None:
+        """The same against AlphaEvolve's value (None where the task has none)."""
+        return None if self.alphaevolve is None else self._percent(self.alphaevolve, metrics)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "direction": self.direction, "metric": self.metric, "source": self.source}
+        return {"value": self.value, "direction": self.direction, "metric": self.metric, "source": self.source,
+                "score": self.score, "alphaevolve": self.alphaevolve}
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,7 @@ class DiscoveryTask:
     language: str = "python"
     mode: str = "train"
     notes: tuple[str, ...] = ()
+    show_target: bool = True  # whether the system message and the feedback name the value to beat
 
     @property
     def trust(self) -> str:
@@ -177,22 +193,47 @@ def _limits(eval_kwargs: Mapping[str, Any], timeout: float | None, processes: in
             "memory_mb": int(eval_kwargs.get("memory_mb") or DEFAULT_MEMORY_MB), "max_processes": wanted}
 
 
+def _show_target(eval_kwargs: Mapping[str, Any]) -> bool:
+    wanted = eval_kwargs.get("show_target", True)
+    if not isinstance(wanted, bool):
+        raise ValueError(f"eval_kwargs.show_target must be true or false, got {wanted!r}")
+    return wanted
+
+
+def builtin_objective(name: str, show_target: bool = True) -> str:
+    """The system message of a built-in problem.  By default (``show_target: true``, as OpenEvolve's,
+    SkyDiscover's and ShinkaEvolve's examples do) it names the value to beat, with its source and date,
+    and AlphaEvolve's; ``show_target: false`` names no value (the score stays the fraction of the best
+    known value, so a search that divides the raw value by it can still infer it)."""
+    from trace_bench.tasks.discovery.catalog import BUILTIN
+
+    problem = BUILTIN[name]
+    record = problem.record
+    better = "larger" if record.direction == "max" else "smaller"
+    if not show_target:
+        return (f"{problem.description} The score grows as the {problem.scoring} gets {better}; "
+                "the metrics give the raw value.")
+    return (f"{problem.description} The score is the fraction of the best value known today, "
+            f"{record.best_known.value} ({record.best_known.cited()}): 1.0 matches it, above 1.0 beats it "
+            f"({better} is better). AlphaEvolve (2025) reached {record.alphaevolve.published}.")
+
+
 def from_builtin(name: str, eval_kwargs: Mapping[str, Any]) -> DiscoveryTask:
     from trace_bench.tasks.discovery.catalog import BUILTIN
 
     problem = BUILTIN[name]
+    record = problem.record
     module = importlib.import_module(problem.evaluator)
-    settings = {**problem.settings, "best_known": problem.best_known, "direction": problem.direction}
+    show = _show_target(eval_kwargs)
     stubs = module.STUB_CANDIDATES
     stubs = stubs[problem.stubs] if isinstance(stubs, dict) else stubs
-    objective = (f"{problem.description} The score is the fraction of the best known value "
-                 f"({problem.best_known:g}, {problem.source}); 1.0 matches it.")
+    best = BestKnown(record.best_known.number, record.direction, "value", record.best_known.cited(), score=1.0,
+                     alphaevolve=record.alphaevolve.number)
     return DiscoveryTask(
         task_id=f"discovery:{name}", description=problem.description,
         program=parse_program(module.program(**problem.settings)), form="split", evaluator_module=problem.evaluator,
-        settings=settings, best_known=BestKnown(float(problem.best_known), problem.direction, "value", problem.source),
-        system_message=objective, stub_candidates=tuple(stubs), score_floor=0.0,
-        **_limits(eval_kwargs, 30.0))
+        settings=problem.score_settings(), best_known=best, system_message=builtin_objective(name, show),
+        stub_candidates=tuple(stubs), score_floor=0.0, show_target=show, **_limits(eval_kwargs, 30.0))
 
 
 _LANGUAGES = {".py": "python", ".txt": "text", ".md": "text", ".cpp": "cpp", ".cc": "cpp", ".c": "c", ".rs": "rust",
@@ -214,7 +255,9 @@ def from_folder(folder: TaskFolder, eval_kwargs: Mapping[str, Any]) -> Discovery
         raise ValueError(f"eval_kwargs.mode must be train or test (evaluate.sh's second argument), got {mode!r}")
     best = None
     if settings.best_known is not None:
-        best = BestKnown(settings.best_known, settings.direction, settings.metric, settings.best_known_source)
+        own_score = settings.metric == "combined_score" and settings.direction == "max"
+        best = BestKnown(settings.best_known, settings.direction, settings.metric, settings.best_known_source,
+                         score=settings.best_known if own_score else None)
     message = settings.system_message.strip()
     description = message.splitlines()[0][:300] if message else \
         f"Evolve the {'prompt' if layout.prompt else 'program'} of {folder.name} ({layout.peer} layout)."

@@ -1,11 +1,11 @@
 """Circles in the unit square, maximizing the sum of radii (AlphaEvolve Appendix B.12).
 
 The program's ``pack_circles(n)`` returns ``n`` rows ``[x, y, r]``.  A packing is valid when every
-circle lies in ``[0, 1]^2`` and no two overlap; both checks allow :data:`TOLERANCE` (a packing
-whose circles touch exactly may read a hair closer in floating point), far too little to change
-the sum of radii in any digit that matters.  A packing whose sum beats the best known value is
-checked again in rational arithmetic, and what is scored is then the sum of its radii each less
-:data:`TOLERANCE`: a packing that is valid with no tolerance at all.
+circle lies in ``[0, 1]^2`` and no two overlap; both checks allow the registry's tolerance (1e-12
+for both problems: a packing whose circles touch exactly may read a hair closer in floating point),
+far too little to change the sum of radii in any digit that matters.  A packing whose sum beats the
+best known value is checked again in rational arithmetic, and what is scored is then the sum of its
+radii each less the tolerance: a packing that is valid with no tolerance at all.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from trace_bench.tasks.discovery.problems.common import (
     result,
 )
 
-TOLERANCE = 1e-12  # circle_packing_26 and _32: how far a circle may cross a wall or a neighbour
 ENTRY = "pack_circles"
 
 _HEADER = '''"""Pack {n} disjoint circles into the unit square [0, 1] x [0, 1], maximizing the sum of their radii.
@@ -98,45 +97,47 @@ def run(program_path: str, n: int, **_: Any) -> Any:
     return np.asarray(circles, dtype=float)
 
 
-def check(circles: Any, n: int) -> np.ndarray:
-    """The packing as an (n, 3) array, or :class:`InvalidConstruction` naming the first broken rule."""
+def check(circles: Any, n: int, tolerance: float = 0.0) -> np.ndarray:
+    """The packing as an (n, 3) array, or :class:`InvalidConstruction` naming the first broken rule
+    (``tolerance``: how far a circle may cross a wall or a neighbour)."""
     array = as_array(circles, (n, 3), f"pack_circles({n})")
     x, y, r = array.T
     if np.any(r < 0):
         raise InvalidConstruction(f"circle {int(np.argmin(r))} has a negative radius")
-    outside = (x - r < -TOLERANCE) | (y - r < -TOLERANCE) | (x + r > 1 + TOLERANCE) | (y + r > 1 + TOLERANCE)
+    outside = (x - r < -tolerance) | (y - r < -tolerance) | (x + r > 1 + tolerance) | (y + r > 1 + tolerance)
     if outside.any():
         i = int(np.argmax(outside))
         raise InvalidConstruction(f"circle {i} at ({x[i]:.6f}, {y[i]:.6f}) with r={r[i]:.6f} leaves the unit square")
     overlap = r[:, None] + r[None] - np.sqrt((x[:, None] - x[None]) ** 2 + (y[:, None] - y[None]) ** 2)
     np.fill_diagonal(overlap, -np.inf)
-    if overlap.max() > TOLERANCE:
+    if overlap.max() > tolerance:
         i, j = np.unravel_index(int(np.argmax(overlap)), overlap.shape)
         raise InvalidConstruction(f"circles {i} and {j} overlap by {overlap[i, j]:.3g}")
     return array
 
 
-def exact_sum(circles: np.ndarray) -> Fraction:
-    """The packing's constraints in rational arithmetic, at :data:`TOLERANCE`; the sum of the radii each
+def exact_sum(circles: np.ndarray, tolerance: float = 0.0) -> Fraction:
+    """The packing's constraints in rational arithmetic, at ``tolerance``; the sum of the radii each
     less the tolerance (those circles lie in the square and are disjoint with no tolerance at all)."""
-    tolerance = Fraction(TOLERANCE)
+    slack = Fraction(tolerance)
     rows = rationals(circles)
     for i, (x, y, r) in enumerate(rows):
-        if min(x - r, y - r, 1 - x - r, 1 - y - r) < -tolerance:
-            raise InvalidConstruction(f"circle {i} leaves the unit square by more than {TOLERANCE:g} (exact check)")
+        if min(x - r, y - r, 1 - x - r, 1 - y - r) < -slack:
+            raise InvalidConstruction(f"circle {i} leaves the unit square by more than {tolerance:g} (exact check)")
     for i, (xi, yi, ri) in enumerate(rows):
         for j in range(i + 1, len(rows)):
             xj, yj, rj = rows[j]
-            reach = ri + rj - tolerance
+            reach = ri + rj - slack
             if reach > 0 and reach * reach > (xi - xj) ** 2 + (yi - yj) ** 2:
-                raise InvalidConstruction(f"circles {i} and {j} overlap by more than {TOLERANCE:g} (exact check)")
-    return sum((max(r - tolerance, Fraction(0)) for _, _, r in rows), Fraction(0))
+                raise InvalidConstruction(f"circles {i} and {j} overlap by more than {tolerance:g} (exact check)")
+    return sum((max(r - slack, Fraction(0)) for _, _, r in rows), Fraction(0))
 
 
-def score(data: Any, n: int, best_known: float, direction: str = "max", **_: Any) -> dict[str, Any]:
+def score(data: Any, n: int, best_known: float, direction: str = "max", tolerance: float = 0.0, margin: float = 0.0,
+          **_: Any) -> dict[str, Any]:
     """Trusted side: check the packing again and sum the radii."""
-    circles = check(data, n)
+    circles = check(data, n, tolerance)
     radii = circles[:, 2]
     smallest = ", ".join(f"#{i} (r={radii[i]:.4f})" for i in np.argsort(radii)[:3])
     return result(float(radii.sum()), best_known, direction, f"A valid packing of {n} circles; smallest: {smallest}.",
-                  exact=lambda: exact_sum(circles), smallest_radius=float(radii.min()))
+                  exact=lambda: exact_sum(circles, tolerance), margin=margin, smallest_radius=float(radii.min()))

@@ -5,10 +5,12 @@ The trusted side checks the mathematics, not the floats: every number is finite 
 subnormal coordinate is refused: products of such numbers round to zero or to a few units in the
 last place, which reads a construction as far better than it is); a scale-invariant problem's
 construction is brought to unit scale before anything is computed (:func:`unit_scale`); each
-problem checks its constraints at a tolerance it names (``TOLERANCE`` and friends in its module,
-documented in docs/task-suites.md); and a construction that scores above the best known value is
-checked again exactly (:func:`result`'s ``exact``: rational arithmetic, or a rigorous bound on the
-rounding error where the exact sums would be too long) before its score may say that it beats it.
+problem checks its constraints at the tolerance the best-known registry gives it (``tolerance``,
+``problems/best_known.json``, documented in docs/task-suites.md; 0 when a caller gives none); and a
+construction that scores above the best known value is checked again exactly (:func:`result`'s
+``exact``: rational arithmetic, or a rigorous bound on the rounding error where the exact sums would be
+too long) before its score may say that it beats it, by more than the record's ``margin`` (half a unit
+of the last digit its source prints).
 """
 
 from __future__ import annotations
@@ -87,10 +89,10 @@ def fraction_of_best(value: float, best_known: float, direction: str) -> float:
     return best_known / value if value > 0 else 0.0
 
 
-def beats(bound: Fraction, best_known: float, direction: str) -> bool:
-    """Whether a rigorous bound on a value beats ``best_known`` (compared exactly)."""
-    best = Fraction(best_known)
-    return bound > best if direction == "max" else 0 < bound < best
+def beats(bound: Fraction, best_known: float, direction: str, margin: float = 0.0) -> bool:
+    """Whether a rigorous bound on a value beats ``best_known`` by more than ``margin`` (compared exactly)."""
+    best, slack = Fraction(best_known), Fraction(margin)
+    return bound > best + slack if direction == "max" else 0 < bound < best - slack
 
 
 def rounding_bound(terms: int) -> float:
@@ -101,10 +103,10 @@ def rounding_bound(terms: int) -> float:
 
 
 def result(value: float, best_known: float, direction: str, summary: str, *, exact: Exact | None = None,
-           **metrics: float) -> dict[str, Any]:
+           margin: float = 0.0, **metrics: float) -> dict[str, Any]:
     """The evaluator's answer.  Above the best known value, ``exact`` (the problem's exact re-check)
     decides the value that is scored: the construction beats the best known value only if the rigorous
-    bound does (``beats_best_known`` 1.0), and its score is that bound's."""
+    bound does, by more than ``margin`` (``beats_best_known`` 1.0), and its score is that bound's."""
     if not math.isfinite(value):
         raise InvalidConstruction(f"the construction's value is not finite ({value})")
     score = fraction_of_best(value, best_known, direction)
@@ -112,7 +114,7 @@ def result(value: float, best_known: float, direction: str, summary: str, *, exa
     note = ""
     if score > 1.0 and exact is not None:
         bound = exact()
-        verified = beats(bound, best_known, direction)
+        verified = beats(bound, best_known, direction, margin)
         metrics = {**metrics, "float_value": value, "beats_best_known": float(verified)}
         value = float(bound)
         score = fraction_of_best(value, best_known, direction)

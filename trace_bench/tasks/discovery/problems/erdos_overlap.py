@@ -3,10 +3,11 @@
 The program's ``overlap_steps()`` returns the values ``h_1..h_k`` in [0, 1] of a step function on
 [0, 2] with equal steps and integral 1, that is ``sum(h) = k / 2``.  The value
 ``max_s 2/k sum_i h_i (1 - h_{i+s})`` (the largest overlap over shifts) is an upper bound on the
-constant C5; smaller is better.  The sum must equal ``k / 2`` up to :data:`TOLERANCE` times ``k``.
+constant C5; smaller is better.  The sum must equal ``k / 2`` up to the registry's tolerance (1e-9)
+times ``k``.
 A value that beats the best known one is bounded rigorously: the overlap's sums add non-negative
 products (rounding error at most Higham's gamma of their length), and moving the sum to exactly
-``k / 2`` (by ``e``, the sum's exact distance from it, at most ``TOLERANCE * k``) changes the overlap
+``k / 2`` (by ``e``, the sum's exact distance from it, at most ``tolerance * k``) changes the overlap
 by at most ``4 e / k``; that bound is what scores.
 """
 
@@ -28,7 +29,6 @@ from trace_bench.tasks.discovery.problems.common import (
 )
 
 ENTRY = "overlap_steps"
-TOLERANCE = 1e-9  # erdos_min_overlap: how far the sum of the k values may be from k / 2, per value
 MAX_STEPS = 10_000
 
 _HEADER = '''"""Erdos minimum overlap: a step function h on [0, 2] with values in [0, 1] and integral 1 whose largest
@@ -97,14 +97,16 @@ def upper_bound(h: np.ndarray) -> Fraction:
     return 2 * largest / k + 4 * distance / k
 
 
-def score(data: Any, best_known: float, direction: str = "min", **_: Any) -> dict[str, Any]:
+def score(data: Any, best_known: float, direction: str = "min", tolerance: float = 0.0, margin: float = 0.0,
+          **_: Any) -> dict[str, Any]:
+    """Trusted side (``tolerance``: how far the sum of the k values may be from k / 2, per value)."""
     h = as_array(data, (None,), "overlap_steps()")
     k = len(h)
     if not 2 <= k <= MAX_STEPS:
         raise InvalidConstruction(f"overlap_steps() must return 2 to {MAX_STEPS} values, got {k}")
     if np.any(h < 0) or np.any(h > 1):
         raise InvalidConstruction("every step value must lie in [0, 1]")
-    if abs(h.sum() - k / 2) > TOLERANCE * k:
+    if abs(h.sum() - k / 2) > tolerance * k:
         raise InvalidConstruction(f"the values must sum to k / 2 = {k / 2:g} (integral 1); they sum to {h.sum():.12g}")
     return result(overlap(h), best_known, direction, f"A step function with {k} steps.", exact=lambda: upper_bound(h),
-                  steps=float(k))
+                  margin=margin, steps=float(k))

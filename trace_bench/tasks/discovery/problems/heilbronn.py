@@ -8,8 +8,8 @@ Appendix B.9 and B.10).
   the area of the points' convex hull (the smallest convex region holding them).
 
 The program's ``heilbronn_points(n)`` returns ``n`` rows ``[x, y]``.  In the triangle, points may lie
-up to :data:`TRIANGLE_TOLERANCE` outside it; the convex form does not depend on scale, so its points
-are brought to unit scale before anything is computed.  A value that beats the best known one is
+up to the registry's tolerance outside it (1e-12); the convex form does not depend on scale (and has
+no constraint: tolerance 0), so its points are brought to unit scale before anything is computed.  A value that beats the best known one is
 computed again in rational arithmetic (for the triangle: with the points moved towards its centre
 until none is outside, the bound that scores).
 """
@@ -34,9 +34,6 @@ from trace_bench.tasks.discovery.problems.common import (
 )
 
 ENTRY = "heilbronn_points"
-TRIANGLE_TOLERANCE = 1e-12  # heilbronn_triangle_11: how far outside the triangle a point may lie
-CONVEX_TOLERANCE = 0.0  # heilbronn_convex_13: no constraint on where the points lie
-TOLERANCE = TRIANGLE_TOLERANCE  # the name earlier versions had
 # Rational bounds on sqrt(3) (each checked by squaring below): the exact checks compare with them.
 SQRT3_LOW, SQRT3_HIGH = Fraction(17320508075688772, 10**16), Fraction(17320508075688773, 10**16)
 assert SQRT3_LOW**2 < 3 < SQRT3_HIGH**2
@@ -164,12 +161,12 @@ def hull_area(points: np.ndarray) -> float:
     return 0.5 * abs(sum(hull[i][0] * hull[i - 1][1] - hull[i - 1][0] * hull[i][1] for i in range(len(hull))))
 
 
-def check(data: Any, n: int, region: str) -> np.ndarray:
+def check(data: Any, n: int, region: str, tolerance: float = 0.0) -> np.ndarray:
+    """The points, checked (``tolerance``: how far outside the triangle a point may lie)."""
     points = as_array(data, (n, 2), f"heilbronn_points({n})")
     if region == "triangle":
         x, y = points.T
-        outside = (y < -TRIANGLE_TOLERANCE) | (SQRT3 * x - y < -TRIANGLE_TOLERANCE) | \
-            (SQRT3 * (1 - x) - y < -TRIANGLE_TOLERANCE)
+        outside = (y < -tolerance) | (SQRT3 * x - y < -tolerance) | (SQRT3 * (1 - x) - y < -tolerance)
         if outside.any():
             i = int(np.argmax(outside))
             raise InvalidConstruction(f"point {i} ({x[i]:.6f}, {y[i]:.6f}) lies outside the triangle")
@@ -205,29 +202,28 @@ def _hull_area(rows: list[list[Fraction]]) -> Fraction:
                    Fraction(0))) / 2
 
 
-def exact_value(points: np.ndarray, region: str) -> Fraction:
+def exact_value(points: np.ndarray, region: str, tolerance: float = 0.0) -> Fraction:
     """A lower bound on the value in rational arithmetic: exact for the convex form; for the triangle,
-    the points moved towards its centre (by the factor that brings a point :data:`TRIANGLE_TOLERANCE`
-    outside to its edge), whose smallest triangle is that factor squared times the given one's."""
+    the points moved towards its centre (by the factor that brings a point ``tolerance`` outside to its
+    edge), whose smallest triangle is that factor squared times the given one's."""
     rows = rationals(points)
     if region == "convex":
         area = _hull_area(rows)
         if area == 0:
             raise InvalidConstruction("the points are collinear (exact check)")
         return _smallest_area(rows) / area
-    tolerance = Fraction(TRIANGLE_TOLERANCE)
+    slack = Fraction(tolerance)
     for i, (x, y) in enumerate(rows):
-        if y < -tolerance or not _sqrt3_times_at_least(x, y - tolerance) \
-                or not _sqrt3_times_at_least(1 - x, y - tolerance):
-            raise InvalidConstruction(f"point {i} lies outside the triangle by more than {TRIANGLE_TOLERANCE:g} "
-                                      "(exact check)")
+        if y < -slack or not _sqrt3_times_at_least(x, y - slack) or not _sqrt3_times_at_least(1 - x, y - slack):
+            raise InvalidConstruction(f"point {i} lies outside the triangle by more than {tolerance:g} (exact check)")
     inradius = SQRT3_LOW / 6
-    shrink = inradius / (inradius + tolerance)
+    shrink = inradius / (inradius + slack)
     return 4 * shrink * shrink * _smallest_area(rows) / SQRT3_HIGH
 
 
-def score(data: Any, n: int, region: str, best_known: float, direction: str = "max", **_: Any) -> dict[str, Any]:
-    given = check(data, n, region)
+def score(data: Any, n: int, region: str, best_known: float, direction: str = "max", tolerance: float = 0.0,
+          margin: float = 0.0, **_: Any) -> dict[str, Any]:
+    given = check(data, n, region, tolerance)
     points = unit_scale(given) if region == "convex" else given
     smallest = float(triangle_areas(points).min())
     area = hull_area(points) if region == "convex" else SQRT3 / 4
@@ -237,4 +233,5 @@ def score(data: Any, n: int, region: str, best_known: float, direction: str = "m
     return result(value, best_known, direction,
                   f"{n} points; smallest triangle area {smallest:.6g} over region area {area:.6g}"
                   f"{' (at unit scale)' if region == 'convex' else ''}.",
-                  exact=lambda: exact_value(given, region), smallest_triangle=smallest, region_area=area)
+                  exact=lambda: exact_value(given, region, tolerance), margin=margin, smallest_triangle=smallest,
+                  region_area=area)

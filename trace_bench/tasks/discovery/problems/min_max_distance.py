@@ -25,7 +25,6 @@ from trace_bench.tasks.discovery.problems.common import (
 )
 
 ENTRY = "spread_points"
-TOLERANCE = 0.0  # min_max_distance_16_2d and _14_3d: no constraint but distinct points, checked exactly
 
 _HEADER = '''"""Place {n} points in {d} dimensions so that (max pairwise distance / min pairwise distance)^2 is as
 small as possible.
@@ -98,9 +97,11 @@ def exact_ratio(points: np.ndarray) -> Fraction:
     return max(squared) / min(squared)
 
 
-def score(data: Any, n: int, d: int, best_known: float, direction: str = "min", **_: Any) -> dict[str, Any]:
+def score(data: Any, n: int, d: int, best_known: float, direction: str = "min", margin: float = 0.0,
+          **_: Any) -> dict[str, Any]:
+    """Trusted side (no constraint but distinct points, checked exactly: the registry's tolerance is 0)."""
     given = as_array(data, (n, d), f"spread_points({n}, {d})")
     value, smallest, largest = ratio_squared(unit_scale(given))
     return result(value, best_known, direction, f"{n} points in {d}D at unit scale; distances from {smallest:.6g} "
-                  f"to {largest:.6g}.", exact=lambda: exact_ratio(given), min_distance=smallest,
+                  f"to {largest:.6g}.", exact=lambda: exact_ratio(given), margin=margin, min_distance=smallest,
                   max_distance=largest)
