@@ -99,3 +99,21 @@ def test_list_tasks_shows_both_yardsticks(capsys: pytest.CaptureFixture[str]) ->
     kissing = rows["discovery:kissing_11"]
     assert kissing["best_known"].startswith(registry().problems["kissing_11"].best_known.value + " (")
     assert kissing["alphaevolve"] == "593 (2025-05-14)" and kissing["best_known_source"]
+
+
+def test_the_system_message_names_the_value_to_beat_unless_show_target_is_false() -> None:
+    from trace_bench.tasks.discovery.guide import DiscoveryGuide
+    from trace_bench.tasks.discovery.task import from_builtin
+
+    best = registry().problems["first_autocorrelation"].best_known.value
+    shown = from_builtin("first_autocorrelation", {})
+    hidden = from_builtin("first_autocorrelation", {"show_target": False})
+    assert best in shown.system_message and "1.5053" in shown.system_message
+    assert best not in hidden.system_message and "1.50" not in hidden.system_message
+    metrics = {"value": 1.52}
+    assert best in DiscoveryGuide(shown, 0.0)._feedback(0.98, metrics, [])
+    assert "1.50" not in DiscoveryGuide(hidden, 0.0)._feedback(0.98, metrics, [])
+    summary = MODULES["autocorrelation"].score([1.0] * 10, **hidden.settings)["artifacts"]["summary"]
+    assert "1.50" not in summary, "the scorer's own text never names the value to beat"
+    with pytest.raises(ValueError, match="show_target"):
+        from_builtin("first_autocorrelation", {"show_target": "no"})

@@ -201,7 +201,7 @@ class DiscoveryGuide(Guide):
         percent = best.percent(metrics) if best is not None else None
         if best is not None and percent is not None and self.task.show_target:
             lines.append(f"{best.metric} = {metrics[best.metric]:.9g}: {percent:.3f}% of the best known value "
-                         f"{best.value:g} ({best.source or 'declared by the task'}).")
+                         f"{best.value:.12g} ({best.source or 'declared by the task'}).")
         shown = results.shown_metrics(metrics, self.task.timing_in_feedback)
         if shown:
             lines.append("metrics: " + ", ".join(f"{k} = {v:.6g}" for k, v in list(shown.items())[:20]))

@@ -120,8 +120,8 @@ def result(value: float, best_known: float, direction: str, summary: str, *, exa
         score = fraction_of_best(value, best_known, direction)
         note = (f"\nChecked again in exact arithmetic: the value is at {'least' if direction == 'max' else 'most'} "
                 f"{value:.12g}, which {'beats' if verified else 'does not beat'} the best known value.")
-    text = (f"{summary}\nvalue = {value:.9g} ({better} is better); best known {best_known:g}; "
-            f"{100 * score:.3f}% of best known.{note}")
+    # the value to beat is not named here: the guide's feedback names it unless the task hides it (show_target)
+    text = f"{summary}\nvalue = {value:.9g} ({better} is better).{note}"
     return {"combined_score": score, "value": value, **metrics, "artifacts": {"summary": text}}
 
 
