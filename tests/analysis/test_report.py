@@ -14,7 +14,8 @@ from tests.analysis.runs_kit import job, make_run  # noqa: E402
 from tests.conftest import only_run_dir, run_cli  # noqa: E402
 from trace_bench.analysis import report_main, write_report  # noqa: E402
 
-SECTION_IDS = ("leaderboard", "verdict", "per-task", "curves", "frontier", "win-matrix", "power", "cost", "failures")
+SECTION_IDS = ("leaderboard", "verdict", "per-task", "curves", "frontier", "reach", "win-matrix", "power", "cost",
+               "failures")
 
 
 def _no_external_resources(html: str) -> None:

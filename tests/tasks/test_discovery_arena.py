@@ -12,7 +12,9 @@ def test_the_arena_config_names_the_arms_of_the_issue() -> None:
     config = yaml.safe_load(ARENA.read_text(encoding="utf-8"))
     assert config["mode"] == "stub" and len(config["seeds"]) == 3
     assert [t["id"] for t in config["tasks"]] == ["discovery:circle_packing_26"]
-    arms = [(t["id"], v.get("search")) for t in config["trainers"] for v in t.get("params_variants", [{}])]
+    arms = [(t["id"], v.get("search") or v.get("sampler")) for t in config["trainers"]
+            for v in t.get("params_variants", [{}])]
     assert arms == [("PrioritySearch", None), ("OpenEvolveTrainer", None), ("GEPATrainer", None),
-                    ("SkyDiscover", "adaevolve"), ("SkyDiscover", "evox")]
-    assert {"llm_calls", "usd"} <= set(config["budget"])
+                    ("SkyDiscover", "adaevolve"), ("SkyDiscover", "evox"), ("RandomSearch", None),
+                    ("OptunaSearch", "tpe"), ("OptunaSearch", "cmaes"), ("SLSQPMultistart", None)]
+    assert {"llm_calls", "usd", "evaluations"} <= set(config["budget"])

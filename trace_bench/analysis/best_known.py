@@ -1,7 +1,8 @@
 """Each arm's distance to a task's best known value, for tasks that declare one (discovery tasks).
 
 ``pct_of_best_known`` (results.csv) is 100 at the best published value and above 100 beyond it, the
-direction of the task already applied; here it is averaged over an arm's scored seeds.  Arms whose
+direction of the task already applied; here it is averaged over an arm's scored seeds, and so is
+``pct_of_alphaevolve`` (the built-in discovery problems' second yardstick, AlphaEvolve's value).  Arms whose
 scores the candidate could reach (a plain ``evaluate()`` task) are marked by ``trust``.
 """
 
@@ -11,7 +12,7 @@ import math
 
 import pandas as pd
 
-COLUMNS = ("task", "trainer", "params_label", "best_known", "n", "pct_mean", "pct_max", "trust")
+COLUMNS = ("task", "trainer", "params_label", "best_known", "n", "pct_mean", "pct_max", "pct_alphaevolve_mean", "trust")
 CANDIDATE_REACHABLE = "candidate-reachable"
 
 
@@ -25,6 +26,8 @@ def best_known_summary(jobs: pd.DataFrame) -> pd.DataFrame:
     for (task, trainer, label), group in jobs.groupby(["task", "trainer", "params_label"], sort=True):
         scored = group[group["scored"]]
         values = scored["pct_of_best_known"].astype(float).dropna()
+        alphaevolve = scored["pct_of_alphaevolve"].astype(float).dropna() if "pct_of_alphaevolve" in scored \
+            else pd.Series(dtype=float)
         reference = group["best_known"].dropna()
         trust = sorted({str(t) for t in group.get("score_trust", pd.Series(dtype=str)).fillna("") if t})
         if reference.empty and CANDIDATE_REACHABLE not in trust:
@@ -32,5 +35,7 @@ def best_known_summary(jobs: pd.DataFrame) -> pd.DataFrame:
         rows.append({"task": task, "trainer": trainer, "params_label": label,
                      "best_known": float(reference.iloc[0]) if len(reference) else math.nan,
                      "n": len(values), "pct_mean": values.mean() if len(values) else math.nan,
-                     "pct_max": values.max() if len(values) else math.nan, "trust": ",".join(trust)})
+                     "pct_max": values.max() if len(values) else math.nan,
+                     "pct_alphaevolve_mean": alphaevolve.mean() if len(alphaevolve) else math.nan,
+                     "trust": ",".join(trust)})
     return pd.DataFrame(rows, columns=list(COLUMNS))

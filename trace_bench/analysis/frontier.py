@@ -28,8 +28,11 @@ from trace_bench.store.frontier import COST_AXES, cost_axis, on_frontier
 from trace_bench.store.models import arm_label
 from trace_bench.store.ranking import seeds_cell
 
-#: results.csv's column of each cost axis
-COST_COLUMNS = {"usd": "cost_usd", "tokens": "total_tokens", "llm_calls": "llm_calls"}
+#: results.csv's column of each cost axis; ``evaluations`` and ``wall_s`` only when asked for (``cost_axis``):
+#: the non-LLM baselines cost nothing on the LLM axes (as NoOpTrainer), and compute on these
+COST_COLUMNS = {"usd": "cost_usd", "tokens": "total_tokens", "llm_calls": "llm_calls", "evaluations": "n_evals",
+                "wall_s": "time_seconds"}
+AXIS_NAMES = {**COST_AXES, "evaluations": "evaluations", "wall_s": "wall s"}
 FRONTIER_COLUMNS = ["task", "trainer", "params_label", "metric", "cost_axis", "n", "planned", "complete", "cost_mean",
                     "cost_low", "cost_high", "score_mean", "score_low", "score_high", "on_frontier"]
 
@@ -40,8 +43,9 @@ def task_cost_axis(ran: pd.DataFrame) -> str:
                          strict=True))
 
 
-def frontier_table(jobs: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
-    """One row per task and arm (:data:`FRONTIER_COLUMNS`): cost (over the jobs that ran) and score
+def frontier_table(jobs: pd.DataFrame, metric: str = DEFAULT_METRIC, axis: str | None = None) -> pd.DataFrame:
+    """One row per task and arm (:data:`FRONTIER_COLUMNS`): cost (over the jobs that ran, on ``axis``, by
+    default each task's :func:`task_cost_axis`) and score
     (over the scored seeds) means with their 95 % t intervals (NaN bounds below two jobs),
     ``n`` scored seeds with a score of the ``planned``
     ones (``complete`` when all), and ``on_frontier`` (never for an incomplete arm); ordered per task
@@ -51,15 +55,15 @@ def frontier_table(jobs: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataF
     chosen, ranges = task_metrics(jobs, metric), task_ranges(jobs)
     rows = []
     for task, group in jobs.groupby("task", sort=True):
-        axis = task_cost_axis(ran_jobs(group))
+        task_axis = axis or task_cost_axis(ran_jobs(group))
         used = chosen[str(task)]
         for (trainer, label), arm in group.groupby(["trainer", "params_label"], sort=True):
             arm_scored = arm[arm["scored"]]
-            cost = mean_ci(ran_jobs(arm)[COST_COLUMNS[axis]], score_range=(0.0, None))  # no cost is negative
+            cost = mean_ci(ran_jobs(arm)[COST_COLUMNS[task_axis]], score_range=(0.0, None))  # no cost is negative
             score = mean_ci(arm_scored[used.column], score_range=ranges.get(str(task)))
             planned = arm_planned(arm)
             rows.append({"task": task, "trainer": trainer, "params_label": label, "metric": used.name,
-                         "cost_axis": axis, "n": score.n, "planned": planned, "complete": score.n == planned > 0,
+                         "cost_axis": task_axis, "n": score.n, "planned": planned, "complete": score.n == planned > 0,
                          "cost_mean": cost.mean, "cost_low": cost.low,
                          "cost_high": cost.high, "score_mean": score.mean, "score_low": score.low,
                          "score_high": score.high})
@@ -79,7 +83,7 @@ def format_cost(value: float, axis: str) -> str:
         return "-"
     if axis == "usd":
         return f"{value:.4g} USD"
-    return f"{value:,.0f} {COST_AXES[axis]}" if value >= 100 else f"{value:.3g} {COST_AXES[axis]}"
+    return f"{value:,.0f} {AXIS_NAMES[axis]}" if value >= 100 else f"{value:.3g} {AXIS_NAMES[axis]}"
 
 
 def frontier_lines(frame: pd.DataFrame) -> list[str]:
@@ -101,7 +105,7 @@ def frontier_lines(frame: pd.DataFrame) -> list[str]:
         axis = str(front["cost_axis"].iloc[0])
         points = [f"{arm_label(str(r['trainer']), str(r['params_label']))} ({format_cost(r['cost_mean'], axis)}, "
                   f"{r['score_mean']:.4g})" for _, r in front.iterrows()]
-        lines.append(f"{task} [{COST_AXES[axis]} per job → {front['metric'].iloc[0]}]: " + " → ".join(points)
+        lines.append(f"{task} [{AXIS_NAMES[axis]} per job → {front['metric'].iloc[0]}]: " + " → ".join(points)
                      + left_out)
     return lines
 

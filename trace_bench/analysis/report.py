@@ -2,7 +2,7 @@
 
 Inline CSS and SVG only, no scripts and no external resources, so the file opens anywhere, can be
 mailed or archived with the run, and cannot run code injected through a task id or an error text.
-Sections (stable ids, linked from the top): leaderboard, verdict, per-task, curves, frontier,
+Sections (stable ids, linked from the top): leaderboard, verdict, per-task, curves, frontier, reach,
 win-matrix, power, integrity, cost, failures.  Every section that compares arms names the run's one
 metric (the held-out test score of the best state, or the selection split's best, marked optimistic,
 where a task has no test split); the verdict's sections are in :mod:`.report_verdict`.
@@ -27,6 +27,7 @@ from trace_bench.analysis.frontier import frontier_lines, frontier_table
 from trace_bench.analysis.frontier_chart import frontier_chart
 from trace_bench.analysis.integrity import denial_events, describe_row, integrity_table, leak_findings
 from trace_bench.analysis.load import ARM, RunDirError, RunSet, distinguish_runs, load_runs
+from trace_bench.analysis.reach import REACH_NOTE, reach_html, reach_table
 from trace_bench.analysis.report_verdict import (
     interval_cell,
     leaderboard_section,
@@ -42,8 +43,8 @@ from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import Status
 
 SECTIONS = (("leaderboard", "Leaderboard"), ("verdict", "Verdict across tasks"), ("per-task", "Per-task results"),
-            ("curves", "Anytime curves"),
-            ("frontier", "Cost–quality frontier"), ("win-matrix", "Win / tie / loss"), ("power", "Power"), ("integrity", "Integrity"), ("cost", "Cost"),
+            ("curves", "Anytime curves"), ("frontier", "Cost–quality frontier"), ("reach", "Cost to reach"),
+            ("win-matrix", "Win / tie / loss"), ("power", "Power"), ("integrity", "Integrity"), ("cost", "Cost"),
             ("failures", "Failures"))
 MAX_FAILURE_ROWS = 500
 
@@ -57,15 +58,17 @@ def _best_known(runs: RunSet) -> str:
     summary = best_known_summary(runs.jobs)
     if summary.empty:
         return ""
-    rows = [[r["task"], *_arm_cells(r), r["best_known"], r["n"], r["pct_mean"], r["pct_max"],
+    rows = [[r["task"], *_arm_cells(r), r["best_known"], r["n"], r["pct_mean"], r["pct_max"], r["pct_alphaevolve_mean"],
              "candidate-reachable" if CANDIDATE_REACHABLE in r["trust"] else r["trust"] or "-"]
             for _, r in summary.iterrows()]
-    note = ("% of best known: the best state's value against the best published value of the task (100 = matched, "
-            "above = beaten). Candidate-reachable scores were computed in the process the candidate ran in (a plain "
+    note = ("% of best known: the best state's value against the best value known today (100 = matched, above = "
+            "beaten; the built-in discovery problems' registry names its source and date); % of AlphaEvolve: against "
+            "AlphaEvolve's value (those problems' second yardstick). Candidate-reachable scores were computed in the process the candidate ran in (a plain "
             "evaluate() task): treat them as claims to re-check.")
     return "".join([h.heading(3, "Distance to the best known value and score trust"), h.paragraph(note),
                     h.table(rows, ["task", "trainer", "params", "best known", "seeds", "% of best known (mean)",
-                                   "% of best known (best seed)", "score trust"], numeric=range(3, 7))])
+                                   "% of best known (best seed)", "% of AlphaEvolve (mean)", "score trust"],
+                            numeric=range(3, 8))])
 
 
 def _per_task(runs: RunSet) -> str:
@@ -315,6 +318,8 @@ NOTES = {
                 "staircase is the best mean score available for at most a given cost. An arm with failed or missing "
                 "seeds (k/N, incomplete: hollow grey marker, italic row) is never on the frontier and pushes no "
                 "complete arm off it: its surviving seeds may be its lucky ones.",
+    "reach": REACH_NOTE + " Targets: 90, 99 and 100 % of the best value known today (the built-in discovery "
+             "problems' registry; % of AlphaEvolve in the leaderboard section).",
     "win-matrix": "Arms paired by seed on each task, on the verdict's metric, over the seeds both arms completed "
                   "(dropped: seeds either arm ran that are not paired): the verdict's paired t-test, Holm-corrected "
                   "over the task's pairs of arms (the leaderboard's decisions), alpha 0.05; undecided counts as a "
@@ -340,7 +345,8 @@ def build_report(runs: RunSet) -> str:
     """The report's HTML for loaded runs."""
     runs = distinguish_runs(runs)
     builders = {"leaderboard": lambda r: leaderboard_section(r) + _best_known(r), "verdict": lambda r: verdict_section(r.jobs),
-                "per-task": _per_task, "curves": _curves, "frontier": _frontier, "win-matrix": win_matrix_section,
+                "per-task": _per_task, "curves": _curves, "frontier": _frontier,
+                "reach": lambda r: reach_html(reach_table(r.jobs, r.curves)), "win-matrix": win_matrix_section,
                 "power": power_section, "integrity": _integrity, "cost": _cost, "failures": _failures}
     body = [h.section(sid, name, NOTES[sid], h.Safe(builders[sid](runs))) for sid, name in SECTIONS]
     title = "trace-bench report: " + ", ".join(runs.run_ids)

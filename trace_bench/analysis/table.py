@@ -26,6 +26,7 @@ from trace_bench.analysis.frontier import FRONTIER_NOTE, frontier_lines, frontie
 from trace_bench.analysis.integrity import describe_row, integrity_table
 from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs, ran_jobs
 from trace_bench.analysis.protocol import DEFAULT_METRIC, METRICS, task_metrics
+from trace_bench.analysis.reach import REACH_NOTE, reach_columns, reach_table
 from trace_bench.analysis.stats import arm_planned, leaderboard
 from trace_bench.store.models import arm_label
 
@@ -57,6 +58,19 @@ class PaperTable:
         rows = self.rows.merge(extra, on=keys, how="left", sort=False)
         rows["on_frontier"] = rows["on_frontier"].astype("boolean").fillna(False).astype(bool)
         return PaperTable(rows, self.preferred, frontier)
+
+    def with_reach(self, reach: pd.DataFrame) -> PaperTable:
+        """The table with a ``reach_<target>`` column per target of :func:`.reach.reach_table` (cost to
+        reach that fraction of the best known value; arms without one get an empty cell)."""
+        if reach.empty:
+            return self
+        keys = ["task", "trainer", "params_label"]
+        rows = self.rows.merge(reach_columns(reach), on=keys, how="left", sort=False)
+        return PaperTable(rows, self.preferred, self.frontier)
+
+    @property
+    def reach_columns(self) -> list[str]:
+        return sorted((c for c in self.rows.columns if c.startswith("reach_")), key=lambda c: float(c[6:]))
 
     @property
     def audit_notes(self) -> list[str]:
@@ -90,6 +104,8 @@ class PaperTable:
                      "candidate-reachable.")
         if "stub" in set(self.rows["mode"]):
             text += STUB_CAPTION
+        if self.reach_columns:
+            text += " " + REACH_NOTE
         return text
 
     @property
@@ -101,11 +117,14 @@ class PaperTable:
         return any("candidate-reachable" in str(t) for t in self.rows["score_trust"])
 
 
-def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool = False) -> PaperTable:
+def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool = False,
+                cost_axis: str | None = None) -> PaperTable:
     """Per task × arm, the mean and standard error of ``metric`` over the scored seeds and the cost per
     job (wall time, tokens, USD) over every job that ran; arms of a task
     ordered by mean, best first (ties and unscored arms as in every leaderboard).  ``frontier`` adds
-    each arm's place on the task's cost–quality frontier on the same metric (:mod:`.frontier`)."""
+    each arm's place on the task's cost–quality frontier on the same metric (:mod:`.frontier`; on
+    ``cost_axis`` when given, e.g. ``evaluations`` to put non-LLM baselines beside LLM arms); tasks with a
+    best known value get the cost to reach it (:mod:`.reach`)."""
     runs = distinguish_runs(runs)
     jobs = runs.jobs
     chosen = task_metrics(jobs, metric) if not jobs.empty else {}
@@ -140,8 +159,8 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
             .sort_values(["task", "_rank", "_mean", "trainer", "params_label"]).drop(columns=["_rank", "_mean"]) \
             .reset_index(drop=True)
         frame["rank"] = frame["rank"].astype("Int64")
-    table = PaperTable(frame, metric)
-    return table.with_frontier(frontier_table(jobs, metric)) if frontier else table
+    table = PaperTable(frame, metric).with_reach(reach_table(jobs, runs.curves))
+    return table.with_frontier(frontier_table(jobs, metric, cost_axis)) if frontier else table
 
 
 def _num(value: float, digits: int = 3) -> str:
@@ -187,6 +206,7 @@ def _display_rows(table: PaperTable) -> list[list[str]]:
         seeds = str(r["n"]) if r["complete"] else f"{r['n']}/{r['planned']}"
         rows.append(row + [seeds, str(r["failed"]), _num(r["wall_s"], 1),
                            "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}", _num(r["usd"], 4),
+                           *(str(r[c]) if isinstance(r[c], str) else "-" for c in table.reach_columns),
                            *([_frontier_cell(r)] if frontier else [])])
     return rows
 
@@ -207,6 +227,7 @@ def _header(table: PaperTable) -> list[str]:
     header = [*HEADER[:5], BEST_KNOWN_HEADER, *HEADER[5:]] if table.with_best_known else list(HEADER)
     if "stub" in set(table.rows["mode"]):
         header = [("tokens (stub)" if h == "tokens" else "USD (stub: 0)" if h == "USD" else h) for h in header]
+    header += [f"to {column[6:]} %" for column in table.reach_columns]
     return [*header, "frontier"] if table.frontier is not None else header
 
 
@@ -276,7 +297,7 @@ RENDERERS = {"md": to_markdown, "csv": to_csv, "latex": to_latex}
 
 
 def table_main(run_paths: list[str], metric: str = DEFAULT_TABLE_METRIC, fmt: str = "md",
-               frontier: bool = False) -> int:
+               frontier: bool = False, cost_axis: str | None = None) -> int:
     """Print the paper table of one or more runs (with ``frontier``, each arm's place on its task's
     cost–quality frontier); 2 on a user error (bad run, metric or format)."""
     try:
@@ -284,7 +305,7 @@ def table_main(run_paths: list[str], metric: str = DEFAULT_TABLE_METRIC, fmt: st
             raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
         if metric not in METRICS:
             raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
-        table = paper_table(load_runs(run_paths), metric, frontier)
+        table = paper_table(load_runs(run_paths), metric, frontier or cost_axis is not None, cost_axis)
     except (RunDirError, ValueError) as exc:
         print(f"trace-bench: error: {exc}", file=sys.stderr)
         return 2

@@ -386,7 +386,7 @@ def cmd_table(args: Namespace) -> int:
         from trace_bench.analysis.table import table_main
     except ImportError as exc:
         return _fail(f"table needs the analysis extra ({install_extra_hint('analysis')}): {exc}")
-    return table_main(args.runs, args.metric, args.format, args.frontier)
+    return table_main(args.runs, args.metric, args.format, args.frontier, args.cost_axis)
 
 
 def cmd_power(args: Namespace) -> int:

@@ -82,7 +82,7 @@ OVERRIDES_HELP = ("Overrides (applied in order to the config file before it is v
                   "  --seeds 1,2,3 | 1-5 | 7     seed values (7 is the one seed 7, not seven seeds)\n"
                   "  --model NAME                llm.model\n"
                   "  --mode stub|real            mode\n"
-                  "  --budget llm_calls=5[,...]  budget.llm_calls (also tokens, usd, wall_s)\n"
+                  "  --budget llm_calls=5[,...]  budget.llm_calls (also tokens, usd, wall_s, evaluations)\n"
                   "  --set key.path=value        any key; the value is YAML; list entries by index "
                   "(tasks.0.eval_kwargs.target=3)")
 
@@ -98,7 +98,7 @@ def _add_overrides(p: argparse.ArgumentParser) -> None:
     group.add_argument("--mode", action=_OverrideAction, dest="overrides", choices=("stub", "real"),
                        help="stub (offline, deterministic) or real (providers)")
     group.add_argument("--budget", action=_OverrideAction, dest="overrides", metavar="KEY=VALUE[,KEY=VALUE]",
-                       help="per-job budget: llm_calls, tokens, usd, wall_s (e.g. llm_calls=5)")
+                       help="per-job budget: llm_calls, tokens, usd, wall_s, evaluations (e.g. llm_calls=5)")
 
 
 def _command(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
@@ -130,7 +130,8 @@ def _add_analysis_commands(sub: argparse._SubParsersAction) -> None:  # type: ig
                  "(standard error) over seeds of the held-out test score of the best state (--metric for others),\n"
                  "n, failed jobs, and mean wall time, trainer-phase tokens and USD per job (every job that ran,\n"
                  "failed ones included). Tasks without a test split show the selection split's best score, marked\n"
-                 "optimistic. --frontier adds each task's cost-quality frontier.",
+                 "optimistic. --frontier adds each task's cost-quality frontier; a task with a best known value gets\n"
+                 "the cost to reach 90, 99 and 100 % of it.",
                  ["trace-bench table runs/RUN_ID", "trace-bench table runs/RUN_ID --frontier",
                   "trace-bench table runs/RUN_ID --metric test_last --format latex",
                   "trace-bench table runs/RUN_A runs/RUN_B --format csv > table.csv"])
@@ -140,6 +141,9 @@ def _add_analysis_commands(sub: argparse._SubParsersAction) -> None:  # type: ig
     p.add_argument("--frontier", action="store_true",
                    help="mark each task's cost-quality frontier (arms no other beats on both mean cost and score) "
                         "and list it under the table")
+    p.add_argument("--cost-axis", choices=("usd", "tokens", "llm_calls", "evaluations", "wall_s"), default=None,
+                   help="the frontier's cost (implies --frontier); default per task: USD, else tokens, else LLM "
+                        "calls. evaluations or wall_s put non-LLM baselines (free on the LLM axes) beside LLM arms")
 
     p = _command(sub, "power", "how many seeds would separate each task's best arm from each runner-up?",
                  "Per task and runner-up: the verdict's paired t-test at its Holm level (alpha / pairs), for a true\n"

@@ -43,12 +43,14 @@ class _Strict(BaseModel):
 
 
 class BudgetConfig(_Strict):
-    """Per-job limits; whichever is reached first stops the trainer (status budget_exhausted)."""
+    """Per-job limits; whichever is reached first stops the trainer (status budget_exhausted).
+    ``evaluations`` counts the trainer's task evaluations (rollouts), for every trainer, LLM or not."""
 
     llm_calls: int | None = Field(default=None, ge=1)
     tokens: int | None = Field(default=None, ge=1)
     usd: float | None = Field(default=None, gt=0)
     wall_s: float | None = Field(default=None, gt=0)
+    evaluations: int | None = Field(default=None, ge=1)
 
 
 class PriceConfig(_Strict):

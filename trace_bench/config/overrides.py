@@ -10,7 +10,7 @@ them into a key path and a value.  The shortcut flags are ``--set`` with a fixed
   (as ``seed: 3`` is in a config), never "three seeds": write ``--seeds 1-3`` for those.
 - ``--model NAME`` sets ``llm.model`` (the text as given, not YAML-typed);
 - ``--mode stub|real`` sets ``mode``;
-- ``--budget KEY=VALUE[,KEY=VALUE]`` sets ``budget.KEY`` (``llm_calls``, ``tokens``, ``usd``, ``wall_s``).
+- ``--budget KEY=VALUE[,KEY=VALUE]`` sets ``budget.KEY`` (``llm_calls``, ``tokens``, ``usd``, ``wall_s``, ``evaluations``).
 
 ``--set`` values are YAML (``5`` is a number, ``true`` a boolean, ``[1, 2]`` a list, ``null``
 removes a setting, quotes keep a string); a path part that is a whole number indexes a list
@@ -32,7 +32,7 @@ from trace_bench._util.errors import ConfigError, shorten
 
 #: the flags that override a config, in the form ``run``/``validate`` accept them
 FLAGS = ("--set", "--seeds", "--model", "--mode", "--budget")
-BUDGET_KEYS = ("llm_calls", "tokens", "usd", "wall_s")
+BUDGET_KEYS = ("llm_calls", "tokens", "usd", "wall_s", "evaluations")
 MODES = ("stub", "real")
 
 #: other spellings of a top-level key (the config's aliases), replaced when one of them is set

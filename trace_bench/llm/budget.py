@@ -15,6 +15,10 @@ unusable answer) is a call of its own and reserves again.
 The owner (:class:`~trace_bench.llm.session.LLMSession`) calls :meth:`Budget.reserve` and
 :meth:`Budget.release` under the same lock as it records usage, so reserving, settling and
 counting never interleave.
+
+``evaluations`` limits the trainer's task evaluations (rollouts, LLM or not): the trainer's evaluator
+asks :meth:`Budget.check_evaluations` before each one (an evaluation is a cost of every trainer, the
+non-LLM baselines' only one); it is not carried across attempts (a resumed job trains again).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ class Budget:
     usd: float | None = None
     wall_s: float | None = None
     carried: Spent = field(default_factory=Spent)
+    evaluations: int | None = None
     started: float = field(default_factory=time.monotonic)
     reserved: Spent = field(default_factory=Spent)
 
@@ -94,13 +99,18 @@ class Budget:
         self.reserved.tokens -= reservation.tokens
         self.reserved.usd -= reservation.usd
 
+    def check_evaluations(self, done: int) -> None:
+        """Raise :class:`BudgetExhausted` when ``done`` evaluations leave none for the next one."""
+        if self.evaluations is not None and done >= self.evaluations:
+            raise BudgetExhausted("evaluations", self.evaluations, done)
+
     def check_wall(self) -> None:
         if self.wall_s is not None and self.elapsed() >= self.wall_s:
             raise BudgetExhausted("wall_s", self.wall_s, self.elapsed())
 
     @property
     def limited(self) -> bool:
-        return any(v is not None for v in (self.llm_calls, self.tokens, self.usd, self.wall_s))
+        return any(v is not None for v in (self.llm_calls, self.tokens, self.usd, self.wall_s, self.evaluations))
 
     @property
     def bounds_spend(self) -> bool:

@@ -22,7 +22,7 @@ def build_budget(budget: dict[str, Any] | None, carried: Spent | None = None) ->
     budget = budget or {}
     return Budget(
         llm_calls=budget.get("llm_calls"), tokens=budget.get("tokens"), usd=budget.get("usd"),
-        wall_s=budget.get("wall_s"), carried=carried or Spent(),
+        wall_s=budget.get("wall_s"), carried=carried or Spent(), evaluations=budget.get("evaluations"),
     )
 
 

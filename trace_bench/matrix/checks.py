@@ -104,7 +104,7 @@ def check_parameter_kinds(trainer: Any, task: Any, where: str) -> None:
     from trace_bench.registry.trainer_catalog import BUILTIN_TRAINERS
 
     able = [meta.id for meta in sorted(BUILTIN_TRAINERS, key=lambda meta: meta.source != "external")
-            if set(meta.parameters) >= set(given)][:4]
+            if set(meta.parameters) & set(given) - {"continuous"}][:4]
     name = getattr(trainer, "id", "") or getattr(trainer, "__name__", "the trainer")
     raise ConfigError(f"trainer {name} optimizes only {' and '.join(wanted)} parameters; task '{task.id}' has "
                       f"only {' and '.join(given)} parameters, so its jobs could not change anything",

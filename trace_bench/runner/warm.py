@@ -71,8 +71,11 @@ SUITE_LIBRARIES = {"reasoning_gym": "reasoning_gym"}
 
 
 #: The template module a trainer's library needs in every job, preloaded by the template of a run
-#: that names the trainer (by id or alias): ``import dspy`` took 0.45-0.70 s of each DSPy job.
-TRAINER_TEMPLATES = {"dspytrainer": "trace_bench.runner.job.template_dspy"}
+#: that names the trainer (by id or alias): ``import dspy`` took 0.45-0.70 s of each DSPy job, and optuna's
+#: CMA-ES sampler (``cmaes`` imports scipy.stats) 2.8-7.5 s of each OptunaSearch job.
+TRAINER_TEMPLATES = {"dspytrainer": "trace_bench.runner.job.template_dspy",
+                     "optunasearch": "trace_bench.runner.job.template_baselines",
+                     "slsqpmultistart": "trace_bench.runner.job.template_baselines"}
 
 
 def trainer_libraries(trainer_ids: Any) -> tuple[str, ...]:
@@ -81,10 +84,10 @@ def trainer_libraries(trainer_ids: Any) -> tuple[str, ...]:
     from trace_bench.registry.trainer_catalog import BUILTIN_TRAINERS
 
     named = {str(name).lower() for name in trainer_ids}
-    found = []
+    found: list[str] = []
     for meta in BUILTIN_TRAINERS:
         module = TRAINER_TEMPLATES.get(meta.id.lower())
-        if module and named & {name.lower() for name in (meta.id, *meta.aliases)}:
+        if module and module not in found and named & {name.lower() for name in (meta.id, *meta.aliases)}:
             found.append(module)
     return tuple(found)
 

@@ -104,6 +104,7 @@ class TrainerContext:
         self.optimizer_kwargs = {**problem.optimizer_kwargs, **(optimizer_kwargs or {})}
         self.objective = ObjectiveConfig.coerce(problem.objective_config)
         self.evaluator = make_evaluator(problem, num_threads=num_threads)
+        self.evaluator.budget = getattr(session, "budget", None)  # budget.evaluations binds every trainer
         self._on_step = on_step
         self._selection_score = selection_score
         self._step = 0
@@ -201,5 +202,7 @@ class TrainerContext:
         return self._step
 
     def check_budget(self) -> None:
-        """Raise ``BudgetExhausted`` when the wall-time budget is spent (LLM budgets raise on call)."""
+        """Raise ``BudgetExhausted`` when the wall-time or the evaluations budget is spent (LLM budgets
+        raise on call, evaluations before each one too)."""
         self.session.budget.check_wall()
+        self.session.budget.check_evaluations(self.n_evals)

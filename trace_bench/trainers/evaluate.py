@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextvars
 import math
+import threading
 import traceback
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -102,8 +103,19 @@ class Evaluator:
         self.objective = objective
         self.want_score_dict = want_score_dict or bool(objective and objective.multi)
         self.n_evals = 0
+        #: the job's budget (``check_evaluations``), consulted before each evaluation; None: unlimited
+        self.budget: Any = None
+        self._count_lock = threading.Lock()
         self._metrics: tuple[str, ...] = ()
         make_opto_thread_safe()
+
+    def charge(self) -> None:
+        """Count one of the trainer's evaluations; past ``budget.evaluations`` raise ``BudgetExhausted``
+        instead (before anything runs)."""
+        with self._count_lock:
+            if self.budget is not None:
+                self.budget.check_evaluations(self.n_evals)
+            self.n_evals += 1
 
     def failure_dict(self) -> dict[str, float]:
         """The score dict of a failed rollout: the failure score on every known objective."""
@@ -117,8 +129,8 @@ class Evaluator:
         return Rollout(x, info, output, self.error_score, feedback, self.failure_dict(), True)
 
     def rollout(self, x: Any, info: Any) -> Rollout:
+        self.charge()
         output, error = _forward(self.param, x)
-        self.n_evals += 1
         if error:
             return self._failed(x, info, output, str(output.data))
         return self.score_response(x, output.data, info, output)

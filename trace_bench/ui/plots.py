@@ -123,3 +123,23 @@ def _frontier_charts(jobs: Any) -> str:
                                       css_class="tb-chart tb-frontier") + "</div>")
     return f'<div style="display:flex;flex-wrap:wrap;gap:16px">{"".join(parts)}</div>'
 
+
+
+def reach_html(run_dir: Path) -> str:
+    """Cost to reach each fraction of the best known value, as report.html's ``reach`` section shows it;
+    empty for a run with no task that has a best known value (its curves are then not read)."""
+    try:
+        from trace_bench.analysis.load import RunDirError, load_jobs, load_runs
+        from trace_bench.analysis.reach import REACH_NOTE, reach_table
+        from trace_bench.analysis.reach import reach_html as reach_tables
+    except ImportError as exc:
+        return f'<p class="tb-frontier-note">cost to reach needs the analysis extra: {html.escape(str(exc))}</p>'
+    try:
+        jobs = load_jobs(run_dir)
+        if "best_known_score" not in jobs or jobs["best_known_score"].isna().all():
+            return ""
+        runs = load_runs([run_dir])
+    except RunDirError as exc:
+        return f'<p class="tb-frontier-note">no cost to reach: {html.escape(str(exc))}</p>'
+    return (f'<h4 id="tb-reach">Cost to reach</h4><p class="tb-frontier-note">{html.escape(REACH_NOTE)}</p>'
+            + reach_tables(reach_table(runs.jobs, runs.curves)))

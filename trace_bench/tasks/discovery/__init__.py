@@ -29,7 +29,7 @@ def discover() -> list[TaskSpec]:
                       "best_known_source": record.best_known.source,
                       "alphaevolve": f"{record.alphaevolve.value} ({record.alphaevolve.date})"}
         specs.append(TaskSpec(id=f"{SUITE}:{name}", suite=SUITE, description=problem.description,
-                              module=problem.evaluator, parameter_kinds=("code",),
+                              module=problem.evaluator, parameter_kinds=problem.parameter_kinds,
                               scoring=f"{problem.scoring} ({record.direction}; {record.yardsticks()})",
                               needs=("numpy",), availability=requires("numpy"), tags=TAGS, yardsticks=yardsticks))
     return specs

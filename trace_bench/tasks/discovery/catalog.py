@@ -25,6 +25,13 @@ class BuiltinProblem:
     scoring: str
     settings: dict[str, Any] = field(default_factory=dict)
     stubs: str = ""  # the key of the module's STUB_CANDIDATES mapping, when it is one
+    #: why the problem declares no continuous form (problems/continuous.py) for classical solvers; "" when it does
+    no_continuous_form: str = ""
+
+    @property
+    def parameter_kinds(self) -> tuple[str, ...]:
+        """``code`` (the evolve block), and ``continuous`` when the problem has a continuous form."""
+        return ("code",) if self.no_continuous_form else ("code", "continuous")
 
     @property
     def evaluator(self) -> str:
@@ -69,7 +76,9 @@ BUILTIN: dict[str, BuiltinProblem] = {p.name: p for p in (
                    "smallest triangle area / triangle area", {"n": 11, "region": "triangle"}, stubs="triangle"),
     BuiltinProblem("heilbronn_convex_13", "heilbronn",
                    "13 points maximizing the smallest triangle relative to their convex hull's area.",
-                   "smallest triangle area / convex hull area", {"n": 13, "region": "convex"}, stubs="convex"),
+                   "smallest triangle area / convex hull area", {"n": 13, "region": "convex"}, stubs="convex",
+                   no_continuous_form="its value divides by the area of the points' convex hull, which is not a "
+                                      "smooth function of the points"),
     BuiltinProblem("min_max_distance_16_2d", "min_max_distance",
                    "16 points in the plane minimizing (max distance / min distance)^2.",
                    "(max / min pairwise distance)^2", {"n": 16, "d": 2}),
@@ -87,5 +96,6 @@ BUILTIN: dict[str, BuiltinProblem] = {p.name: p for p in (
                    "max over shifts of the overlap"),
     BuiltinProblem("kissing_11", "kissing",
                    "As many kissing spheres as possible in 11 dimensions (integer points, exact check).",
-                   "number of spheres", {"d": 11}),
+                   "number of spheres", {"d": 11},
+                   no_continuous_form="its points have integer coordinates: there is no continuous form"),
 )}

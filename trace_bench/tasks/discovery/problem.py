@@ -87,6 +87,7 @@ def build_problem(task: DiscoveryTask) -> dict[str, Any]:
         "timeout_s": task.timeout_s, "max_processes": processes, "evaluator_protocol": task.protocol,
         "config_file": task.folder.settings.config_file if task.folder is not None else "",
         "evaluator_calls_llm": task.llm,
+        "continuous_form": "declared" if task.continuous is not None else f"none: {task.no_continuous_form}",
     }
     guide = DiscoveryGuide(task, failure, processes)
     problem: dict[str, Any] = {
@@ -101,6 +102,7 @@ def build_problem(task: DiscoveryTask) -> dict[str, Any]:
         "discovery_system_message": task.system_message,
         "discovery_language": task.language,
         "strict_checks": lambda: strict_checks(task, guide),
+        "continuous_form": task.continuous,  # for classical solvers (SLSQPMultistart); None without one
     }
     if task.score_floor is not None:
         problem["score_range"] = [task.score_floor, None]

@@ -105,6 +105,9 @@ class DiscoveryTask:
     mode: str = "train"
     notes: tuple[str, ...] = ()
     show_target: bool = True  # whether the system message and the feedback name the value to beat
+    #: ``steps -> ContinuousForm`` for classical solvers (problems/continuous.py); None with the reason why not
+    continuous: Any = None
+    no_continuous_form: str = "it is a task folder: no continuous form is declared"
 
     @property
     def trust(self) -> str:
@@ -233,7 +236,25 @@ def from_builtin(name: str, eval_kwargs: Mapping[str, Any]) -> DiscoveryTask:
         task_id=f"discovery:{name}", description=problem.description,
         program=parse_program(module.program(**problem.settings)), form="split", evaluator_module=problem.evaluator,
         settings=problem.score_settings(), best_known=best, system_message=builtin_objective(name, show),
-        stub_candidates=tuple(stubs), score_floor=0.0, show_target=show, **_limits(eval_kwargs, 30.0))
+        stub_candidates=tuple(stubs), score_floor=0.0, show_target=show, continuous=_continuous(name, problem),
+        no_continuous_form=problem.no_continuous_form, **_limits(eval_kwargs, 30.0))
+
+
+@dataclass(frozen=True)
+class ContinuousFactory:
+    """A built-in problem's continuous form for a number of steps (picklable, built on demand)."""
+
+    name: str
+    settings: dict[str, Any]
+
+    def __call__(self, steps: int = 50) -> Any:
+        from trace_bench.tasks.discovery.problems.continuous import form_of
+
+        return form_of(self.name, self.settings, steps)
+
+
+def _continuous(name: str, problem: Any) -> ContinuousFactory | None:
+    return None if problem.no_continuous_form else ContinuousFactory(name, dict(problem.settings))
 
 
 _LANGUAGES = {".py": "python", ".txt": "text", ".md": "text", ".cpp": "cpp", ".cc": "cpp", ".c": "c", ".rs": "rust",

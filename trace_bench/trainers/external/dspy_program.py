@@ -131,6 +131,7 @@ def make_metric(ctx: TrainerContext, dataset_of_index: Callable[[int], tuple[Any
                 score, feedback = failure_score(ctx), f"{type(exc).__name__}: {exc}"
             else:
                 # the rollouts' rule: a rejected output scores the failure score, a broken guide ends the job
+                ctx.evaluator.charge()  # one of the trainer's evaluations (budget.evaluations)
                 rollout = ctx.evaluator.score_response(x, response, info)
                 score, feedback = rollout.score, rollout.feedback
             state = getattr(pred, "_trace_bench_state", None)

@@ -15,7 +15,6 @@ opto's own test evaluation is switched off (``test_frequency=None``): the harnes
 from __future__ import annotations
 
 import inspect
-import threading
 from typing import Any
 
 from trace_bench.trainers.opto_native.discovery import NativeSignature, NativeTrainer
@@ -68,14 +67,11 @@ def build_optimizer(ctx: Any, agent: Any, name: str) -> Any:
 
 def opto_guide(guide: Any, ctx: Any) -> Any:
     """The task's guide as an opto ``Guide``; every feedback opto asks for counts as one of the
-    trainer's evaluations (``n_evals``), as our own trainers' rollouts do."""
+    trainer's evaluations (``n_evals``, and ``budget.evaluations``), as our own trainers' rollouts do."""
     from opto.trainer.guide import Guide
 
-    lock = threading.Lock()
-
     def count() -> None:
-        with lock:
-            ctx.evaluator.n_evals += 1
+        ctx.evaluator.charge()
 
     class TaskGuide(Guide):
         """Scores through the job's evaluator, so opto's trainers follow the harness's rule on

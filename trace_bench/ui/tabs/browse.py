@@ -14,7 +14,7 @@ from trace_bench.ui.chart import line_chart
 from trace_bench.ui.context import ALL, UIContext, choice_list, guarded
 from trace_bench.ui.discovery import run_info
 from trace_bench.ui.integrity import integrity_markdown
-from trace_bench.ui.plots import AXES, frontier_html, run_curve_frame
+from trace_bench.ui.plots import AXES, frontier_html, reach_html, run_curve_frame
 from trace_bench.ui.readers import (
     frame_of,
     labelled_results,
@@ -113,8 +113,8 @@ def build(ctx: UIContext) -> dict[str, Any]:
                         elem_id="tb-axis")
         group = gr.Radio(list(GROUPS), value="mean per trainer", label="Curves", elem_id="tb-group")
     curves = gr.HTML(curve_chart(None, "llm_calls", "mean per trainer"), elem_id="tb-browse-curves")
-    with gr.Accordion("Cost–quality frontier (per task: arms no other arm beats on both mean cost and score)",
-                      open=True):
+    with gr.Accordion("Cost–quality frontier (per task: arms no other arm beats on both mean cost and score) and "
+                      "cost to reach the best known value", open=True):
         frontier = gr.HTML("", elem_id="tb-browse-frontier")
     with gr.Row():
         report = gr.Button("Generate report.html", elem_id="tb-report")
@@ -147,7 +147,8 @@ def build(ctx: UIContext) -> dict[str, Any]:
                 gr.update(choices=choice_list(r.get("trainer") for r in rows), value=ALL),
                 gr.update(choices=choice_list(r.get("status") for r in rows), value=ALL),
                 frame_of(rows, RESULT_COLUMNS), frame_of(board) if not board_problem else pd.DataFrame(),
-                curve_frame(run_dir, None, axis_value, group_value), frontier_html(path), integrity_markdown(path))
+                curve_frame(run_dir, None, axis_value, group_value), frontier_html(path) + reach_html(path),
+                integrity_markdown(path))
 
     @guarded(3, 0)
     def on_filter(run_dir: str | None, task_value: str, trainer_value: str, status_value: str, axis_value: str,
