@@ -147,12 +147,12 @@ def test_plugin_trainers_are_listed_and_a_broken_one_is_unavailable(tmp_path: Pa
 def test_list_trainers_all_says_what_each_trainer_is_and_which_tasks_it_fits(
         capsys: pytest.CaptureFixture[str]) -> None:
     """GEPA-Base (opto-based) and GEPATrainer (the gepa library) must be told apart, and each row
-    names the parameter kinds it optimizes in list-tasks' words."""
+    names the parameter kinds it optimizes in list-tasks' words (continuous: a discovery problem's continuous form)."""
     from trace_bench.cli.main import main
 
     assert main(["list-trainers", "--all", "--format", "json"]) == 0
     rows = {row["trainer_id"]: row for row in json.loads(capsys.readouterr().out)}
-    assert all(row["description"] and set(row["parameters"].split(",")) <= {"text", "code", "numeric"}
+    assert all(row["description"] and set(row["parameters"].split(",")) <= {"text", "code", "numeric", "continuous"}
                for row in rows.values())
     assert "Trace's optimizers" in rows["GEPA-Base"]["description"]
     assert "gepa library" in rows["GEPATrainer"]["description"] and "not GEPA-Base" in rows["GEPATrainer"]["description"]

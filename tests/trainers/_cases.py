@@ -17,4 +17,4 @@ SHORT: dict[str, dict[str, Any]] = {
     "BasicSearchAlgorithm": {"num_steps": 4, "num_proposals": 2},
 }
 
-ALL = {**SHORT, "NoOpTrainer": {"num_steps": 2}}
+ALL = {**SHORT, "NoOpTrainer": {"num_steps": 2}, "RandomSearch": {"samples": 3}, "OptunaSearch": {"samples": 3}}

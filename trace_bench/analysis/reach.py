@@ -87,7 +87,8 @@ def _amount(value: float, column: str) -> str:
         return f"{value:.4g} USD"
     if column == "wall_s":
         return f"{value:.3g} s"
-    return f"{value:,.0f} {SPEND[column]}"
+    name = SPEND[column]
+    return f"{value:,.0f} {name[:-1] if value == 1 and name.endswith('s') else name}"
 
 
 def reach_cell(row: pd.Series) -> str:

@@ -97,7 +97,7 @@ class PaperTable:
             text += (" * no test split: best score on the selection split, optimistic "
                      f"({', '.join(self.optimistic_tasks)}).")
         if self.with_best_known:
-            text += (" % of best known: the best state's value against the best published value (100 = matched), "
+            text += (" % of best known: the best state's value against the best value known today (100 = matched), "
                      "mean over seeds.")
         if self.candidate_reachable:
             text += (f" {REACHABLE_MARK} the candidate ran in the process that scored it (plain evaluate()): "
