@@ -142,8 +142,8 @@ def _add_analysis_commands(sub: argparse._SubParsersAction) -> None:  # type: ig
                    help="mark each task's cost-quality frontier (arms no other beats on both mean cost and score) "
                         "and list it under the table")
     p.add_argument("--cost-axis", choices=("usd", "tokens", "llm_calls", "evaluations", "wall_s"), default=None,
-                   help="the frontier's cost (implies --frontier); default per task: USD, else tokens, else LLM "
-                        "calls. evaluations or wall_s put non-LLM baselines (free on the LLM axes) beside LLM arms")
+                   help="the frontier's cost (implies --frontier; default USD, else tokens, else calls); "
+                        "evaluations: compute")
 
     p = _command(sub, "power", "how many seeds would separate each task's best arm from each runner-up?",
                  "Per task and runner-up: the verdict's paired t-test at its Holm level (alpha / pairs), for a true\n"
