@@ -268,3 +268,51 @@ def test_nothing_outside_the_store_builds_a_run_path() -> None:
                     and node.value.attr == "parent":
                 found.append(f"{relative}:{node.lineno} walks up with .parent.parent")
     assert not found, "\n".join(found)
+
+
+#: exceptions of the package outside the one root, and why
+OUTSIDE_THE_ROOT = {"BudgetExhausted": "a stop signal: a BaseException, so that a library's `except Exception` "
+                                       "cannot swallow it"}
+
+
+def _exception_classes() -> dict[str, set[str]]:
+    """Every class the package defines that is an exception, with the names of its ancestors (read
+    from the source: a base named ``x.Name`` is the class ``Name``; builtins by their own names)."""
+    import builtins
+
+    bases: dict[str, set[str]] = defaultdict(set)
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                bases[node.name] |= {ast.unparse(base).rpartition(".")[2] for base in node.bases}
+
+    def ancestors(name: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(bases.get(name, ()))
+        while todo:
+            current = todo.pop()
+            if current not in seen:
+                seen.add(current)
+                todo.extend(bases.get(current, ()))
+        return seen
+
+    def builtin_exception(name: str) -> bool:
+        value = getattr(builtins, name, None)
+        return isinstance(value, type) and issubclass(value, BaseException)
+
+    found = {name: ancestors(name) for name in bases}
+    return {name: names for name, names in found.items() if any(builtin_exception(a) for a in names)}
+
+
+def test_every_exception_derives_from_the_one_root() -> None:
+    """One root for the project's errors (optuna's ``OptunaError``): ``except TraceBenchError``
+    catches every error trace-bench raises, and the built-in bases each class had stay."""
+    import trace_bench
+    from trace_bench._util.errors import TraceBenchError
+
+    classes = _exception_classes()
+    assert len(classes) >= 45, sorted(classes)  # the walk finds them (about 50 today)
+    outside = sorted(name for name, found in classes.items()
+                     if name != "TraceBenchError" and "TraceBenchError" not in found and name not in OUTSIDE_THE_ROOT)
+    assert outside == [], f"exceptions outside TraceBenchError: {outside}"
+    assert trace_bench.TraceBenchError is TraceBenchError and issubclass(TraceBenchError, Exception)

@@ -21,6 +21,7 @@ _EXPORTS = {
     "parse_config": "trace_bench.config.loader",
     "RunConfig": "trace_bench.config.models",
     "ConfigError": "trace_bench._util.errors",
+    "TraceBenchError": "trace_bench._util.errors",
     "execute_run": "trace_bench.runner.run",
     "RunOptions": "trace_bench.runner.options",
     "RunOutcome": "trace_bench.runner.options",

@@ -1,4 +1,5 @@
-"""Config errors that a user can fix: file, key path, reason and a suggestion.
+"""The root of trace-bench's errors, and config errors that a user can fix: file, key path,
+reason and a suggestion.
 
 An error renders as one line whatever it quotes: newlines are flattened and every part is
 shortened with an ellipsis, so a 200 KB task id or a binary blob cannot flood a terminal.  An
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import ClassVar
 
 _PART_LIMIT = 500
 _HINT_LIMIT = 1000  # lists of valid names (knobs, choices) are worth showing whole
@@ -27,7 +29,25 @@ def is_flag(key_path: str | None) -> bool:
     return bool(key_path) and str(key_path).startswith("--")
 
 
-class ConfigError(ValueError):
+class TraceBenchError(Exception):
+    """The root of every exception trace-bench defines (optuna's ``OptunaError``): ``except
+    TraceBenchError`` catches ours and nothing of a library's or of a task author's.
+
+    Each subclass keeps the built-in base it always had (``ValueError``, ``RuntimeError``,
+    ``OSError``, ...), so code that catches those still does.  One class stands outside the root on
+    purpose: ``trace_bench.llm.errors.BudgetExhausted``, a stop signal that derives from
+    ``BaseException`` so that a library's ``except Exception`` cannot swallow it.
+
+    ``job_status`` is the status a job ends with when this error ends it (``infra_error`` for a
+    task's infrastructure, ``failed`` where this machine cannot run the task, ...); None leaves it
+    to the phase the job was in.  A task author's own exception may declare the same attribute:
+    the job body reads it in one place (``trace_bench.runner.job.failures``).
+    """
+
+    job_status: ClassVar[str | None] = None
+
+
+class ConfigError(TraceBenchError, ValueError):
     """A config (or command-line) problem; the CLI prints it on one line and exits with code 2."""
 
     def __init__(self, reason: str, *, file: str | None = None, key_path: str | None = None, hint: str | None = None):

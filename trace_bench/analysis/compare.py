@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.analysis.axes import budget_note, differing_axes
 from trace_bench.analysis.load import ARM, RunDirError, RunSet, load_runs
 from trace_bench.analysis.pairs import dropped_seeds, paired_tests, seeds_run, task_scores
@@ -41,7 +42,7 @@ from trace_bench.store.paired import ALPHA, decide_pairs, decision_map, holm
 CELL = [*ARM, "seed"]
 
 
-class CompareError(ValueError):
+class CompareError(TraceBenchError, ValueError):
     """Two runs that cannot be compared fairly; the message says why and what to change."""
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.analysis.axes import run_condition
 from trace_bench.store.columns import Column
 from trace_bench.store.models import ARM_FIELDS, CURVE_COLUMNS, LLMCall, ManifestJob, StoreError
@@ -42,7 +43,7 @@ LLM_CALL_COLUMNS = ("ts", "role", "model", "phase", "prompt_tokens", "completion
                     "latency_s", "cached", "retries", "error")
 
 
-class RunDirError(ValueError):
+class RunDirError(TraceBenchError, ValueError):
     """A run directory that cannot be read; the message names the file and what is wrong with it."""
 
 

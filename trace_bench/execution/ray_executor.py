@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.execution.job_process import Finished, JobBody, JobLaunch
 
 # A job's own timeout is enforced inside the actor; the driver kills an actor only when it has not
@@ -27,7 +28,7 @@ from trace_bench.execution.job_process import Finished, JobBody, JobLaunch
 _ACTOR_GRACE_S = 30.0
 
 
-class RayConnectionError(RuntimeError):
+class RayConnectionError(TraceBenchError, RuntimeError):
     """The Ray cluster named by the config or ``--ray-address`` could not be reached."""
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from trace_bench._util.errors import TraceBenchError
 
-class LLMError(Exception):
+
+class LLMError(TraceBenchError):
     """A failed LLM call. ``retryable`` is the single rule the retry loop consults; ``key_refused``
     marks the errors that no later call with the same key can escape (a refused key, a spent quota):
     the run stops scheduling jobs after the first job that met one."""

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trace_bench._util.errors import ConfigError
+from trace_bench._util.errors import ConfigError, TraceBenchError
 from trace_bench.config.defaults import effective_job_timeout
 from trace_bench.config.models import RunConfig
 from trace_bench.llm.credentials import check_credentials, register_keys, unset_key_variables
@@ -36,7 +36,7 @@ from trace_bench.store.run_store import RunLocked, RunNotFound, RunStore
 __all__ = ["RunOptions", "RunOutcome", "RunWriteError", "execute_run", "locate_run", "open_run", "plan_run_id"]
 
 
-class RunWriteError(OSError):
+class RunWriteError(TraceBenchError, OSError):
     """The run directory could not be written (disk full, permissions); the run stays resumable."""
 
 

@@ -32,12 +32,14 @@ import json
 import math
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
+
 MAX_DEPTH = 100
 TAG = "$t"
 _ARRAY_KINDS = "biufc"  # bool, signed, unsigned, float, complex: plain bytes, no Python objects
 
 
-class CodecError(ValueError):
+class CodecError(TraceBenchError, ValueError):
     """A value that is not plain data, or bytes that are not a valid encoding."""
 
 

@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
+
 _PROCESS_EVENTS = frozenset({
     "os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile",
     "subprocess.Popen", "pty.spawn", "_posixsubprocess.fork_exec",
@@ -45,7 +47,7 @@ _PATH_EVENTS: dict[str, tuple[tuple[int, int | None], ...]] = {
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
-class SandboxDenied(PermissionError):
+class SandboxDenied(TraceBenchError, PermissionError):
     """Raised by the sandbox's audit hook; an uncaught one gives the result status ``denied``."""
 
 

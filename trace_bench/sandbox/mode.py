@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.sandbox import policy, server
 
 SETTING_ENV = "TRACE_BENCH_SANDBOX"
@@ -25,7 +26,7 @@ _USED: set[str] = set()
 _USED_LOCK = threading.Lock()
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(TraceBenchError, RuntimeError):
     """Candidate code cannot run: bubblewrap does not work here and the weak mode was not allowed.
     The job fails (``job_status``): this machine cannot run the task, the task is not broken and the
     candidate is not at fault."""

@@ -21,6 +21,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.sandbox import codec
 from trace_bench.sandbox.frames import read_value, write_value
 from trace_bench.sandbox.limits import SandboxLimits, SandboxResult
@@ -28,7 +29,7 @@ from trace_bench.sandbox.limits import SandboxLimits, SandboxResult
 MAX_FRAME_BYTES = 16 << 20
 
 
-class CandidateGone(RuntimeError):
+class CandidateGone(TraceBenchError, RuntimeError):
     """The candidate's process ended (crash, time or memory limit) or sent something unreadable."""
 
 

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.sandbox import codec, policy
 from trace_bench.sandbox.frames import recv_frame, send_frame
 
@@ -40,7 +41,7 @@ RETRY_AFTER_S = 60.0  # after a failed start, calls fail fast instead of retryin
 T = TypeVar("T")
 
 
-class ZygoteUnavailable(RuntimeError):
+class ZygoteUnavailable(TraceBenchError, RuntimeError):
     """The sandbox could not be started (the message says why) or stopped answering."""
 
 

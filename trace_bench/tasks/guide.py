@@ -22,13 +22,15 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
 
-class OutputRejected(Exception):  # noqa: N818 - a verdict on the output, not an error of the guide
+
+class OutputRejected(TraceBenchError):  # noqa: N818 - a verdict on the output, not an error of the guide
     """Raised by a guide for an output it cannot score (not a number, not parseable, out of range):
     the rollout gets the task's failure score and this message as the feedback optimizers read."""
 
 
-class TaskError(Exception):
+class TaskError(TraceBenchError):
     """A task's guide or evaluator failed (it raised, or returned a non-finite score): the job ends
     with status ``task_error``, this message as its error and ``traceback_text`` (the guide's own
     traceback) as its traceback.  Never a score."""

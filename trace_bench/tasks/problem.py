@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.tasks.guide import GuideFailures
 
 REQUIRED_KEYS = ("param", "guide", "train_dataset")
@@ -29,7 +30,7 @@ DEFAULT_FAILURE_SCORE = -1e9
 of its ``score_range`` (finite, so means and CSV cells stay numbers)."""
 
 
-class ProblemError(ValueError):
+class ProblemError(TraceBenchError, ValueError):
     """A task returned something that is not a valid problem."""
 
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import yaml
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench._util.masking import register_secret, secret_name
 from trace_bench.store.models import StoreError
 from trace_bench.store.run_store import RunStore
@@ -46,7 +47,7 @@ from trace_bench.ui.readers import tail_lines
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 
-class LaunchError(ValueError):
+class LaunchError(TraceBenchError, ValueError):
     """The run could not be started; the message says what to fix."""
 
 

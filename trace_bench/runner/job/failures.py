@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import traceback
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.store.status import Status
 
 
-class JobFailure(Exception):
+class JobFailure(TraceBenchError):
     """A job-level failure with a given status (e.g. ``skipped`` when a task is not implemented)."""
 
     def __init__(self, status: Status, message: str) -> None:

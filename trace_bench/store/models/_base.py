@@ -41,6 +41,8 @@ from pydantic import (
     model_validator,
 )
 
+from trace_bench._util.errors import TraceBenchError
+
 if TYPE_CHECKING:
     from pydantic import GetJsonSchemaHandler
     from pydantic.json_schema import JsonSchemaValue
@@ -50,7 +52,7 @@ Upgrade = Callable[[dict[str, Any]], dict[str, Any]]
 Model = TypeVar("Model", bound="StoreModel")
 
 
-class StoreError(ValueError):
+class StoreError(TraceBenchError, ValueError):
     """A run-directory file that cannot be read as its record; the message names the file."""
 
 

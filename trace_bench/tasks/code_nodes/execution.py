@@ -30,6 +30,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.sandbox import SandboxLimits, SandboxResult, codec, run_sandboxed
 from trace_bench.tasks.code_nodes import signature as signatures
 from trace_bench.tasks.code_nodes.support import CodeNodeUnsupported, Context, context_of
@@ -46,7 +47,7 @@ _PLAIN = "trainable code runs in the sandbox, so what it takes and returns must 
          "float, str, bytes, lists, tuples, dicts, sets, numeric numpy arrays)"
 
 
-class CodeFailure(Exception):
+class CodeFailure(TraceBenchError):
     """The sandboxed code failed; ``kind`` is ``syntax``, ``definition``, ``missing`` or ``error``."""
 
     def __init__(self, kind: str, error_type: str, message: str, line: int | None = None, traceback: str = "") -> None:

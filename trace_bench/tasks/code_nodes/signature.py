@@ -13,6 +13,8 @@ import inspect
 import re
 from dataclasses import dataclass
 
+from trace_bench._util.errors import TraceBenchError
+
 _FIRST_DEF = re.compile(r"\s*def\s+(\w+)")  # how opto finds the function a code parameter defines
 
 
@@ -35,7 +37,7 @@ class Parsed:
     signature: inspect.Signature
 
 
-class NoFunction(Exception):
+class NoFunction(TraceBenchError):
     """The code defines no function opto would find (opto reports this as an error of the code)."""
 
 

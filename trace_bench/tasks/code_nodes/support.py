@@ -20,12 +20,13 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.sandbox import codec
 
 GLOBALS_MAX_BYTES = 1 << 20
 
 
-class CodeNodeUnsupported(RuntimeError):
+class CodeNodeUnsupported(TraceBenchError, RuntimeError):
     """A trainable code node that cannot run in the sandbox (the message says why and what to do)."""
 
     job_status = "failed"

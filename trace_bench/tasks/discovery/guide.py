@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.tasks.discovery import results
 from trace_bench.tasks.discovery.sandboxed import LOAD_ONLY
 from trace_bench.tasks.discovery.task import DiscoveryTask
@@ -42,7 +43,7 @@ class Evaluation:
     task_fault: str = ""  # set when the task's evaluator, not the candidate, failed: the job ends task_error
 
 
-class EvaluatorBroken(RuntimeError):
+class EvaluatorBroken(TraceBenchError, RuntimeError):
     """The task's evaluator failed, whatever the candidate: its module does not load (in the sandbox
     or in the job), or its trusted ``score()`` has a code error (a name or an import it lacks).  Raised
     by :meth:`DiscoveryGuide.get_feedback`, so the job ends ``task_error`` with this message instead

@@ -22,10 +22,12 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
+
 CALLER = "evaluator"
 
 
-class NoSession(RuntimeError):
+class NoSession(TraceBenchError, RuntimeError):
     """The evaluator calls an LLM, and no job session is there to meter it."""
 
 

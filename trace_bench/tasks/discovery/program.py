@@ -16,13 +16,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from trace_bench._util.errors import TraceBenchError
+
 START = "# EVOLVE-BLOCK-START"
 END = "# EVOLVE-BLOCK-END"
 _START_LINE = re.compile(r"^[ \t]*#[ \t]*EVOLVE-BLOCK-START\b[^\n]*\n?", re.M)
 _END_LINE = re.compile(r"^[ \t]*#[ \t]*EVOLVE-BLOCK-END\b[^\n]*(\n|\Z)", re.M)
 
 
-class ProgramFormatError(ValueError):
+class ProgramFormatError(TraceBenchError, ValueError):
     """The program's markers cannot be read (unbalanced or repeated)."""
 
 

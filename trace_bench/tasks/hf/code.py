@@ -14,6 +14,7 @@ import re
 import textwrap
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.tasks.hf.catalog import HFDataset
 
 INITIAL_INSTRUCTION = "Write the Python function."
@@ -25,7 +26,7 @@ STUB_INSTRUCTIONS = (
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
 
-class CodeRowError(ValueError):
+class CodeRowError(TraceBenchError, ValueError):
     """A code row lacks what its task needs (tests, a function name)."""
 
 

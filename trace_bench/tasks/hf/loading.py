@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.tasks.hf.catalog import NOT_CACHED, HFDataset, hub_offline, is_cached
 
 T = TypeVar("T")
@@ -21,7 +22,7 @@ T = TypeVar("T")
 _FORMATS = {".json": "json", ".jsonl": "json", ".parquet": "parquet", ".csv": "csv"}
 
 
-class DataUnavailable(RuntimeError):
+class DataUnavailable(TraceBenchError, RuntimeError):
     """The rows cannot be loaded here; the message says how to make them available."""
 
 

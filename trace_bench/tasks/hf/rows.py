@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.tasks.hf.catalog import HFDataset
 
 _GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$", re.S)
 
 
-class RowError(ValueError):
+class RowError(TraceBenchError, ValueError):
     """A row lacks a field its task needs: the local file does not follow the dataset's schema."""
 
 

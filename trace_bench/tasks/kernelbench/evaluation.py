@@ -25,10 +25,12 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
+
 CLIENT_SLACK_S = 30.0
 
 
-class EvalServerError(RuntimeError):
+class EvalServerError(TraceBenchError, RuntimeError):
     """The evaluation infrastructure failed (unreachable, timed out, malformed answer)."""
 
     job_status = "infra_error"

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.sandbox import SandboxLimits, SandboxResult
 from trace_bench.sandbox.frames import read_value, write_value
 from trace_bench.tasks.kernelbench.evaluation import KernelResult
@@ -212,7 +213,7 @@ class LocalEvaluator:
         return judge(reference, candidate, self.trials)
 
 
-class ReferenceFailed(RuntimeError):
+class ReferenceFailed(TraceBenchError, RuntimeError):
     """The reference itself did not run (an infrastructure problem, never a score of 0)."""
 
     job_status = "infra_error"

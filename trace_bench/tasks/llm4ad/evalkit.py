@@ -25,19 +25,21 @@ from typing import Any
 
 import numpy as np
 
+from trace_bench._util.errors import TraceBenchError
+
 FAILURE_SCORE = -1_000_000.0  # the original Trace-Bench's sentinel for a failed evaluation
 CANDIDATE_FILENAME = "<candidate>"
 
 
-class MissingEntryError(Exception):
+class MissingEntryError(TraceBenchError):
     """The program does not define the entry function."""
 
 
-class CandidateLoadError(Exception):
+class CandidateLoadError(TraceBenchError):
     """Running the program's top level (imports, definitions) raised."""
 
 
-class InvalidSolution(Exception):
+class InvalidSolution(TraceBenchError):
     """The heuristic ran but produced an invalid solution (a repeated node, an overflowing bin, ...)."""
 
 

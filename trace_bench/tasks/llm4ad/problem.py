@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench.sandbox import SandboxLimits, SandboxResult, require, run_sandboxed
 from trace_bench.tasks.guide import Guide
 from trace_bench.tasks.llm4ad.evalkit import CANDIDATE_FILENAME, FAILURE_SCORE, InvalidSolution
@@ -48,7 +49,7 @@ _ADVICE = {
 Run = Callable[..., Any]  # run(target, payload[, candidate=(target, payload)]) -> the sandbox's plain-data answer
 
 
-class SandboxFailure(Exception):
+class SandboxFailure(TraceBenchError):
     """A sandboxed call did not return a value (error, timeout, ...); the guide explains it."""
 
     def __init__(self, result: SandboxResult) -> None:

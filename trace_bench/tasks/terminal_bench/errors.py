@@ -9,8 +9,10 @@ The guide raises :class:`InfraError` for the latter, so the job ends with status
 
 from __future__ import annotations
 
+from trace_bench._util.errors import TraceBenchError
 
-class InfraError(RuntimeError):
+
+class InfraError(TraceBenchError, RuntimeError):
     """Harbor or its environment failed; the candidate was not judged."""
 
     job_status = "infra_error"

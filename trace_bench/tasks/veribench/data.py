@@ -25,11 +25,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
+
 HF_DATASET = "allenanie/veribench_with_prompts"
 ROOT_ENV = "TRACE_BENCH_VERIBENCH_ROOT"
 
 
-class VeriBenchDataError(ValueError):
+class VeriBenchDataError(TraceBenchError, ValueError):
     """The VeriBench data could not be found or read; the message says how to provide it."""
 
 

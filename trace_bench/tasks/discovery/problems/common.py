@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from trace_bench._util.errors import TraceBenchError
 from trace_bench._util.imports import import_file
 
 TINY = sys.float_info.min  # the smallest normal float: a nonzero number below it is subnormal
@@ -35,7 +36,7 @@ Exact = Callable[[], Fraction]
 bound where smaller is better (exact when the arithmetic is)."""
 
 
-class InvalidConstruction(ValueError):
+class InvalidConstruction(TraceBenchError, ValueError):
     """The candidate's construction breaks a rule of the problem (the message says which)."""
 
 
