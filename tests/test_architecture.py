@@ -197,6 +197,23 @@ def test_light_layers_import_no_heavy_library_at_module_level() -> None:
     assert not heavy, "\n".join(heavy)
 
 
+#: what the store may import of the config: the typed blocks a job's specification embeds
+CONFIG_MODELS = ("trace_bench.config.models", "trace_bench.config.identity", "trace_bench.config.model_names")
+
+
+def test_the_store_imports_only_the_config_models() -> None:
+    """The store's one arrow beyond DESIGN §2: its records embed the config's frozen ``llm`` and
+    ``budget`` blocks and the LLM identity (one typed specification from the YAML file to the job
+    process); it never reaches the loader, the messages or anything else of ``config``, and ``config``
+    imports no store (the layer table has no arrow back)."""
+    modules = _modules()
+    found = [f"{module}:{line} imports {name}" for module, imports in _imports(modules).items()
+             if _layer(module) == "store" for name, line, _ in imports
+             if _layer(_owner(name, modules) or "trace_bench") == "config" and _owner(name, modules) not in CONFIG_MODELS]
+    assert found == [], "\n".join(found)
+    assert _allowed()["config"] == set()
+
+
 DRIVER_FORBIDDEN = ("opto", "trace_bench.trainers", "trace_bench.runner.job")
 #: what the driver may import of the tasks package: the suites' static metadata
 TASK_METADATA = ("trace_bench.tasks", "trace_bench.tasks.spec")

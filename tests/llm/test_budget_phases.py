@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.trainers.external_jobs import events, run_jobs
+from trace_bench.config.models import BudgetConfig
 from trace_bench.llm.budget import Budget
 from trace_bench.llm.errors import BudgetExhausted
 from trace_bench.llm.fake_server import FakeLLMServer
@@ -68,7 +69,7 @@ def _concurrent_calls(session: LLMSession, backend: HeldBackend, **params: Any) 
 
 def test_calls_in_flight_count_against_the_call_budget() -> None:
     backend = HeldBackend()
-    session = LLMSession({"optimizer": backend, "agent": backend}, budget=Budget(llm_calls=5))
+    session = LLMSession({"optimizer": backend, "agent": backend}, budget=Budget(BudgetConfig(llm_calls=5)))
     entered, refused = _concurrent_calls(session, backend)
     assert entered == 5 and len(refused) == THREADS - 5
     assert session.spent().llm_calls == 5 and session.budget_spent()["llm_calls"] == 5
@@ -82,7 +83,7 @@ def test_calls_in_flight_reserve_their_worst_case() -> None:
 
     backend = HeldBackend()
     worst = prompt_token_bound([{"role": "user", "content": "question 0"}]) + 10
-    session = LLMSession({"optimizer": backend, "agent": backend}, budget=Budget(tokens=3 * worst + worst // 2))
+    session = LLMSession({"optimizer": backend, "agent": backend}, budget=Budget(BudgetConfig(tokens=3 * worst + worst // 2)))
     entered, refused = _concurrent_calls(session, backend, max_tokens=10)
     assert entered == 3 and len(refused) == THREADS - 3
     assert all(exc.resource == "tokens" and exc.needed == worst for exc in refused)
@@ -93,7 +94,7 @@ def test_measure_phase_is_metered_apart_and_never_budgeted() -> None:
     backend = HeldBackend()
     backend.release.set()
     recorded: list[dict[str, Any]] = []
-    session = LLMSession({"optimizer": backend, "agent": backend}, budget=Budget(llm_calls=1), events=recorded.append)
+    session = LLMSession({"optimizer": backend, "agent": backend}, budget=Budget(BudgetConfig(llm_calls=1)), events=recorded.append)
     with session.measuring():
         for _ in range(3):
             session.chat("agent", [{"role": "user", "content": "score me"}])
@@ -159,7 +160,7 @@ def test_cache_answers_are_charged_and_counted_apart() -> None:
     def from_cache(backend: Any, messages: Any, **kwargs: Any) -> Completion:
         return Completion(texts=["recorded"], usage=Usage(40, 2, 42), model="held", cached=True, cost_usd=0.5)
 
-    session = LLMSession({"optimizer": backend}, budget=Budget(llm_calls=2), call_wrapper=from_cache)
+    session = LLMSession({"optimizer": backend}, budget=Budget(BudgetConfig(llm_calls=2)), call_wrapper=from_cache)
     session.chat("optimizer", [{"role": "user", "content": "a"}])
     session.chat("optimizer", [{"role": "user", "content": "b"}])
     with pytest.raises(BudgetExhausted):

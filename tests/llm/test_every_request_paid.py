@@ -23,6 +23,7 @@ import pytest
 
 from tests.llm.servers import StallingServer
 from tests.waiting import wait_until
+from trace_bench.config.models import BudgetConfig
 from trace_bench.llm import retry
 from trace_bench.llm.budget import Budget
 from trace_bench.llm.errors import BudgetExhausted, LLMTimeoutError, ServerError
@@ -131,7 +132,7 @@ def test_a_call_cancelled_in_flight_is_charged() -> None:
     backend = _Interrupted(model="openai/fake-model", api_key=None, base_url="http://127.0.0.1:9/v1",
                            temperature=None, max_tokens=CAP, timeout_s=1.0, max_retries=3, prices={"fake-model": PRICE})
     events: list[dict[str, Any]] = []
-    session = LLMSession({"optimizer": backend}, budget=Budget(llm_calls=5), events=events.append)
+    session = LLMSession({"optimizer": backend}, budget=Budget(BudgetConfig(llm_calls=5)), events=events.append)
     with pytest.raises(KeyboardInterrupt):
         session.chat("optimizer", MESSAGES)
     train = session.totals.by_phase["train"]

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from trace_bench.config.models import BudgetConfig
 from trace_bench.llm.backend import StubBackend
 from trace_bench.llm.budget import Budget
 from trace_bench.llm.errors import LLMError
@@ -35,7 +36,7 @@ class _Probe(StubBackend):
 def _session(tmp_path: Path, fail: bool = False) -> tuple[LLMSession, _Probe, JobStore]:
     job = JobStore(tmp_path / "job")
     probe = _Probe(job, fail)
-    session = LLMSession({"optimizer": probe}, budget=Budget(llm_calls=10))
+    session = LLMSession({"optimizer": probe}, budget=Budget(BudgetConfig(llm_calls=10)))
     session.journal = job.open_spend_journal(durable=True)
     return session, probe, job
 

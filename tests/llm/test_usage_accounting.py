@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import USER_TASKS
 from tests.trainers.external_jobs import events, run_jobs
+from trace_bench.config.models import BudgetConfig
 from trace_bench.llm.budget import Budget, Spent
 from trace_bench.llm.errors import BudgetExhausted, LLMError
 from trace_bench.llm.fake_server import FakeLLMServer
@@ -41,7 +42,7 @@ def test_a_call_that_finally_failed_counts_its_retries() -> None:
 
 
 def test_the_budget_stop_states_the_spend_with_calls_in_flight() -> None:
-    budget = Budget(llm_calls=7)
+    budget = Budget(BudgetConfig(llm_calls=7))
     for _ in range(3):
         budget.reserve(Spent(llm_calls=4), 0)  # three calls of other threads in flight
     with pytest.raises(BudgetExhausted) as stopped:

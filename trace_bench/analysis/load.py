@@ -131,7 +131,7 @@ def _axes_of(entry: ManifestJob) -> dict[str, Any]:
     return {"job_id": spec.job_id, "task": spec.task, "task_label": spec.task_label, "eval_kwargs": spec.eval_kwargs,
             "trainer": spec.trainer,
             "seed": spec.seed, "params": spec.params, "params_label": spec.params_label,
-            "llm_identity": spec.llm_identity, "status": str(entry.status),
+            "llm_identity": spec.llm_identity.model_dump(mode="json"), "status": str(entry.status),
             "resolved": {"optimizer": spec.optimizer_name, "optimizer_kwargs": spec.optimizer_kwargs}}
 
 

@@ -13,7 +13,7 @@ _EXPORTS = {
     "load_config": "trace_bench.config.loader", "parse_config": "trace_bench.config.loader",
     "BudgetConfig": "trace_bench.config.models", "LLMConfig": "trace_bench.config.models",
     "RunConfig": "trace_bench.config.models", "TaskEntry": "trace_bench.config.models",
-    "TrainerEntry": "trace_bench.config.models",
+    "TrainerEntry": "trace_bench.config.models", "LLMIdentity": "trace_bench.config.identity",
     # the original Trace-Bench's names for the same entries
     "TaskConfig": "trace_bench.config.models:TaskEntry", "TrainerConfig": "trace_bench.config.models:TrainerEntry",
 }

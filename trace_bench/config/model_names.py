@@ -1,4 +1,5 @@
-"""Which model a role really calls: the one rule shared by job identity and the providers.
+"""The LLM roles, and which model a role really calls: the one rule shared by job identity and the
+providers.
 
 A config may leave the model out; then the original's environment variables decide, in this order:
 ``TRACE_CUSTOMLLM_MODEL`` (only with ``TRACE_DEFAULT_LLM_BACKEND=CustomLLM``), ``TRACE_LITELLM_MODEL``,
@@ -9,11 +10,13 @@ models never share a job id, whatever backend picked the model.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Literal, get_args
 
 DEFAULT_MODEL = "gpt-4o"
-#: the LLM roles a job may call, each with its own model, budget share and usage columns
-ROLES = ("optimizer", "agent", "judge")
+#: an LLM role a job may call, each with its own model, budget share and usage columns
+Role = Literal["optimizer", "agent", "judge"]
+#: the roles, in order (declared here only)
+ROLES: tuple[Role, ...] = get_args(Role)
 
 
 def custom_backend() -> bool:
@@ -27,12 +30,3 @@ def configured_model(model: str | None) -> str:
     return (model or custom or os.environ.get("TRACE_LITELLM_MODEL") or os.environ.get("DEFAULT_LITELLM_MODEL")
             or DEFAULT_MODEL)
 
-
-def role_models(identity: dict[str, Any]) -> dict[str, str]:
-    """The model each role calls, from a job's LLM identity (``matrix.identity.llm_identity``):
-    the role's own model, else the config's; ``stub`` for every role in stub mode."""
-    if identity.get("mode") != "real":
-        return {role: str(identity.get("mode") or "stub") for role in ROLES}
-    roles = identity.get("roles") or {}
-    default = str(identity.get("model") or "")
-    return {role: str((roles.get(role) or {}).get("model") or default) for role in ROLES}

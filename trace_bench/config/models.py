@@ -3,13 +3,18 @@
 Every key and alias of the original is accepted (``runs_root``, ``n_concurrent``, ``seed``,
 ``job-timeout``, trainer-entry ``name``/``trainer``/``key``, top-level trainer knobs such as
 ``ps_steps``); unknown keys are errors, never silently ignored.
+
+The ``llm`` and ``budget`` blocks are frozen: a job's specification (``JobSpec`` in the store)
+embeds the same objects, from the YAML file to the job process (inspect_ai's ``EvalSpec`` embeds its
+``GenerateConfig`` the same way), never a dictionary rebuilt downstream.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal, cast
 
 from pydantic import (
     AliasChoices,
@@ -23,6 +28,7 @@ from pydantic import (
 
 from trace_bench._util.errors import ConfigError
 from trace_bench.config.messages import config_error, format_loc
+from trace_bench.config.model_names import Role
 from trace_bench.config.safe_yaml import MAX_NODES
 
 # Trainer knobs the original accepts at the top level of a config; they join the global
@@ -42,9 +48,16 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
 
-class BudgetConfig(_Strict):
+class _Frozen(_Strict):
+    """A block a job's specification embeds: never changed once validated."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+class BudgetConfig(_Frozen):
     """Per-job limits; whichever is reached first stops the trainer (status budget_exhausted).
-    ``evaluations`` counts the trainer's task evaluations (rollouts), for every trainer, LLM or not."""
+    ``evaluations`` counts the trainer's task evaluations (rollouts), for every trainer, LLM or not.  The
+    job's ``Budget`` (``trace_bench.llm.budget``) holds this object as its limits."""
 
     llm_calls: int | None = Field(default=None, ge=1)
     tokens: int | None = Field(default=None, ge=1)
@@ -53,12 +66,12 @@ class BudgetConfig(_Strict):
     evaluations: int | None = Field(default=None, ge=1)
 
 
-class PriceConfig(_Strict):
+class PriceConfig(_Frozen):
     input_per_mtok: float = Field(ge=0)
     output_per_mtok: float = Field(ge=0)
 
 
-class RoleConfig(_Strict):
+class RoleConfig(_Frozen):
     model: str | None = None
     provider: str | None = None
     base_url: str | None = Field(default=None, validation_alias=AliasChoices("base_url", "api_base"))
@@ -67,14 +80,18 @@ class RoleConfig(_Strict):
     max_tokens: int | None = None
 
 
-class LLMConfig(_Strict):
+class LLMConfig(_Frozen):
+    """The ``llm`` block: provider, endpoint, model and sampling of the run, each role's own
+    (``roles``), and the transport (retries, timeouts, concurrency, cache).  Key *names* only
+    (``api_key_env``), never keys."""
+
     provider: str | None = None
     base_url: str | None = Field(default=None, validation_alias=AliasChoices("base_url", "api_base"))
     model: str | None = None
     api_key_env: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
-    roles: dict[Literal["optimizer", "agent", "judge"], RoleConfig] = Field(default_factory=dict)
+    roles: dict[Role, RoleConfig] = Field(default_factory=dict)
     max_concurrency: int | None = Field(default=None, ge=1)
     cache: Literal["off", "read_write", "replay"] = "off"
     cache_path: str | None = None
@@ -92,6 +109,15 @@ class LLMConfig(_Strict):
     transcript_max_mb: float = Field(default=50.0, gt=0, description="a job's transcript past this size keeps "
                                      "its calls' figures but no text; not part of the config hash")
 
+    @classmethod
+    def of(cls, llm: LLMConfig | Mapping[str, Any] | None) -> LLMConfig:
+        """``llm`` as the typed block: itself, or a mapping (the block as JSON) validated."""
+        return llm if isinstance(llm, LLMConfig) else cls.model_validate(dict(llm or {}))
+
+    def role(self, role: str) -> RoleConfig:
+        """The role's own settings (empty when the config gives the role none)."""
+        return self.roles.get(cast(Role, role)) or _NO_ROLE
+
     @model_validator(mode="before")
     @classmethod
     def _no_inline_secrets(cls, data: Any) -> Any:
@@ -108,6 +134,9 @@ class LLMConfig(_Strict):
             raise ValueError("cache 'replay' needs cache_path (a recorded run's llm_cache.sqlite); "
                              "to re-run a recorded run offline use: trace-bench run --replay RUN")
         return self
+
+
+_NO_ROLE = RoleConfig()
 
 
 class TaskEntry(_Strict):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from trace_bench.config.models import BudgetConfig
 from trace_bench.llm.errors import BudgetExhausted
 
 
@@ -39,14 +40,11 @@ class Spent:
 
 @dataclass
 class Budget:
-    """Limits for one job; ``None`` means unlimited.  ``carried`` is what earlier attempts spent."""
+    """One job's budget: its ``limits``, the config's block (an unset limit is unlimited), and
+    ``carried``, what earlier attempts spent."""
 
-    llm_calls: int | None = None
-    tokens: int | None = None
-    usd: float | None = None
-    wall_s: float | None = None
+    limits: BudgetConfig = field(default_factory=BudgetConfig)
     carried: Spent = field(default_factory=Spent)
-    evaluations: int | None = None
     started: float = field(default_factory=time.monotonic)
     reserved: Spent = field(default_factory=Spent)
 
@@ -68,26 +66,26 @@ class Budget:
         """Raise :class:`BudgetExhausted` when a call needing ``need`` (its worst case; default: one
         call and nothing else) would cross a limit on top of what is spent and in flight."""
         need = need or Spent(llm_calls=1)
-        committed = self.committed(spent)
-        if self.llm_calls is not None and committed.llm_calls + need.llm_calls > self.llm_calls:
-            raise BudgetExhausted("llm_calls", self.llm_calls, committed.llm_calls)
-        if self.tokens is not None and committed.tokens + need.tokens > self.tokens:
-            raise BudgetExhausted("tokens", self.tokens, committed.tokens, needed=need.tokens)
-        if self.usd is not None and committed.usd + need.usd > self.usd:
-            raise BudgetExhausted("usd", self.usd, committed.usd, needed=need.usd)
+        committed, limits = self.committed(spent), self.limits
+        if limits.llm_calls is not None and committed.llm_calls + need.llm_calls > limits.llm_calls:
+            raise BudgetExhausted("llm_calls", limits.llm_calls, committed.llm_calls)
+        if limits.tokens is not None and committed.tokens + need.tokens > limits.tokens:
+            raise BudgetExhausted("tokens", limits.tokens, committed.tokens, needed=need.tokens)
+        if limits.usd is not None and committed.usd + need.usd > limits.usd:
+            raise BudgetExhausted("usd", limits.usd, committed.usd, needed=need.usd)
         self.check_wall()
 
     def headroom(self, spent: Spent) -> Spent:
         """What the tokens and USD limits leave for one more call (``-1`` / ``inf`` when unlimited)."""
-        committed = self.committed(spent)
-        return Spent(tokens=self.tokens - committed.tokens if self.tokens is not None else -1,
-                     usd=self.usd - committed.usd if self.usd is not None else float("inf"))
+        committed, limits = self.committed(spent), self.limits
+        return Spent(tokens=limits.tokens - committed.tokens if limits.tokens is not None else -1,
+                     usd=limits.usd - committed.usd if limits.usd is not None else float("inf"))
 
     def reserve(self, spent: Spent, tokens: int = 0, usd: float = 0.0) -> Spent:
         """Check, then hold one call with its worst case (``tokens``, ``usd``) for a call about to
         be sent; returns the reservation for :meth:`release`."""
-        reservation = Spent(llm_calls=1, tokens=int(tokens) if self.tokens is not None else 0,
-                            usd=float(usd) if self.usd is not None else 0.0)
+        reservation = Spent(llm_calls=1, tokens=int(tokens) if self.limits.tokens is not None else 0,
+                            usd=float(usd) if self.limits.usd is not None else 0.0)
         self.check(spent, reservation)
         self.reserved.llm_calls += reservation.llm_calls
         self.reserved.tokens += reservation.tokens
@@ -101,18 +99,18 @@ class Budget:
 
     def check_evaluations(self, done: int) -> None:
         """Raise :class:`BudgetExhausted` when ``done`` evaluations leave none for the next one."""
-        if self.evaluations is not None and done >= self.evaluations:
-            raise BudgetExhausted("evaluations", self.evaluations, done)
+        if self.limits.evaluations is not None and done >= self.limits.evaluations:
+            raise BudgetExhausted("evaluations", self.limits.evaluations, done)
 
     def check_wall(self) -> None:
-        if self.wall_s is not None and self.elapsed() >= self.wall_s:
-            raise BudgetExhausted("wall_s", self.wall_s, self.elapsed())
+        if self.limits.wall_s is not None and self.elapsed() >= self.limits.wall_s:
+            raise BudgetExhausted("wall_s", self.limits.wall_s, self.elapsed())
 
     @property
     def limited(self) -> bool:
-        return any(v is not None for v in (self.llm_calls, self.tokens, self.usd, self.wall_s, self.evaluations))
+        return any(value is not None for value in self.limits.model_dump().values())
 
     @property
     def bounds_spend(self) -> bool:
         """Whether a limit needs each call's worst case (tokens or USD)."""
-        return self.tokens is not None or self.usd is not None
+        return self.limits.tokens is not None or self.limits.usd is not None

@@ -145,9 +145,9 @@ def completion_allowance(budget: Budget, spent: Spent, prompt: int, n: int, pric
     fit is then refused by the reservation)."""
     room = budget.headroom(spent)
     limits = []
-    if budget.tokens is not None:
+    if budget.limits.tokens is not None:
         limits.append((room.tokens - prompt) // n)
-    if budget.usd is not None and price is not None and price[1] > 0:
+    if budget.limits.usd is not None and price is not None and price[1] > 0:
         limits.append(int((room.usd - price[0]) / price[1]) // n)
     return max(1, min(limits)) if limits else 1
 

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from trace_bench._util.errors import ConfigError
 from trace_bench.config.model_names import ROLES
+from trace_bench.config.models import LLMConfig
 
 _LITELLM_OWN = ("openai", "openrouter")
 
@@ -44,7 +45,13 @@ def is_loopback_url(url: str | None) -> bool:
         return False
 
 
-def register_keys(llm: Mapping[str, Any] | None) -> None:
+def _named_key_variables(llm: LLMConfig) -> list[str]:
+    """The variables ``llm.api_key_env`` and the roles' ``api_key_env`` name, sorted."""
+    named = {llm.api_key_env} | {settings.api_key_env for settings in llm.roles.values()}
+    return sorted(name for name in named if name)
+
+
+def register_keys(llm: LLMConfig | Mapping[str, Any] | None) -> None:
     """Mask, from now on in this process, the value of every variable ``llm.api_key_env`` and each
     role's ``api_key_env`` name, whatever the name, and the key each role sends (the original's
     fallbacks, ``OPENAI_API_KEY`` and the like, when no variable is named).  Called by the driver
@@ -54,9 +61,8 @@ def register_keys(llm: Mapping[str, Any] | None) -> None:
     from trace_bench._util.masking import register_secret
     from trace_bench.llm.providers import resolve_key, role_endpoint
 
-    llm = dict(llm or {})
-    named = {llm.get("api_key_env")} | {(cfg or {}).get("api_key_env") for cfg in (llm.get("roles") or {}).values()}
-    for name in sorted(str(n) for n in named if n):
+    llm = LLMConfig.of(llm)
+    for name in _named_key_variables(llm):
         register_secret(os.environ.get(name))
     for role in ROLES:
         with contextlib.suppress(Exception):  # a malformed section: the validation reports it
@@ -76,10 +82,11 @@ def _litellm_missing(model: str) -> list[str]:
     return [k for k in found.get("missing_keys") or [] if k.endswith(("_KEY", "_TOKEN"))]
 
 
-def missing_credentials(llm: dict[str, Any]) -> list[str]:
+def missing_credentials(llm: LLMConfig | Mapping[str, Any]) -> list[str]:
     """One message per distinct missing credential among the roles (empty when all are there)."""
     from trace_bench.llm.providers import key_variable, resolve_key, role_endpoint
 
+    llm = LLMConfig.of(llm)
     problems: dict[str, str] = {}
     for role in ROLES:
         endpoint = role_endpoint(llm, role)
@@ -106,18 +113,16 @@ def unset_key_variables(config: Any) -> list[str]:
     no key): a typo in the name, or a shell that never exported it."""
     if config.mode != "real" or config.llm.cache == "replay":
         return []
-    llm = config.llm.model_dump(mode="json")
-    named = {llm.get("api_key_env")} | {(cfg or {}).get("api_key_env") for cfg in (llm.get("roles") or {}).values()}
     return [f"llm.api_key_env names {name}, which is not set: requests go out without a key (export it, or "
             "remove api_key_env for a server that needs none)"
-            for name in sorted(n for n in named if n) if not os.environ.get(name)]
+            for name in _named_key_variables(config.llm) if not os.environ.get(name)]
 
 
 def check_credentials(config: Any) -> None:
     """ConfigError naming the missing variable(s) when a real-mode run could not call its provider."""
     if config.mode != "real" or config.llm.cache == "replay":
         return
-    problems = missing_credentials(config.llm.model_dump(mode="json"))
+    problems = missing_credentials(config.llm)
     if problems:
         raise ConfigError(f"real mode needs an API key: {'; '.join(problems)}", key_path="llm",
                           hint="export the variable, or name another one with llm.api_key_env; a server that "

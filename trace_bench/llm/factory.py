@@ -1,4 +1,5 @@
-"""Build a job's :class:`LLMSession` from the run's ``llm`` and ``budget`` config.
+"""Build a job's :class:`LLMSession` from the run's ``llm`` and ``budget`` blocks (the job's
+specification holds them typed; a mapping, the block as JSON, is validated into its model).
 
 Stub mode answers every role with the stub policy (no network, no key).  Real mode builds one
 provider backend per role (``llm.roles`` may give the agent a different model than the
@@ -11,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trace_bench.config.model_names import ROLES
+from trace_bench.config.models import BudgetConfig, LLMConfig
 from trace_bench.llm.backend import Backend, StubBackend
 from trace_bench.llm.budget import Budget, Spent
 from trace_bench.llm.session import EventSink, LLMSession
@@ -18,19 +20,18 @@ from trace_bench.llm.sinks import SpendSink
 from trace_bench.llm.stub import StubPolicy
 
 
-def build_budget(budget: dict[str, Any] | None, carried: Spent | None = None) -> Budget:
-    budget = budget or {}
-    return Budget(
-        llm_calls=budget.get("llm_calls"), tokens=budget.get("tokens"), usd=budget.get("usd"),
-        wall_s=budget.get("wall_s"), carried=carried or Spent(), evaluations=budget.get("evaluations"),
-    )
+def build_budget(limits: BudgetConfig | Mapping[str, Any] | None, carried: Spent | None = None) -> Budget:
+    """A job's :class:`Budget` from the config's block and what earlier attempts spent."""
+    if not isinstance(limits, BudgetConfig):
+        limits = BudgetConfig.model_validate(dict(limits or {}))
+    return Budget(limits, carried=carried or Spent())
 
 
 def build_session(
     *,
     mode: str,
-    llm: dict[str, Any] | None,
-    budget: dict[str, Any] | None,
+    llm: LLMConfig | Mapping[str, Any] | None,
+    budget: BudgetConfig | Mapping[str, Any] | None,
     seed: int,
     events: EventSink | None = None,
     carried: Spent | None = None,
@@ -41,7 +42,7 @@ def build_session(
     journal: SpendSink | None = None,
 ) -> LLMSession:
     """``journal`` receives each training-phase call before it is sent and when it settled."""
-    llm = llm or {}
+    llm = LLMConfig.of(llm)
     if mode == "stub":
         policy = StubPolicy(seed=seed, candidates=list(stub_candidates), answers=dict(stub_answers or {}))
         backend = StubBackend(policy)
@@ -56,14 +57,13 @@ def build_session(
         session = build_real_session(llm=llm, budget=build_budget(budget, carried), seed=seed, events=events,
                                      job_id=job_id)
     session.journal = journal
-    cache_mode = llm.get("cache") or "off"
-    if cache_mode != "off" and mode == "real":
+    if llm.cache != "off" and mode == "real":
         from trace_bench.llm.cache import LLMCache
 
-        path = llm.get("cache_path") or cache_path
+        path = llm.cache_path or cache_path
         if not path:
             raise ValueError("llm.cache is on but no cache path is known")
-        session.call_wrapper = LLMCache(path, cache_mode).wrapper()
+        session.call_wrapper = LLMCache(path, llm.cache).wrapper()
         session.key_salt = f"|seed={seed}"  # jobs with other seeds draw their own samples
     return session
 

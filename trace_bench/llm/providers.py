@@ -4,6 +4,9 @@ OpenAI-compatible ``base_url`` (vLLM, Ollama, llama.cpp).
 Each role (optimizer, agent, judge) gets an explicit backend object: model, key and endpoint are
 passed per call, never through ``os.environ`` or LiteLLM globals, so concurrent jobs cannot leak
 settings into each other.  The original Trace-Bench environment variables keep working as fallbacks.
+
+Every function here reads the typed ``llm`` block (:class:`~trace_bench.config.models.LLMConfig`,
+what a job's specification holds); one given as a mapping (the block as JSON) is validated first.
 """
 
 from __future__ import annotations
@@ -12,10 +15,12 @@ import os
 import random
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from trace_bench.config.model_names import ROLES, configured_model, custom_backend
+from trace_bench.config.models import LLMConfig, RoleConfig
 from trace_bench.llm.attempts import AttemptLedger, current_ledger
 from trace_bench.llm.budget import Budget
 from trace_bench.llm.caps import capped, completion_limit
@@ -277,10 +282,13 @@ class OpenAIBackend(LiteLLMBackend):
         return self._attempts(messages, request, lambda: client.chat.completions.create(**request))
 
 
-def resolve_provider(llm: dict[str, Any], role: str) -> str | None:
+LLMBlock = LLMConfig | Mapping[str, Any]
+
+
+def resolve_provider(llm: LLMBlock, role: str) -> str | None:
     """The role's provider: its own, the run's, else OpenRouter when only its key is set."""
-    role_cfg = (llm.get("roles") or {}).get(role) or {}
-    return role_cfg.get("provider") or llm.get("provider") or (
+    llm = LLMConfig.of(llm)
+    return llm.role(role).provider or llm.provider or (
         "openrouter" if os.environ.get("OPENROUTER_API_KEY") and not os.environ.get("OPENAI_API_KEY") else None)
 
 
@@ -288,31 +296,38 @@ def resolve_provider(llm: dict[str, Any], role: str) -> str | None:
 class RoleEndpoint:
     """Where one role's calls go, resolved once for the clients, the credential check and the preflight."""
 
-    settings: dict[str, Any]  # the role's own ``llm.roles.<role>`` (each falls back to the run's ``llm``)
+    settings: RoleConfig  # the role's own ``llm.roles.<role>`` (each falls back to the run's ``llm``)
     provider: str | None
     base_url: str | None
     model: str
     key_env: str | None
 
 
-def role_endpoint(llm: dict[str, Any], role: str) -> RoleEndpoint:
-    settings = (llm.get("roles") or {}).get(role) or {}
+def role_endpoint(llm: LLMBlock, role: str) -> RoleEndpoint:
+    llm = LLMConfig.of(llm)
+    settings = llm.role(role)
     provider = resolve_provider(llm, role)
-    base_url = resolve_base_url(settings.get("base_url") or llm.get("base_url"), provider)
-    model = resolve_model(settings.get("model") or llm.get("model"), provider, base_url)
-    return RoleEndpoint(settings, provider, base_url, model, settings.get("api_key_env") or llm.get("api_key_env"))
+    base_url = resolve_base_url(settings.base_url or llm.base_url, provider)
+    model = resolve_model(settings.model or llm.model, provider, base_url)
+    return RoleEndpoint(settings, provider, base_url, model, settings.api_key_env or llm.api_key_env)
 
 
-def build_backend(llm: dict[str, Any], role: str, seed: int) -> LiteLLMBackend:
+def _prices(llm: LLMConfig) -> dict[str, Any]:
+    """``llm.prices`` as the pricing functions read them (per model, the two per-million prices)."""
+    return {model: price.model_dump() for model, price in llm.prices.items()}
+
+
+def build_backend(llm: LLMBlock, role: str, seed: int) -> LiteLLMBackend:
+    llm = LLMConfig.of(llm)
     endpoint = role_endpoint(llm, role)
-    role_cfg, provider, base_url, model = endpoint.settings, endpoint.provider, endpoint.base_url, endpoint.model
-    temperature = role_cfg.get("temperature", llm.get("temperature"))
+    settings, provider, base_url, model = endpoint.settings, endpoint.provider, endpoint.base_url, endpoint.model
+    # a role's section sets its temperature, null included (the block as JSON always holds the key)
+    temperature = settings.temperature if "temperature" in settings.model_fields_set else llm.temperature
     options: dict[str, Any] = dict(
         provider=provider, key_variable=key_variable(endpoint.key_env, provider),
         model=model, api_key=resolve_key(endpoint.key_env, provider),
-        base_url=base_url, temperature=temperature, max_tokens=role_cfg.get("max_tokens") or llm.get("max_tokens"),
-        timeout_s=float(llm.get("timeout_s") or 120.0), max_retries=int(llm.get("max_retries", 4)),
-        prices=llm.get("prices") or {}, seed=seed)
+        base_url=base_url, temperature=temperature, max_tokens=settings.max_tokens or llm.max_tokens,
+        timeout_s=llm.timeout_s, max_retries=llm.max_retries, prices=_prices(llm), seed=seed)
     if base_url and model.startswith("openai/"):
         return OpenAIBackend(wire_model=model.split("/", 1)[1], **options)
     if base_url and provider == "openrouter":
@@ -320,12 +335,13 @@ def build_backend(llm: dict[str, Any], role: str, seed: int) -> LiteLLMBackend:
     return LiteLLMBackend(**options)
 
 
-def calls_without_litellm(llm: dict[str, Any]) -> bool:
+def calls_without_litellm(llm: LLMBlock) -> bool:
     """Whether every role's calls and their prices go without LiteLLM: each role calls an
     OpenAI-compatible endpoint through the ``openai`` SDK (:class:`OpenAIBackend`) and its model has
     a price in ``llm.prices``.  Then a real run's jobs never import LiteLLM (1.6 s of CPU in the job
     template); otherwise LiteLLM sends a role's calls, or its price map prices them."""
-    prices = llm.get("prices") or {}
+    llm = LLMConfig.of(llm)
+    prices = _prices(llm)
     for role in ROLES:
         backend = build_backend(llm, role, 0)
         if not isinstance(backend, OpenAIBackend) or configured_price(backend.model, prices) is None:
@@ -333,7 +349,7 @@ def calls_without_litellm(llm: dict[str, Any]) -> bool:
     return True
 
 
-def tokenizer_needed(llm: dict[str, Any]) -> bool:
+def tokenizer_needed(llm: LLMBlock) -> bool:
     """Whether some role's prompts are counted with the model's own tokenizer (OpenAI's models on
     OpenAI's API, :mod:`trace_bench.llm.tokenizers`): the run's job template then loads it once."""
     from trace_bench.llm.tokenizers import official_openai
@@ -342,7 +358,8 @@ def tokenizer_needed(llm: dict[str, Any]) -> bool:
                for endpoint in (role_endpoint(llm, role) for role in ROLES))
 
 
-def build_real_session(*, llm: dict[str, Any], budget: Budget, seed: int, events: EventSink | None,
+def build_real_session(*, llm: LLMBlock, budget: Budget, seed: int, events: EventSink | None,
                        job_id: str = "") -> LLMSession:
+    llm = LLMConfig.of(llm)
     backends = {role: build_backend(llm, role, seed) for role in ROLES}
     return LLMSession(backends, budget=budget, events=events)  # type: ignore[arg-type]

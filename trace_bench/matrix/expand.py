@@ -127,8 +127,7 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
     trainers = config.trainers or [TrainerEntry(id="PrioritySearch")]
     override = canonical_logger(logger_override, "--logger") if logger_override else None
     identity = llm_identity(config)
-    llm = config.llm.model_dump(mode="json")
-    budget = config.budget.model_dump(mode="json")
+    identity_json = identity.model_dump(mode="json")
     task_cells: list[tuple[str, dict[str, Any], str | None]] = []
     task_where: dict[str, str] = {}
     seen: set[str] = set()
@@ -175,7 +174,7 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
             uses_optimizer = bool(getattr(trainer_cls, "uses_optimizer", True))
             label = params_label(variant)
             seed_job_id = arm_job_ids(task=task_id, eval_kwargs=eval_kwargs, trainer=trainer_id, trainer_kwargs=kwargs,
-                                      optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, llm=identity)
+                                      optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, llm=identity_json)
             for seed in config.seeds:
                 jid = seed_job_id(seed)
                 if jid in origin:
@@ -188,8 +187,8 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
                     _fields_set=_ALL_FIELDS,  # type: ignore[arg-type]  # a frozenset: shared, never changed
                     job_id=jid, index=len(jobs), task=task_id, suite=suite, eval_kwargs=eval_kwargs,
                     trainer=trainer_id, params=variant, params_label=label, trainer_kwargs=kwargs,
-                    optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, mode=config.mode, llm=llm,
-                    llm_identity=identity, budget=budget, logger=override or logger,
+                    optimizer=optimizer, optimizer_kwargs=optimizer_kwargs, seed=seed, mode=config.mode, llm=config.llm,
+                    llm_identity=identity, budget=config.budget, logger=override or logger,
                     task_root=str(catalog.root) if catalog.root else None, skip_reason=skip_reason,
                     sandbox=config.sandbox, task_label=named, uses_optimizer=uses_optimizer,
                 ))

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from trace_bench.config.model_names import configured_model
+from trace_bench.config.identity import LLMIdentity
 from trace_bench.config.models import RUN_LOCAL_FIELDS, RunConfig
 
 
@@ -35,19 +35,9 @@ def config_hash(config: RunConfig) -> str:
     return sha256(data)
 
 
-def llm_identity(config: RunConfig) -> dict[str, Any]:
-    """What makes two runs' LLM behaviour different: mode, provider, models per role, sampling.
-    Transport (base URL, keys, timeouts, retries, concurrency) is left out on purpose."""
-    if config.mode == "stub":
-        return {"mode": "stub"}
-    llm = config.llm
-    # the models a job will really call, also when they come from the original's environment variables
-    # (CustomLLM included): the same rule the providers use
-    model = configured_model(llm.model)
-    roles = {role: {"model": rc.model, "provider": rc.provider, "temperature": rc.temperature}
-             for role, rc in sorted(llm.roles.items())}  # a role without a model calls ``model``
-    return {"mode": "real", "provider": llm.provider, "model": model, "temperature": llm.temperature,
-            "roles": roles}
+def llm_identity(config: RunConfig) -> LLMIdentity:
+    """The LLM identity of the config's jobs (see :class:`~trace_bench.config.identity.LLMIdentity`)."""
+    return LLMIdentity.of(config.mode, config.llm)
 
 
 def job_id(*, task: str, eval_kwargs: dict[str, Any], trainer: str, trainer_kwargs: dict[str, Any],

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from trace_bench._util.errors import shorten
 from trace_bench._util.masking import mask_secrets
+from trace_bench.config.models import BudgetConfig
 from trace_bench.store.events import LogFollower
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.live import JobProgress
@@ -60,10 +61,10 @@ class _RunningJob:
         return self.progress.step
 
 
-def budget_text(budget: dict[str, Any]) -> str:
+def budget_text(budget: BudgetConfig) -> str:
     """``": llm_calls=5, usd=0.5"`` for a job's budget (its set limits), or ``""``."""
     limits = ", ".join(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
-                       for key, value in budget.items() if value is not None)
+                       for key, value in budget.model_dump().items() if value is not None)
     return f": {limits}" if limits else ""
 
 

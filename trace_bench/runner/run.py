@@ -139,7 +139,7 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
         stored = listing[0].task_root if listing else None
         if stored and Path(stored).is_dir():
             options.root = stored
-    register_keys(config.llm.model_dump(mode="json"))  # masked in the driver's files and console from here
+    register_keys(config.llm)  # masked in the driver's files and console from here
     check_credentials(config)  # before any file or job: a missing key is a config error, not N failed jobs
     for warning in unset_key_variables(config):
         print(f"trace-bench: warning: {warning}", file=sys.stderr, flush=True)

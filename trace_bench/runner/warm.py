@@ -46,7 +46,7 @@ def _real_stack(llm: Any) -> str:
     from trace_bench.llm.providers import calls_without_litellm
 
     try:
-        return OPENAI if isinstance(llm, dict) and calls_without_litellm(llm) else FULL
+        return OPENAI if calls_without_litellm(llm) else FULL
     except Exception:  # a malformed llm section: the validation says why; the full stack is never wrong
         return FULL
 
@@ -60,7 +60,7 @@ def provider_stack(config: Any) -> str:
         return FULL
     if config.mode != "real":
         return LEAN
-    return _real_stack(config.llm.model_dump(mode="json"))
+    return _real_stack(config.llm)
 
 
 #: The library a suite's tasks import in every job, preloaded by the template of a run that names
@@ -124,7 +124,7 @@ def tokenizer_libraries(llm: Any) -> tuple[str, ...]:
     from trace_bench.llm.providers import tokenizer_needed
 
     try:
-        return (TOKENIZERS,) if isinstance(llm, dict) and tokenizer_needed(llm) else ()
+        return (TOKENIZERS,) if tokenizer_needed(llm) else ()
     except Exception:  # a malformed llm section: the validation says why
         return ()
 
@@ -134,7 +134,7 @@ def preload_for(config: Any) -> tuple[str, ...]:
     task_ids = [task.id for task in config.tasks]
     return (TEMPLATES[provider_stack(config)] + numpy_libraries(task_ids)
             + trainer_libraries(t.id for t in config.trainers) + task_libraries(task_ids)
-            + (tokenizer_libraries(config.llm.model_dump(mode="json")) if config.mode == "real" else ()))
+            + (tokenizer_libraries(config.llm) if config.mode == "real" else ()))
 
 
 _MODE_REAL = re.compile(r"""^mode[ \t]*:[ \t]*["']?real["']?[ \t]*(#.*)?$""", re.MULTILINE)

@@ -25,6 +25,7 @@ from trace_bench.runner.job.training import fill_usage, finalise, train
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import HeartbeatThread, JobStore
 from trace_bench.store.models import JobFinished, JobResult, JobSpec, JobStarted
+from trace_bench.store.models.job import SCORE_FIELDS
 from trace_bench.store.status import Status
 
 
@@ -128,7 +129,7 @@ def declared_range(score_range: tuple[float, float] | None) -> list[float | None
 
 def clear_scores(result: JobResult) -> None:
     """A job whose task failed has no score of any kind (its curve keeps what happened before)."""
-    for name in ("score_initial", "score_final", "score_best", "score_test", "score_test_last", "score_test_best"):
+    for name in SCORE_FIELDS:
         setattr(result, name, None)
     result.score_dict_best = {}
 

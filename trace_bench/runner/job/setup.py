@@ -19,7 +19,6 @@ from trace_bench.store.job_store import JobStore
 from trace_bench.store.models import JobSpec, Resolution
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import Status
-from trace_bench.store.transcript import DEFAULT_MAX_CHARS, DEFAULT_MAX_MB
 
 SPEND_KEYS = ("llm_calls", "tokens", "usd", "wall_s")
 
@@ -58,13 +57,12 @@ def set_up_job(spec: JobSpec, job: JobStore, events: EventLog, carried: dict[str
                             carried=Spent(**{k: carried.get(k, 0) for k in SPEND_KEYS}), job_id=spec.job_id,
                             cache_path=str(run.llm_cache_path),
                             journal=job.open_spend_journal(durable=spec.mode == "real"))
-    llm = spec.llm or {}
-    if llm.get("transcripts", True):
-        session.transcript = job.open_transcript(max_chars=int(llm.get("transcript_max_chars") or DEFAULT_MAX_CHARS),
-                                                 max_mb=float(llm.get("transcript_max_mb") or DEFAULT_MAX_MB))
+    if spec.llm.transcripts:
+        session.transcript = job.open_transcript(max_chars=spec.llm.transcript_max_chars,
+                                                 max_mb=spec.llm.transcript_max_mb)
     set_session(session)
     if spec.mode == "real":  # run-wide bound on concurrent requests: lock-file slots in the run dir
-        attach_limiter(make_limiter(run.root, llm.get("max_concurrency")))
+        attach_limiter(make_limiter(run.root, spec.llm.max_concurrency))
     _route_opto_llm(session)
     problem = load_problem(spec)
     policy = stub_policy_of(session)

@@ -134,7 +134,7 @@ def fill_usage(result: JobResult, session: Any) -> None:
     result.llm_unanswered = train.unanswered
     result.usage_by_role = {role: usage.model_copy() for role, usage in totals.by_role.items()}
     result.budget_spent = session.budget_spent()
-    if session.budget.evaluations is not None:  # the job's evaluations, where a budget counts them
+    if session.budget.limits.evaluations is not None:  # the job's evaluations, where a budget counts them
         result.budget_spent["evaluations"] = float(result.n_evals)
     refusal = getattr(session, "key_refusal", None)
     if refusal is not None:

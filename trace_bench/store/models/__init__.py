@@ -62,7 +62,6 @@ from trace_bench.store.models.spec import (
     ARM_FIELDS,
     DEFAULT_OPTIMIZER,
     RESOLVED_FIELDS,
-    ROLES,
     Arm,
     JobSpec,
     Resolution,
@@ -71,8 +70,9 @@ from trace_bench.store.models.spec import (
 from trace_bench.store.models.transcript import CUT_MARKER, TranscriptEntry, TranscriptMessage
 
 __all__ = [
-    "ARM_FIELDS", "DEFAULT_OPTIMIZER", "ROLES", "Arm", "FlatRecord", "JobSpec", "Resolution", "arm_label",
-    "CREDITED_CURVE_KINDS", "CSV_COLUMNS", "LEADERBOARD_COLUMNS", "LeaderboardRow", "CURVE_COLUMNS", "JOB_EVENTS", "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX",
+    "ARM_FIELDS", "DEFAULT_OPTIMIZER", "Arm", "FlatRecord", "JobSpec", "Resolution", "arm_label",
+    "CREDITED_CURVE_KINDS", "CSV_COLUMNS", "LEADERBOARD_COLUMNS", "LeaderboardRow", "CURVE_COLUMNS", "JOB_EVENTS",
+    "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX",
     "RESOLVED_FIELDS",
     "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
     "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "IntegrityFlag", "IntegrityReport", "JobEnded", "JobEvent", "JobFinished", "JobMeta",

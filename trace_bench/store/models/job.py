@@ -10,11 +10,11 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from trace_bench.config.model_names import ROLES
 from trace_bench.store.models._base import StoreModel, Upgrade
 from trace_bench.store.models.spec import (
     DEFAULT_OPTIMIZER,
     RESOLVED_PREFIX,
-    ROLES,
     SPEC_VIEW_COLUMNS,
     Arm,
     JobSpec,

@@ -12,6 +12,12 @@ optimizer it really uses, its kwargs, the guide's class), under the original Tra
 :meth:`Resolution.planned`, what the specification alone says.
 
 :class:`Arm` is the unit every table, test and chart compares (DESIGN §5), with its one label.
+
+The specification is typed to its leaves: its ``llm`` and ``budget`` are the config's own frozen
+blocks (:class:`~trace_bench.config.models.LLMConfig`, :class:`~trace_bench.config.models.BudgetConfig`)
+and its ``llm_identity`` an :class:`~trace_bench.config.identity.LLMIdentity`, the objects the
+matrix was expanded from; only ``eval_kwargs`` and the trainer's knobs are open mappings (each task
+and trainer types its own).  The store's models import the config's for this (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -20,12 +26,13 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from trace_bench.config.identity import LLMIdentity
+from trace_bench.config.model_names import ROLES
+from trace_bench.config.models import BudgetConfig, LLMConfig
 from trace_bench.store.ranking import variant_of
 
 #: the optimizer a job uses when its config names none
 DEFAULT_OPTIMIZER = "OptoPrime"
-#: the LLM roles a job may call, each with its own model, budget share and usage columns
-ROLES = ("optimizer", "agent", "judge")
 
 
 class Arm(NamedTuple):
@@ -81,9 +88,11 @@ class JobSpec(BaseModel):
     optimizer_kwargs: dict[str, Any] = Field(default_factory=dict)
     seed: int = Field(json_schema_extra={"column": True})
     mode: str = Field(json_schema_extra={"column": True})
-    llm: dict[str, Any] = Field(default_factory=dict, description="the config's llm block (key names, never keys)")
-    llm_identity: dict[str, Any] = Field(default_factory=dict)
-    budget: dict[str, Any] = Field(default_factory=dict)
+    llm: LLMConfig = Field(default_factory=LLMConfig, description="the config's llm block (key names, never keys)")
+    llm_identity: LLMIdentity = Field(default_factory=LLMIdentity, description="what the job id hashes of the "
+                                      "LLM settings: the mode, and in real mode the provider, models and "
+                                      "temperatures")
+    budget: BudgetConfig = Field(default_factory=BudgetConfig, description="the job's limits")
     logger: str | None = None
     task_root: str | None = None
     skip_reason: str | None = Field(default=None, description="why the task cannot run here (recorded as skipped)")
@@ -103,19 +112,13 @@ class JobSpec(BaseModel):
 
     @property
     def role_models(self) -> dict[str, str]:
-        """The model each role calls, from the job's LLM identity: the role's own model, else the
-        config's; the mode (``stub``) for every role outside real mode."""
-        identity = self.llm_identity
-        if identity.get("mode") != "real":
-            return {role: str(identity.get("mode") or self.mode or "stub") for role in ROLES}
-        roles = identity.get("roles") or {}
-        default = str(identity.get("model") or "")
-        return {role: str((roles.get(role) or {}).get("model") or default) for role in ROLES}
+        """The model each role calls (:meth:`LLMIdentity.role_models`)."""
+        return self.llm_identity.role_models(self.mode)
 
     @property
     def llm_model(self) -> str:
         """The config's model (the mode outside real mode)."""
-        return str(self.llm_identity.get("model") or self.mode)
+        return self.llm_identity.model or self.mode
 
     def columns(self) -> dict[str, Any]:
         """The results.csv columns this specification fills (:data:`SPEC_VIEW_COLUMNS`), in order."""
@@ -125,8 +128,8 @@ class JobSpec(BaseModel):
 
     def endpoint(self) -> dict[str, str]:
         """``llm_provider`` (``stub`` in stub mode) and ``llm_base_url`` as the original named them."""
-        return {"llm_provider": str(self.llm.get("provider") or ("stub" if self.mode == "stub" else "")),
-                "llm_base_url": str(self.llm.get("base_url") or "")}
+        return {"llm_provider": self.llm.provider or ("stub" if self.mode == "stub" else ""),
+                "llm_base_url": self.llm.base_url or ""}
 
 
 def _view_columns() -> tuple[str, ...]:

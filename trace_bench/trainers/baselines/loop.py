@@ -31,7 +31,7 @@ def candidate_limit(ctx: TrainerContext, wanted: int | None) -> int | None:
     if wanted is not None:
         return wanted
     budget = getattr(ctx.session, "budget", None)
-    if budget is not None and (budget.evaluations is not None or budget.wall_s is not None):
+    if budget is not None and (budget.limits.evaluations is not None or budget.limits.wall_s is not None):
         return None
     return DEFAULT_CANDIDATES
 
