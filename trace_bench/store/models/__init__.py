@@ -3,6 +3,20 @@
 from __future__ import annotations
 
 from trace_bench.store.models._base import FlatRecord, NewerSchemaError, StoreError, StoreModel, UpgradeError
+from trace_bench.store.models.artifacts import (
+    CREDITED_CURVE_KINDS,
+    CURVE_COLUMNS,
+    OBJECTIVE_PREFIX,
+    CurveRow,
+    Heartbeat,
+    IntegrityFlag,
+    IntegrityReport,
+    LeakFinding,
+    StateFile,
+    StateHistoryLine,
+    StateParameter,
+    StateSnapshot,
+)
 from trace_bench.store.models.events import (
     JOB_EVENTS,
     RUN_EVENTS,
@@ -24,28 +38,7 @@ from trace_bench.store.models.events import (
     Step,
     TrackerWarning,
 )
-from trace_bench.store.models.job import (
-    CREDITED_CURVE_KINDS,
-    CSV_COLUMNS,
-    CURVE_COLUMNS,
-    LEGACY_CSV_COLUMNS,
-    OBJECTIVE_PREFIX,
-    Attempts,
-    CurveRow,
-    Heartbeat,
-    IntegrityFlag,
-    IntegrityReport,
-    JobMeta,
-    JobResult,
-    KeyRefusal,
-    LeakFinding,
-    RoleUsage,
-    SpendEntry,
-    StateFile,
-    StateHistoryLine,
-    StateParameter,
-    StateSnapshot,
-)
+from trace_bench.store.models.job import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobMeta, JobResult, KeyRefusal
 from trace_bench.store.models.leaderboard import LEADERBOARD_COLUMNS, LeaderboardRow
 from trace_bench.store.models.run import (
     EnvInfo,
@@ -67,6 +60,7 @@ from trace_bench.store.models.spec import (
     Resolution,
     arm_label,
 )
+from trace_bench.store.models.spend import Attempts, RoleUsage, SpendEntry
 from trace_bench.store.models.transcript import CUT_MARKER, TranscriptEntry, TranscriptMessage
 
 __all__ = [
