@@ -13,9 +13,10 @@ import pytest
 from tests.conftest import USER_TASKS
 from tests.trainers.external_jobs import events, run_jobs
 from trace_bench.config.models import BudgetConfig
-from trace_bench.llm.budget import Budget, Spent
+from trace_bench.llm.budget import Budget
 from trace_bench.llm.errors import BudgetExhausted, LLMError
 from trace_bench.llm.fake_server import FakeLLMServer
+from trace_bench.store.models import Spend
 
 
 def _require(package: str) -> None:
@@ -44,9 +45,9 @@ def test_a_call_that_finally_failed_counts_its_retries() -> None:
 def test_the_budget_stop_states_the_spend_with_calls_in_flight() -> None:
     budget = Budget(BudgetConfig(llm_calls=7))
     for _ in range(3):
-        budget.reserve(Spent(llm_calls=4), 0)  # three calls of other threads in flight
+        budget.reserve(Spend(llm_calls=4), 0)  # three calls of other threads in flight
     with pytest.raises(BudgetExhausted) as stopped:
-        budget.reserve(Spent(llm_calls=4), 0)
+        budget.reserve(Spend(llm_calls=4), 0)
     assert str(stopped.value) == "budget exhausted: llm_calls 7 >= 7"
 
 

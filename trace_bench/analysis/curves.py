@@ -22,9 +22,9 @@ import pandas as pd
 from scipy.special import stdtrit  # what t.ppf computes, without importing scipy.stats (0.5 s more)
 
 from trace_bench.analysis.load import ARM, JOB_KEYS, SCORED_STATUSES
-from trace_bench.store.models import CREDITED_CURVE_KINDS
+from trace_bench.store.models import CREDITED_CURVE_KINDS, SPEND_AXES
 
-AXES = {"llm_calls": "LLM calls", "tokens": "tokens", "usd": "USD", "wall_s": "wall time (s)"}
+AXES = dict(SPEND_AXES)
 
 
 def _job_columns(frame: pd.DataFrame) -> list[str]:

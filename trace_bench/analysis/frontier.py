@@ -25,13 +25,13 @@ from trace_bench.analysis.load import ARM, ran_jobs
 from trace_bench.analysis.protocol import DEFAULT_METRIC, task_metrics
 from trace_bench.analysis.stats import arm_planned, mean_ci, task_ranges
 from trace_bench.store.frontier import COST_AXES, cost_axis, on_frontier
-from trace_bench.store.models import arm_label
+from trace_bench.store.models import SPEND_COLUMNS, Spend, arm_label
 from trace_bench.store.ranking import seeds_cell
 
-#: results.csv's column of each cost axis; ``evaluations`` and ``wall_s`` only when asked for (``cost_axis``):
-#: the non-LLM baselines cost nothing on the LLM axes (as NoOpTrainer), and compute on these
-COST_COLUMNS = {"usd": "cost_usd", "tokens": "total_tokens", "llm_calls": "llm_calls", "evaluations": "n_evals",
-                "wall_s": "time_seconds"}
+#: results.csv's column of each cost axis (the budget's counted figures, from Spend); ``evaluations`` and
+#: ``wall_s`` only when asked for (``cost_axis``): the non-LLM baselines cost nothing on the LLM axes (as
+#: NoOpTrainer), and compute on these
+COST_COLUMNS = {**dict(reversed(SPEND_COLUMNS.items())), "evaluations": "n_evals", "wall_s": "time_seconds"}
 AXIS_NAMES = {**COST_AXES, "evaluations": "evaluations", "wall_s": "wall s"}
 FRONTIER_COLUMNS = ["task", "trainer", "params_label", "metric", "cost_axis", "n", "planned", "complete", "cost_mean",
                     "cost_low", "cost_high", "score_mean", "score_low", "score_high", "on_frontier"]
@@ -81,7 +81,7 @@ def frontier_table(jobs: pd.DataFrame, metric: str = DEFAULT_METRIC, axis: str |
 def format_cost(value: float, axis: str) -> str:
     if value is None or math.isnan(value):
         return "-"
-    if axis == "usd":
+    if axis == Spend.COST:
         return f"{value:.4g} USD"
     return f"{value:,.0f} {AXIS_NAMES[axis]}" if value >= 100 else f"{value:.3g} {AXIS_NAMES[axis]}"
 

@@ -22,10 +22,11 @@ import pandas as pd
 
 from trace_bench.analysis.curves import best_so_far
 from trace_bench.analysis.load import ARM, ran_jobs
+from trace_bench.store.models import Spend
 
 TARGETS = (0.9, 0.99, 1.0)
 #: curve.csv's spend columns, as a reader names them
-SPEND = {"llm_calls": "LLM calls", "tokens": "tokens", "usd": "USD", "n_evals": "evaluations", "wall_s": "wall s"}
+SPEND = {"llm_calls": "LLM calls", "tokens": "tokens", Spend.COST: "USD", "n_evals": "evaluations", "wall_s": "wall s"}
 REACH_COLUMNS = ["task", "trainer", "params_label", "target", "reached", "jobs", *SPEND]
 #: relative slack on the threshold: a curve at exactly the best known value reaches 100 %
 RELATIVE_SLACK = 1e-12
@@ -83,7 +84,7 @@ def target_label(target: float) -> str:
 
 
 def _amount(value: float, column: str) -> str:
-    if column == "usd":
+    if column == Spend.COST:
         return f"{value:.4g} USD"
     if column == "wall_s":
         return f"{value:.3g} s"
@@ -98,7 +99,7 @@ def reach_cell(row: pd.Series) -> str:
     if not row["reached"]:
         return cell
     parts = [_amount(row["n_evals"], "n_evals")] if pd.notna(row["n_evals"]) else []
-    for column in ("usd", "tokens", "llm_calls"):
+    for column in (Spend.COST, "tokens", "llm_calls"):
         if pd.notna(row[column]) and row[column] > 0:
             parts.append(_amount(row[column], column))
             break

@@ -38,7 +38,7 @@ from trace_bench.analysis.report_verdict import (
 )
 from trace_bench.analysis.stats import arm_stats, leaderboard
 from trace_bench.store.frontier import COST_AXES
-from trace_bench.store.models import arm_label
+from trace_bench.store.models import Spend, arm_label
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import Status
 
@@ -124,7 +124,7 @@ def _curves(runs: RunSet) -> str:
                       for (trainer, label), g in frame.groupby(["trainer", "params_label"], sort=True)]
             title = f"best selection-split score vs {name}"
             if frame.empty or float(frame["x"].max()) <= 0:
-                if axis == "usd" and not frame.empty:  # say why the panel is empty
+                if axis == Spend.COST and not frame.empty:  # say why the panel is empty
                     title += ": every job cost 0 (stub mode, or the model's price is unknown)"
                 series = []
             panels.append(Panel(title, name, series))

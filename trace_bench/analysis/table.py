@@ -28,12 +28,12 @@ from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, loa
 from trace_bench.analysis.protocol import DEFAULT_METRIC, METRICS, task_metrics
 from trace_bench.analysis.reach import REACH_NOTE, reach_columns, reach_table
 from trace_bench.analysis.stats import arm_planned, leaderboard
-from trace_bench.store.models import arm_label
+from trace_bench.store.models import Spend, arm_label
 
 FORMATS = ("md", "csv", "latex")
 DEFAULT_TABLE_METRIC = DEFAULT_METRIC
 COLUMNS = ("task", "rank", "trainer", "params_label", "metric", "vs_best", "p_vs_best", "n", "failed", "planned",
-           "complete", "mean", "se", "wall_s", "tokens", "usd", "mode", "leaked_test_items", "sandbox_denials",
+           "complete", "mean", "se", "wall_s", "tokens", Spend.COST, "mode", "leaked_test_items", "sandbox_denials",
            "integrity", "pct_of_best_known", "score_trust")
 STUB_CAPTION = (" Stub mode: a deterministic stub answered every LLM call, so tokens count its answers and USD is "
                 "0; these are not measurements of a real model.")
@@ -145,7 +145,7 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
                      "mean": values.mean() if n else math.nan,
                      "se": values.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan,
                      "wall_s": ran["time_seconds"].mean(), "tokens": ran["total_tokens"].mean(),
-                     "usd": ran["cost_usd"].mean(), "mode": str(group["mode"].iloc[0]) if "mode" in group else "",
+                     Spend.COST: ran["cost_usd"].mean(), "mode": str(group["mode"].iloc[0]) if "mode" in group else "",
                      "pct_of_best_known": scored["pct_of_best_known"].mean(),
                      "score_trust": ",".join(sorted({str(t) for t in group["score_trust"] if t}))})
     audit = integrity_table(jobs).set_index(["task", "trainer", "params_label"])
@@ -205,7 +205,7 @@ def _display_rows(table: PaperTable) -> list[list[str]]:
             row.append(_num(r["pct_of_best_known"], 2))
         seeds = str(r["n"]) if r["complete"] else f"{r['n']}/{r['planned']}"
         rows.append(row + [seeds, str(r["failed"]), _num(r["wall_s"], 1),
-                           "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}", _num(r["usd"], 4),
+                           "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}", _num(r[Spend.COST], 4),
                            *(str(r[c]) if isinstance(r[c], str) else "-" for c in table.reach_columns),
                            *([_frontier_cell(r)] if frontier else [])])
     return rows

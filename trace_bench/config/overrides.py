@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from trace_bench._util.errors import ConfigError, shorten
+from trace_bench.config.models import BudgetConfig
 
 #: the flags that override a config, in the form ``run``/``validate`` accept them
 FLAGS = ("--set", "--seeds", "--model", "--mode", "--budget")
-BUDGET_KEYS = ("llm_calls", "tokens", "usd", "wall_s", "evaluations")
 MODES = ("stub", "real")
 
 #: other spellings of a top-level key (the config's aliases), replaced when one of them is set
@@ -154,7 +154,7 @@ def parse_override(flag: str, text: str) -> list[Override]:
 
 def _parse_budget(text: str) -> list[Override]:
     pairs = [pair.strip() for pair in text.split(",") if pair.strip()]
-    hint = f"e.g. --budget llm_calls=20 or --budget tokens=50000,usd=0.5 (keys: {', '.join(BUDGET_KEYS)})"
+    hint = f"e.g. --budget llm_calls=20 or --budget tokens=50000,usd=0.5 (keys: {', '.join(BudgetConfig.model_fields)})"
     if not pairs:
         raise _error("--budget", text, "no budget given", hint)
     overrides = []

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from trace_bench._util.lazy import exports
 
 if TYPE_CHECKING:
-    from trace_bench.llm.budget import Budget, Spent
+    from trace_bench.llm.budget import Budget
     from trace_bench.llm.client import MeteredLLM
     from trace_bench.llm.errors import BudgetExhausted, LLMError
     from trace_bench.llm.fake_server import FakeLLMServer
@@ -21,14 +21,14 @@ if TYPE_CHECKING:
     from trace_bench.llm.stub import StubPolicy
 
 _EXPORTS = {
-    "Budget": "trace_bench.llm.budget", "Spent": "trace_bench.llm.budget", "MeteredLLM": "trace_bench.llm.client",
+    "Budget": "trace_bench.llm.budget", "MeteredLLM": "trace_bench.llm.client",
     "BudgetExhausted": "trace_bench.llm.errors", "LLMError": "trace_bench.llm.errors",
     "FakeLLMServer": "trace_bench.llm.fake_server", "openai_compatible_model_name": "trace_bench.llm.names",
     "LLMSession": "trace_bench.llm.session", "UsageTotals": "trace_bench.llm.session",
     "StubPolicy": "trace_bench.llm.stub",
 }
 
-__all__ = ["Budget", "BudgetExhausted", "FakeLLMServer", "LLMError", "LLMSession", "MeteredLLM", "Spent",
+__all__ = ["Budget", "BudgetExhausted", "FakeLLMServer", "LLMError", "LLMSession", "MeteredLLM",
            "StubPolicy", "UsageTotals", "openai_compatible_model_name"]
 
 __getattr__ = exports(__name__, _EXPORTS)

@@ -28,14 +28,7 @@ from dataclasses import dataclass, field
 
 from trace_bench.config.models import BudgetConfig
 from trace_bench.llm.errors import BudgetExhausted
-
-
-@dataclass
-class Spent:
-    llm_calls: int = 0
-    tokens: int = 0
-    usd: float = 0.0
-    wall_s: float = 0.0
+from trace_bench.store.models import Spend
 
 
 @dataclass
@@ -44,47 +37,47 @@ class Budget:
     ``carried``, what earlier attempts spent."""
 
     limits: BudgetConfig = field(default_factory=BudgetConfig)
-    carried: Spent = field(default_factory=Spent)
+    carried: Spend = field(default_factory=Spend)
     started: float = field(default_factory=time.monotonic)
-    reserved: Spent = field(default_factory=Spent)
+    reserved: Spend = field(default_factory=Spend)
 
     def elapsed(self) -> float:
-        return self.carried.wall_s + (time.monotonic() - self.started)
+        return (self.carried.wall_s or 0.0) + (time.monotonic() - self.started)
 
-    def total(self, spent: Spent) -> Spent:
+    def total(self, spent: Spend) -> Spend:
         """``spent`` plus what earlier attempts spent: the figures the limits apply to."""
-        return Spent(spent.llm_calls + self.carried.llm_calls, spent.tokens + self.carried.tokens,
-                     spent.usd + self.carried.usd, self.elapsed())
+        return Spend(llm_calls=spent.llm_calls + self.carried.llm_calls, tokens=spent.tokens + self.carried.tokens,
+                     usd=spent.usd + self.carried.usd, wall_s=self.elapsed())
 
-    def committed(self, spent: Spent) -> Spent:
+    def committed(self, spent: Spend) -> Spend:
         """What is spent (earlier attempts included) plus what calls in flight reserved."""
         total = self.total(spent)
-        return Spent(total.llm_calls + self.reserved.llm_calls, total.tokens + self.reserved.tokens,
-                     total.usd + self.reserved.usd, total.wall_s)
+        return Spend(llm_calls=total.llm_calls + self.reserved.llm_calls, tokens=total.tokens + self.reserved.tokens,
+                     usd=total.usd + self.reserved.usd, wall_s=total.wall_s)
 
-    def check(self, spent: Spent, need: Spent | None = None) -> None:
+    def check(self, spent: Spend, need: Spend | None = None) -> None:
         """Raise :class:`BudgetExhausted` when a call needing ``need`` (its worst case; default: one
         call and nothing else) would cross a limit on top of what is spent and in flight."""
-        need = need or Spent(llm_calls=1)
+        need = need or Spend(llm_calls=1)
         committed, limits = self.committed(spent), self.limits
         if limits.llm_calls is not None and committed.llm_calls + need.llm_calls > limits.llm_calls:
             raise BudgetExhausted("llm_calls", limits.llm_calls, committed.llm_calls)
         if limits.tokens is not None and committed.tokens + need.tokens > limits.tokens:
             raise BudgetExhausted("tokens", limits.tokens, committed.tokens, needed=need.tokens)
         if limits.usd is not None and committed.usd + need.usd > limits.usd:
-            raise BudgetExhausted("usd", limits.usd, committed.usd, needed=need.usd)
+            raise BudgetExhausted(Spend.COST, limits.usd, committed.usd, needed=need.usd)
         self.check_wall()
 
-    def headroom(self, spent: Spent) -> Spent:
+    def headroom(self, spent: Spend) -> Spend:
         """What the tokens and USD limits leave for one more call (``-1`` / ``inf`` when unlimited)."""
         committed, limits = self.committed(spent), self.limits
-        return Spent(tokens=limits.tokens - committed.tokens if limits.tokens is not None else -1,
+        return Spend(tokens=limits.tokens - committed.tokens if limits.tokens is not None else -1,
                      usd=limits.usd - committed.usd if limits.usd is not None else float("inf"))
 
-    def reserve(self, spent: Spent, tokens: int = 0, usd: float = 0.0) -> Spent:
+    def reserve(self, spent: Spend, tokens: int = 0, usd: float = 0.0) -> Spend:
         """Check, then hold one call with its worst case (``tokens``, ``usd``) for a call about to
         be sent; returns the reservation for :meth:`release`."""
-        reservation = Spent(llm_calls=1, tokens=int(tokens) if self.limits.tokens is not None else 0,
+        reservation = Spend(llm_calls=1, tokens=int(tokens) if self.limits.tokens is not None else 0,
                             usd=float(usd) if self.limits.usd is not None else 0.0)
         self.check(spent, reservation)
         self.reserved.llm_calls += reservation.llm_calls
@@ -92,7 +85,7 @@ class Budget:
         self.reserved.usd += reservation.usd
         return reservation
 
-    def release(self, reservation: Spent) -> None:
+    def release(self, reservation: Spend) -> None:
         self.reserved.llm_calls -= reservation.llm_calls
         self.reserved.tokens -= reservation.tokens
         self.reserved.usd -= reservation.usd

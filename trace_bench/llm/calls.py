@@ -17,11 +17,11 @@ from typing import Any
 from pydantic import Field
 
 from trace_bench.llm.backend import Backend
-from trace_bench.llm.budget import Budget, Spent
+from trace_bench.llm.budget import Budget
 from trace_bench.llm.tokens import prompt_token_bound
 from trace_bench.llm.types import Completion
 from trace_bench.store.live import PHASES
-from trace_bench.store.models import RoleUsage
+from trace_bench.store.models import RoleUsage, Spend
 
 
 class UsageTotals(RoleUsage):
@@ -94,8 +94,8 @@ class InFlight:
     prompt_tokens: int
     completion_cap: int | None
     usd_if_cut: float | None
-    need: Spent
-    reservation: Spent | None
+    need: Spend
+    reservation: Spend | None
     ticket: int | None
     started: float
     key_variable: str = ""
@@ -139,7 +139,7 @@ def unit_costs(estimate_cost: Any, prompt: int) -> tuple[float, float] | None:
     return float(prompt_cost), float(per_token)
 
 
-def completion_allowance(budget: Budget, spent: Spent, prompt: int, n: int, price: tuple[float, float] | None) -> int:
+def completion_allowance(budget: Budget, spent: Spend, prompt: int, n: int, price: tuple[float, float] | None) -> int:
     """Completion tokens per choice that the tokens and USD limits leave after a prompt of
     ``prompt`` tokens, for a call that set no limit of its own (at least 1: a call that does not
     fit is then refused by the reservation)."""

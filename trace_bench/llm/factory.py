@@ -14,17 +14,18 @@ from typing import Any
 from trace_bench.config.model_names import ROLES
 from trace_bench.config.models import BudgetConfig, LLMConfig
 from trace_bench.llm.backend import Backend, StubBackend
-from trace_bench.llm.budget import Budget, Spent
+from trace_bench.llm.budget import Budget
 from trace_bench.llm.session import EventSink, LLMSession
 from trace_bench.llm.sinks import SpendSink
 from trace_bench.llm.stub import StubPolicy
+from trace_bench.store.models import Spend
 
 
-def build_budget(limits: BudgetConfig | Mapping[str, Any] | None, carried: Spent | None = None) -> Budget:
+def build_budget(limits: BudgetConfig | Mapping[str, Any] | None, carried: Spend | None = None) -> Budget:
     """A job's :class:`Budget` from the config's block and what earlier attempts spent."""
     if not isinstance(limits, BudgetConfig):
         limits = BudgetConfig.model_validate(dict(limits or {}))
-    return Budget(limits, carried=carried or Spent())
+    return Budget(limits, carried=carried or Spend())
 
 
 def build_session(
@@ -34,7 +35,7 @@ def build_session(
     budget: BudgetConfig | Mapping[str, Any] | None,
     seed: int,
     events: EventSink | None = None,
-    carried: Spent | None = None,
+    carried: Spend | None = None,
     stub_candidates: Sequence[Any] = (),
     stub_answers: Mapping[str, str] | None = None,
     job_id: str = "",

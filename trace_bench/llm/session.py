@@ -45,7 +45,7 @@ from typing import Any
 
 from trace_bench.llm.attempts import attached
 from trace_bench.llm.backend import Backend
-from trace_bench.llm.budget import Budget, Spent
+from trace_bench.llm.budget import Budget
 from trace_bench.llm.calls import (
     InFlight,
     Request,
@@ -63,7 +63,7 @@ from trace_bench.llm.client import MeteredLLM
 from trace_bench.llm.errors import LLMError
 from trace_bench.llm.sinks import SpendSink, TranscriptSink, transcribe
 from trace_bench.llm.types import ChatResponse, Completion, Usage
-from trace_bench.store.models import RoleUsage
+from trace_bench.store.models import RoleUsage, Spend
 
 EventSink = Callable[[dict[str, Any]], None]
 _PHASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("trace_bench_llm_phase", default=None)
@@ -163,17 +163,15 @@ class LLMSession:
                 self._clients[role] = MeteredLLM(self, role, self.backend_for(role).model)
             return self._clients[role]
 
-    def spent(self) -> Spent:
+    def spent(self) -> Spend:
         """What counts against the budget: the ``train`` phase (cache answers included)."""
-        train = self.totals.by_phase["train"]
-        return Spent(llm_calls=train.llm_calls, tokens=train.total_tokens, usd=train.cost_usd)
+        return self.totals.by_phase["train"].spend()
 
-    def budget_spent(self) -> dict[str, float]:
+    def budget_spent(self) -> Spend:
         """Train-phase spend plus what earlier attempts spent, and wall time: the figures the
         limits apply to (``budget_spent`` of a job and ``spent`` of its ``budget_exhausted`` event)."""
         with self._lock:
-            total = self.budget.total(self.spent())
-        return {"llm_calls": total.llm_calls, "tokens": total.tokens, "usd": total.usd, "wall_s": total.wall_s}
+            return self.budget.total(self.spent())
 
     def _next_sample_index(self, key: str, n: int) -> int:
         with self._lock:
@@ -234,7 +232,7 @@ class LLMSession:
             if self._closed:
                 return ChatResponse.from_texts(completion.texts, usage, completion.model)
             if phase == "train":
-                self.budget.check(self.spent(), Spent(llm_calls=1, tokens=usage.total_tokens,
+                self.budget.check(self.spent(), Spend(llm_calls=1, tokens=usage.total_tokens,
                                                       usd=completion.cost_usd or 0.0))
             self._add(role, completion, phase, caller)
         journal = self.journal
@@ -263,7 +261,7 @@ class LLMSession:
             cap = completion_limit(params)
             completion = n * cap if cap else 0
             usd_if_cut = price[0] + completion * price[1] if price is not None else None
-            need = Spent(llm_calls=1, tokens=prompt + completion, usd=usd_if_cut or 0.0)
+            need = Spend(llm_calls=1, tokens=prompt + completion, usd=usd_if_cut or 0.0)
             reservation = self.budget.reserve(self.spent(), need.tokens, need.usd) if phase == "train" else None
             call = InFlight(role, backend.model, phase, prompt, completion if cap else None, usd_if_cut, need,
                             reservation, None, time.perf_counter(),

@@ -38,6 +38,7 @@ from trace_bench.store.models import (
     RunFinished,
     RunStarted,
     SandboxSetting,
+    Spend,
     StoreError,
 )
 from trace_bench.store.run_store import RunStore, RunVanished
@@ -229,9 +230,10 @@ class _Loop:
                                    total=self.console.total))
 
 
-def launch_args(spec: JobSpec, run_id: str, carried: dict[str, float] | None, attempt: int) -> dict[str, Any]:
+def launch_args(spec: JobSpec, run_id: str, carried: Spend | None, attempt: int) -> dict[str, Any]:
     """What the job body (``trace_bench.runner.job.body.job_body``) is handed: plain JSON."""
-    return {"spec": spec.model_dump(mode="json"), "run_id": run_id, "carried": carried, "attempt": attempt}
+    return {"spec": spec.model_dump(mode="json"), "run_id": run_id,
+            "carried": None if carried is None else carried.model_dump(mode="json"), "attempt": attempt}
 
 
 def _entries_digest(meta: dict[str, Any], store: RunStore, statuses: dict[str, str], ids: list[str]) -> str:

@@ -7,7 +7,7 @@ from typing import Literal
 
 from trace_bench.runner.salvage import spent_in_training
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.models import Attempts, JobResult, JobSpec, StoreError
+from trace_bench.store.models import Attempts, JobResult, JobSpec, Spend, StoreError
 from trace_bench.store.results_index import IndexedResult, LazyResult
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import COMPLETE, Status
@@ -22,7 +22,7 @@ class PlannedJob:
     previous: JobResult | LazyResult | None
     run: bool
     attempt: int = 1
-    carried: dict[str, float] | None = None
+    carried: Spend | None = None
 
 
 def should_run(previous: JobResult | None, mode: ResumeMode, status: str | None = None) -> bool:
@@ -101,10 +101,9 @@ def prepare_attempt(planned: PlannedJob, *, fresh: bool) -> None:
     """
     job = planned.job
     ledger = (None if fresh else job.read_attempts()) or Attempts()
-    carried = dict(ledger.carried)
+    carried = ledger.carried
     if not fresh and job.exists():
-        for key, value in spent_in_training(job).items():
-            carried[key] = carried.get(key, 0) + value
+        carried = carried.plus(spent_in_training(job))
     attempts = ledger.attempts + 1 if not fresh else 1
     job.clear_for_attempt()
     job.write_attempts(Attempts(attempts=attempts, carried=carried))

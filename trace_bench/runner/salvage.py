@@ -16,24 +16,23 @@ from trace_bench.execution.job_process import Finished
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.live import JobProgress
-from trace_bench.store.models import CurveRow, JobResult, JobSpec, StoreError
+from trace_bench.store.models import CurveRow, JobResult, JobSpec, Spend, StoreError
 from trace_bench.store.spend import cut_off_calls, cut_off_charge
 from trace_bench.store.status import Status
 
 
-def spent_in_training(job: JobStore) -> dict[str, float]:
+def spent_in_training(job: JobStore) -> Spend:
     """LLM spend of a job's attempt, as the budget counts it (training phase only, cache answers
     included): its budget journal, where calls a kill cut off in flight are charged too; the
     ``llm_call`` events for a directory written before the journal existed."""
     journal = job.read_spend()
     if journal is not None:
         return journal
-    train = JobProgress.of(job.events(contains='"llm_call"')).train
-    return {"llm_calls": train.llm_calls, "tokens": train.total_tokens, "usd": train.cost_usd}
+    return JobProgress.of(job.events(contains='"llm_call"')).train.spend()
 
 
 def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, error: str, wall_s: float,
-                   attempt: int, carried: dict[str, float] | None = None) -> JobResult:
+                   attempt: int, carried: Spend | None = None) -> JobResult:
     """A record built from what the job wrote: scores from its curve, usage from its events (the
     trainer's calls as the job's spend, the harness's measurement calls apart, as a finished job)
     and its sandbox denials; its leak counts stay null (the audit runs when a job ends by itself)."""
@@ -60,9 +59,9 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
         (measure if entry.phase == "measure" else train).add_call(
             prompt_tokens=cut_prompt, completion_tokens=cut_completion, total_tokens=cut_prompt + cut_completion,
             cost_usd=cut_cost, estimated=True, unanswered=True)
-    carried = carried or {}
-    record.carried_llm_calls, record.carried_tokens = int(carried.get("llm_calls", 0)), int(carried.get("tokens", 0))
-    record.carried_cost_usd = round(float(carried.get("usd", 0.0)), 10)
+    carried = carried or Spend()
+    record.carried_llm_calls, record.carried_tokens = carried.llm_calls, carried.tokens
+    record.carried_cost_usd = round(carried.usd, 10)
     record.tokens_estimated = train.estimated or measure.estimated
     record.llm_unanswered = train.unanswered
     record.cache_hits = train.cache_hits
@@ -76,8 +75,7 @@ def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, er
     if evaluator is not None:
         record.eval_llm_calls, record.eval_tokens = evaluator.llm_calls, evaluator.total_tokens
         record.eval_cost_usd = round(evaluator.cost_usd, 10)
-    spent = spent_in_training(job)
-    record.budget_spent = {k: spent.get(k, 0) + carried.get(k, 0) for k in ("llm_calls", "tokens", "usd")}
+    record.budget_spent = spent_in_training(job).plus(carried)
     if rows and rows[-1].kind not in ("final", "harness_final", "stop"):
         _close_curve(job, rows[-1], record, wall_s)
     return record
@@ -88,18 +86,17 @@ def _close_curve(job: JobStore, last: CurveRow, record: JobResult, wall_s: float
     step, calls cut off in flight), with its best score so far and no score of its own: the curve
     reaches what the job spent, and shows nothing the kill left unmeasured."""
     try:
-        job.append_curve_row(last.model_copy(update={
-            "wall_s": max(last.wall_s or 0.0, round(wall_s, 6)), "llm_calls": record.llm_calls,
-            "tokens": record.total_tokens, "usd": round(record.cost_usd, 10),
-            "measure_llm_calls": record.measure_llm_calls or 0, "measure_tokens": record.measure_tokens or 0,
-            "measure_usd": round(record.measure_cost_usd or 0.0, 10), "score": None,
-            "best_score": record.score_best, "objectives": {}, "kind": "stop"}))
+        spend = Spend(llm_calls=record.llm_calls, tokens=record.total_tokens, usd=round(record.cost_usd, 10))
+        measured = Spend(llm_calls=record.measure_llm_calls or 0, tokens=record.measure_tokens or 0,
+                         usd=round(record.measure_cost_usd or 0.0, 10))
+        job.append_curve_row(CurveRow.at(spend, measured, step=last.step, wall_s=max(last.wall_s or 0.0, round(wall_s, 6)),
+                                         n_evals=last.n_evals, score=None, best_score=record.score_best, kind="stop"))
     except (OSError, StoreError):
         pass  # the record stands without it
 
 
 def record_for(spec: JobSpec, job: JobStore, finished: Finished, *, run_id: str, attempt: int,
-               carried: dict[str, float] | None, timeout: float | None, memory_mb: int | None,
+               carried: Spend | None, timeout: float | None, memory_mb: int | None,
                interrupted: bool = False) -> JobResult:
     """The record of a job process that ended: the one it sent, or one salvaged from its files."""
     if finished.record is not None and finished.killed_reason is None:

@@ -19,10 +19,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
+from trace_bench.store.models import COUNTED, SPEND_AXES, Spend
 from trace_bench.store.ranking import TIE_TOLERANCE
 
 #: cost axes in order of preference, and how each is named for a reader
-COST_AXES = {"usd": "USD", "tokens": "tokens", "llm_calls": "LLM calls"}
+COST_AXES = {name: SPEND_AXES[name] for name in reversed(COUNTED)}
 #: costs closer than this, relative to the larger, are equal (means of sums of float USD)
 COST_TOLERANCE = 1e-9
 
@@ -33,7 +34,7 @@ def cost_axis(jobs: Iterable[tuple[float, float, float]]) -> str:
     call (``llm_calls`` when none did, or when some job's USD and tokens are both unknown)."""
     callers = [(tokens, usd) for calls, tokens, usd in jobs if calls and calls > 0]
     if callers and all(usd is not None and usd > 0 for _, usd in callers):
-        return "usd"
+        return Spend.COST
     if callers and all(tokens is not None and tokens > 0 for tokens, _ in callers):
         return "tokens"
     return "llm_calls"

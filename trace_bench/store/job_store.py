@@ -46,6 +46,7 @@ from trace_bench.store.models import (
     IntegrityReport,
     JobMeta,
     JobResult,
+    Spend,
     StateFile,
     StateHistoryLine,
     Step,
@@ -338,7 +339,7 @@ class JobStore:
         """The budget journal of this attempt (``durable``: fsync'd per line, for real mode)."""
         return SpendJournal(self.spend_path, durable=durable)
 
-    def read_spend(self) -> dict[str, float] | None:
+    def read_spend(self) -> Spend | None:
         """Training-phase spend the journal records, calls cut by a kill included (see
         ``store.spend``); None when the directory has no journal."""
         return read_spend(self.spend_path)

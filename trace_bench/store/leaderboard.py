@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trace_bench.store.frontier import cost_axis, on_frontier
-from trace_bench.store.models import Arm, JobResult
+from trace_bench.store.models import Arm, JobResult, Spend
 from trace_bench.store.models.leaderboard import LeaderboardRow
 from trace_bench.store.paired import ALPHA, PairDecision, decide_pairs, decision_map
 from trace_bench.store.ranking import (
@@ -34,7 +34,7 @@ from trace_bench.store.stats import ScoreRange, summarize
 from trace_bench.store.status import RAN, SUCCESSFUL
 
 #: leaderboard.csv's column of each cost axis (``frontier_axis`` names one)
-AXIS_COLUMNS = {"usd": "mean_cost_usd", "tokens": "mean_tokens", "llm_calls": "mean_llm_calls"}
+AXIS_COLUMNS = {Spend.COST: "mean_cost_usd", "tokens": "mean_tokens", "llm_calls": "mean_llm_calls"}
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from trace_bench.store.atomic import fsync_dir
-from trace_bench.store.models import SpendEntry
-
-SPEND_KEYS = ("llm_calls", "tokens", "usd")
+from trace_bench.store.models import Spend, SpendEntry
 
 
 def _finite(value: float) -> float:
@@ -87,8 +85,9 @@ class SpendJournal:
             phase = self._phases.pop(call, "train")
         if pending is not None:
             pending.result()
-        self._write({"call": call, "event": "settled", "phase": phase, "llm_calls": int(llm_calls),
-                     "tokens": int(tokens), "usd": _finite(usd)})
+        # the keys are SpendEntry's fields
+        self._write(dict(call=call, event="settled", phase=phase, llm_calls=int(llm_calls), tokens=int(tokens),
+                         usd=_finite(usd)))
 
     def _write(self, line: dict[str, object]) -> int | None:
         data = (json.dumps({**line, "schema_version": SpendEntry.SCHEMA_VERSION}) + "\n").encode()
@@ -145,26 +144,22 @@ def cut_off_calls(path: str | Path) -> list[SpendEntry]:
     return _unsettled(entries) if entries else []
 
 
-def read_spend(path: str | Path) -> dict[str, float] | None:
-    """``{"llm_calls", "tokens", "usd"}`` of the ``train`` phase the journal at ``path`` records
-    (what a budget counts), calls cut off in flight charged as :func:`cut_off_charge` says; None
-    when there is no journal (a job directory written before it existed)."""
+def read_spend(path: str | Path) -> Spend | None:
+    """The spend of the ``train`` phase the journal at ``path`` records (what a budget counts; no wall
+    clock), calls cut off in flight charged as :func:`cut_off_charge` says; None when there is no
+    journal (a job directory written before it existed)."""
     entries = _entries(path)
     if entries is None:
         return None
     phases = {entry.call: entry.phase for entry in entries if entry.event == "sent"}
-    total = {"llm_calls": 0.0, "tokens": 0.0, "usd": 0.0}
+    calls, tokens, usd = 0, 0, 0.0
     for entry in entries:
         if entry.event == "settled" and phases.get(entry.call, entry.phase) == "train":
-            total["llm_calls"] += entry.llm_calls
-            total["tokens"] += entry.tokens
-            total["usd"] += entry.usd
+            calls, tokens, usd = calls + entry.llm_calls, tokens + entry.tokens, usd + entry.usd
     for entry in _unsettled(entries):
         if entry.phase == "train":
-            prompt, completion, usd = cut_off_charge(entry)
-            total["llm_calls"] += 1
-            total["tokens"] += prompt + completion
-            total["usd"] += usd
+            prompt, completion, cost = cut_off_charge(entry)
+            calls, tokens, usd = calls + 1, tokens + prompt + completion, usd + cost
     # rounded as a job's results round their cost columns: a sum of many small float costs differs
     # from theirs in the 17th digit, and the two must read alike (a resume carries this one)
-    return {"llm_calls": int(total["llm_calls"]), "tokens": int(total["tokens"]), "usd": round(total["usd"], 10)}
+    return Spend(llm_calls=calls, tokens=tokens, usd=round(usd, 10))

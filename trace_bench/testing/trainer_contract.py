@@ -193,7 +193,7 @@ def check_budget(trainer_id: str, runs_dir: Path, *, task: str = DEFAULT_TASK,
     calls = [e for e in outcome.events()
              if e.get("type") == "llm_call" and e.get("phase") != "measure" and not e.get("error")]
     assert len(calls) <= llm_calls, f"{trainer_id}: {len(calls)} training LLM calls, budget {llm_calls}"
-    assert outcome.result.budget_spent.get("llm_calls", 0) <= llm_calls
+    assert outcome.result.budget_spent.llm_calls <= llm_calls
     check_curve(outcome)
     return outcome
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from trace_bench._util.masking import mask_secrets
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.models import OBJECTIVE_PREFIX, JobResult, StoreError, Summary
+from trace_bench.store.models import COUNTED, OBJECTIVE_PREFIX, JobResult, StoreError, Summary
 from trace_bench.store.run_store import RunStore
 
-CURVE_METRICS = ("best_score", "score", "llm_calls", "tokens", "usd", "n_evals", "wall_s")
+CURVE_METRICS = ("best_score", "score", *COUNTED, "n_evals", "wall_s")
 FINAL_METRICS = ("score_initial", "score_final", "score_best", "score_test", "n_steps", "n_evals", "llm_calls",
                  "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "time_seconds")
 JOB_PARAMS = ("task", "suite", "trainer", "params_label", "seed", "mode", "llm_model", "status", "attempt")

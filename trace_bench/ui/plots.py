@@ -13,14 +13,14 @@ import html
 from pathlib import Path
 from typing import Any
 
-from trace_bench.store.models import StoreError, arm_label
+from trace_bench.store.models import COUNTED, SPEND_AXES, StoreError, arm_label
 from trace_bench.store.ranking import variant_of
 from trace_bench.store.run_store import RunStore
 from trace_bench.ui.discovery import job_entries
 from trace_bench.ui.readers import with_analysis
 
-AXES = {"llm_calls": "LLM calls", "tokens": "tokens", "usd": "USD", "wall_s": "wall time (s)", "step": "step"}
-POINT_COLUMNS = ("step", "wall_s", "n_evals", "llm_calls", "tokens", "usd", "score", "best_score")
+AXES = {**SPEND_AXES, "step": "step"}
+POINT_COLUMNS = ("step", "wall_s", "n_evals", *COUNTED, "score", "best_score")
 PLOT_COLUMNS = ["x", "best_score", "series"]
 
 

@@ -24,7 +24,7 @@ from trace_bench.runner.job.setup import JobSetup, announce_job, set_up_job
 from trace_bench.runner.job.training import fill_usage, finalise, train
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import HeartbeatThread, JobStore
-from trace_bench.store.models import JobFinished, JobResult, JobSpec, JobStarted
+from trace_bench.store.models import JobFinished, JobResult, JobSpec, JobStarted, Spend
 from trace_bench.store.models.job import SCORE_FIELDS
 from trace_bench.store.status import Status
 
@@ -33,7 +33,8 @@ def job_body(args: dict[str, Any], job: JobStore) -> dict[str, Any]:
     """The body executors run (``trace_bench.execution.job_process.JobBody``): ``args`` as built
     by the driver (``trace_bench.runner.driver.launch_args``); returns the job's record as JSON."""
     spec = JobSpec.model_validate(args["spec"])
-    record = run_job(spec, job, run_id=args["run_id"], carried=args.get("carried"), attempt=args.get("attempt", 1))
+    carried = Spend.model_validate(args["carried"]) if args.get("carried") else None
+    record = run_job(spec, job, run_id=args["run_id"], carried=carried, attempt=args.get("attempt", 1))
     return record.record()
 
 
@@ -60,7 +61,7 @@ def prepare_process() -> None:
     code_nodes.install()  # optimizer-written code of trainable functions runs in the sandbox
 
 
-def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, float] | None = None,
+def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: Spend | None = None,
             attempt: int = 1) -> JobResult:
     """Run one job to completion and return its record (never raises for job-level failures)."""
     started_wall = time.time()
@@ -79,7 +80,7 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: dict[str, flo
     try:
         prepare_process()
         seed_everything(spec.seed)
-        setup = set_up_job(spec, job, events, carried or {})
+        setup = set_up_job(spec, job, events, carried or Spend())
         result.resolved = setup.resolution
         _train_and_finalise(spec, job, events, setup, result)
     except JobFailure as exc:

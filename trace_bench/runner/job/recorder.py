@@ -22,7 +22,7 @@ from typing import Any
 
 from trace_bench.store.events import EventLog, LineLog
 from trace_bench.store.job_store import CurveWriter, JobStore
-from trace_bench.store.models import CurveRow, StateFile, StateHistoryLine, StateSnapshot, Step
+from trace_bench.store.models import CurveRow, Spend, StateFile, StateHistoryLine, StateSnapshot, Step
 from trace_bench.trainers.objectives import ObjectiveConfig, front_order, objective_names, pareto_front
 
 
@@ -149,20 +149,17 @@ class JobRecorder:
     def on_step(self, report: Any) -> None:
         """The ``on_step`` callback of ``TrainerContext`` (a ``StepReport``)."""
         improved = self.best.offer(report.score, report.state, report.score_dict, step=report.step)
-        calls, tokens, usd = _trainer_spend(self.session)
+        spend = _trainer_spend(self.session)
         if self.console:
             print(f"[Step {report.step}] score: {_short(report.score)} best: {_short(self.best.score)} "
-                  f"llm_calls: {calls}", flush=True)
+                  f"llm_calls: {spend.llm_calls}", flush=True)
         self.steps = report.step
         self.session.at_step(report.step + 1)
         self._curve_row(report.step, report.score, report.n_evals, report.score_dict, "step")
-        fields: dict[str, Any] = {"step": report.step, "score": report.score, "best_score": self.best.score,
-                                  "score_dict": report.score_dict,
-                                  "n_evals": report.n_evals, "llm_calls": calls, "tokens": tokens, "usd": usd,
-                                  "wall_s": round(report.wall_s, 6)}
-        if report.info:
-            fields["info"] = report.info
-        self.events.write(Step(**fields))
+        self.events.write(Step(step=report.step, score=report.score, best_score=self.best.score,
+                               score_dict=report.score_dict, n_evals=report.n_evals, llm_calls=spend.llm_calls,
+                               tokens=spend.tokens, usd=spend.usd, wall_s=round(report.wall_s, 6),
+                               info=report.info or None))
         if report.accepted and self._history is not None:
             self._history.append(StateHistoryLine(kind="step", step=report.step, score=report.score,
                                                   score_dict=report.score_dict, state=self.snapshot(report.state)))
@@ -202,14 +199,12 @@ class JobRecorder:
                    kind: str) -> None:
         if self._curve is None or self._curve.closed:
             return
-        train, measure = _phases(self.session)
-        calls, tokens, usd = _trainer_spend(self.session)
-        self._curve.row(CurveRow(step=step, wall_s=round(time.monotonic() - self._t0, 6), n_evals=n_evals,
-                                 llm_calls=calls, tokens=tokens, usd=usd, score=score, best_score=self.best.score,
-                                 measure_llm_calls=measure.llm_calls, measure_tokens=measure.total_tokens,
-                                 measure_usd=round(measure.cost_usd, 10),
-                                 objectives={name: score_dict[name] for name in objective_names(score_dict)},
-                                 kind=kind))
+        measured = self.session.totals.by_phase["measure"].spend().rounded()
+        self._curve.row(CurveRow.at(_trainer_spend(self.session), measured, step=step,
+                                    wall_s=round(time.monotonic() - self._t0, 6), n_evals=n_evals, score=score,
+                                    best_score=self.best.score,
+                                    objectives={name: score_dict[name] for name in objective_names(score_dict)},
+                                    kind=kind))
 
 
 def _short(value: float | None) -> str:
@@ -217,19 +212,10 @@ def _short(value: float | None) -> str:
     return "None" if value is None else f"{value:.6g}"
 
 
-def _phases(session: Any) -> tuple[Any, Any]:
-    """The session's (train, measure) usage: the curve's cost axes are the trainer's spend, the
-    quantity a budget counts; the harness's measurements are recorded beside it."""
-    by_phase = session.totals.by_phase
-    return by_phase["train"], by_phase["measure"]
-
-
-def _trainer_spend(session: Any) -> tuple[int, int, float]:
-    """``(llm_calls, tokens, usd)`` of the trainer in the job so far, what earlier (interrupted)
-    attempts spent included: a resumed job's curve starts at the spend carried into it and ends at
-    the record's cost columns."""
-    train, _ = _phases(session)
-    carried = session.budget.carried
-    return (train.llm_calls + int(carried.llm_calls), train.total_tokens + int(carried.tokens),
-            round(train.cost_usd + carried.usd, 10))
+def _trainer_spend(session: Any) -> Spend:
+    """What the trainer spent in the job so far (the curve's cost axes: the quantity a budget
+    counts; the harness's measurements are recorded beside it), what earlier (interrupted) attempts
+    spent included: a resumed job's curve starts at the spend carried into it and ends at the
+    record's cost columns."""
+    return session.totals.by_phase["train"].spend().plus(session.budget.carried).rounded()
 

@@ -16,11 +16,9 @@ from trace_bench.runner.job.failures import JobFailure
 from trace_bench.runner.job.measure import Measurer
 from trace_bench.store.events import EventLog
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.models import JobSpec, Resolution
+from trace_bench.store.models import JobSpec, Resolution, Spend
 from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import Status
-
-SPEND_KEYS = ("llm_calls", "tokens", "usd", "wall_s")
 
 
 @dataclass
@@ -44,8 +42,7 @@ def announce_job(spec: JobSpec, job: JobStore, run_id: str) -> None:
     sandbox.allow_weak(spec.sandbox == "weak")
 
 
-def set_up_job(spec: JobSpec, job: JobStore, events: EventLog, carried: dict[str, float]) -> JobSetup:
-    from trace_bench.llm.budget import Spent
+def set_up_job(spec: JobSpec, job: JobStore, events: EventLog, carried: Spend) -> JobSetup:
     from trace_bench.llm.current import set_session
     from trace_bench.llm.factory import build_session, stub_policy_of
     from trace_bench.llm.limiter import attach_limiter, make_limiter
@@ -54,7 +51,7 @@ def set_up_job(spec: JobSpec, job: JobStore, events: EventLog, carried: dict[str
 
     run = RunStore(job.run_root)
     session = build_session(mode=spec.mode, llm=spec.llm, budget=spec.budget, seed=spec.seed, events=events.write,
-                            carried=Spent(**{k: carried.get(k, 0) for k in SPEND_KEYS}), job_id=spec.job_id,
+                            carried=carried, job_id=spec.job_id,
                             cache_path=str(run.llm_cache_path),
                             journal=job.open_spend_journal(durable=spec.mode == "real"))
     if spec.llm.transcripts:

@@ -50,7 +50,8 @@ def train(spec: JobSpec, setup: JobSetup, recorder: JobRecorder, events: EventLo
         trainer.train()
     except BudgetExhaustedError as exc:
         spent = setup.session.budget_spent()  # settled: calls in flight when the stop came are counted
-        used = spent.get(exc.resource, exc.spent)
+        used = getattr(spent, exc.resource, None)
+        used = exc.spent if used is None else used
         # the settled figure, not the one the stopping thread saw while other threads' calls were in
         # flight: the text is then the same in a run and in its replay
         outcome.status = Status.BUDGET_EXHAUSTED
@@ -113,7 +114,7 @@ def fill_usage(result: JobResult, session: Any) -> None:
     totals = session.totals
     train, measure = totals.by_phase["train"], totals.by_phase["measure"]
     carried = session.budget.carried
-    result.carried_llm_calls, result.carried_tokens = int(carried.llm_calls), int(carried.tokens)
+    result.carried_llm_calls, result.carried_tokens = carried.llm_calls, carried.tokens
     result.carried_cost_usd = round(carried.usd, 10)
     result.llm_calls = train.llm_calls + result.carried_llm_calls
     result.cache_hits = train.cache_hits
@@ -133,9 +134,10 @@ def fill_usage(result: JobResult, session: Any) -> None:
     result.llm_retries = totals.retries
     result.llm_unanswered = train.unanswered
     result.usage_by_role = {role: usage.model_copy() for role, usage in totals.by_role.items()}
-    result.budget_spent = session.budget_spent()
+    spent = session.budget_spent()
     if session.budget.limits.evaluations is not None:  # the job's evaluations, where a budget counts them
-        result.budget_spent["evaluations"] = float(result.n_evals)
+        spent = spent.model_copy(update={"evaluations": result.n_evals})
+    result.budget_spent = spent
     refusal = getattr(session, "key_refusal", None)
     if refusal is not None:
         variable, error = refusal

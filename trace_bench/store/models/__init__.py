@@ -60,14 +60,23 @@ from trace_bench.store.models.spec import (
     Resolution,
     arm_label,
 )
-from trace_bench.store.models.spend import Attempts, RoleUsage, SpendEntry
+from trace_bench.store.models.spend import (
+    CARRIED_COLUMNS,
+    COUNTED,
+    SPEND_AXES,
+    SPEND_COLUMNS,
+    Attempts,
+    RoleUsage,
+    Spend,
+    SpendEntry,
+)
 from trace_bench.store.models.transcript import CUT_MARKER, TranscriptEntry, TranscriptMessage
 
 __all__ = [
     "ARM_FIELDS", "DEFAULT_OPTIMIZER", "Arm", "FlatRecord", "JobSpec", "Resolution", "arm_label",
     "CREDITED_CURVE_KINDS", "CSV_COLUMNS", "LEADERBOARD_COLUMNS", "LeaderboardRow", "CURVE_COLUMNS", "JOB_EVENTS",
     "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX",
-    "RESOLVED_FIELDS",
+    "RESOLVED_FIELDS", "CARRIED_COLUMNS", "COUNTED", "SPEND_AXES", "SPEND_COLUMNS", "Spend",
     "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
     "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "IntegrityFlag", "IntegrityReport", "JobEnded", "JobEvent", "JobFinished", "JobMeta",
     "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "KeyRefusal", "LLMCall", "LeakFinding", "Manifest", "ManifestJob", "NewerSchemaError",

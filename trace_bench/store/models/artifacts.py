@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_bench.store.models._base import StoreModel
+from trace_bench.store.models.spend import Spend
 
 
 class Heartbeat(StoreModel):
@@ -61,11 +62,19 @@ class CurveRow(StoreModel):
         "`final`, `harness_final` or `stop` row at the job's total trainer-phase spend.  Empty in files "
         "written before the column existed.")
 
+    @classmethod
+    def at(cls, spend: Spend, measured: Spend, **fields: Any) -> CurveRow:
+        """A row at the trainer's ``spend`` (what a budget counts), with what the harness's
+        measurement calls spent (``measured``) beside it."""
+        return cls(llm_calls=spend.llm_calls, tokens=spend.tokens, usd=spend.usd, measure_llm_calls=measured.llm_calls,
+                   measure_tokens=measured.tokens, measure_usd=measured.usd, **fields)
+
 
 #: the kinds whose score counts towards ``best_score`` (the trainer's validated states)
 CREDITED_CURVE_KINDS = ("initial", "step", "final")
-CURVE_COLUMNS = ("step", "wall_s", "n_evals", "llm_calls", "tokens", "usd", "score", "best_score",
-                 "measure_llm_calls", "measure_tokens", "measure_usd", "kind")
+#: curve.csv's columns, in order (the ``obj_<metric>`` columns of a multi-objective task follow)
+CURVE_COLUMNS: tuple[str, ...] = tuple(name for name in CurveRow.model_fields
+                                       if name not in ("schema_version", "objectives"))
 #: prefix of the curve.csv column of one objective (``obj_<metric>``)
 OBJECTIVE_PREFIX = "obj_"
 

@@ -20,7 +20,7 @@ from trace_bench.store.models.spec import (
     JobSpec,
     Resolution,
 )
-from trace_bench.store.models.spend import RoleUsage
+from trace_bench.store.models.spend import CARRIED_COLUMNS, SPEND_COLUMNS, RoleUsage, Spend
 from trace_bench.store.status import Status
 
 SCORE_FIELDS = ("score_initial", "score_final", "score_best", "score_test", "score_test_last", "score_test_best")
@@ -127,11 +127,6 @@ def _spec_from_flat(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "spec": spec}
 
 
-#: (cost column, its ``carried_*`` part, its key in ``budget_spent``/``attempts.json``'s ``carried``)
-CARRIED_SPEND = (("llm_calls", "carried_llm_calls", "llm_calls"), ("total_tokens", "carried_tokens", "tokens"),
-                 ("cost_usd", "carried_cost_usd", "usd"))
-
-
 def _carried_spend(data: dict[str, Any]) -> dict[str, Any]:
     """Version 6 -> 7: the cost columns counted the last attempt only; a re-run job's
     ``budget_spent`` (its spend plus what earlier attempts spent) gives back the carried part."""
@@ -139,10 +134,11 @@ def _carried_spend(data: dict[str, Any]) -> dict[str, Any]:
     if int(data.get("attempt") or 1) <= 1 or not isinstance(spent, dict):
         return data
     out = dict(data)
-    for column, carried, key in CARRIED_SPEND:
+    for figure, column in SPEND_COLUMNS.items():
         own = float(data.get(column) or 0)
-        part = max(0.0, float(spent.get(key) or 0) - own)
-        if column == "cost_usd":
+        part = max(0.0, float(spent.get(figure) or 0) - own)
+        carried = CARRIED_COLUMNS[figure]
+        if figure == Spend.COST:
             out[carried], out[column] = round(part, 10), round(own + part, 10)
         else:
             out[carried], out[column] = int(part), int(own + part)
@@ -250,7 +246,9 @@ class JobResult(StoreModel):
                                     "output on a selection example (its score holds the task's failure score)",
                                     json_schema_extra=NOT_A_COLUMN)
     usage_by_role: dict[str, RoleUsage] = Field(default_factory=dict, json_schema_extra=NOT_A_COLUMN)
-    budget_spent: dict[str, float] = Field(default_factory=dict, json_schema_extra=NOT_A_COLUMN)
+    budget_spent: Spend = Field(default_factory=Spend, description="what the job's budget counted, earlier attempts "
+                                "included (the training phase; ``wall_s``: the job's wall clock)",
+                                json_schema_extra=NOT_A_COLUMN)
     non_finite: list[str] = Field(default_factory=list, description="score fields whose value was NaN or "
                                   "infinite and is stored as null (version 2)", json_schema_extra=NOT_A_COLUMN)
     sandbox: str = Field(default="", description="the isolation LLM-written code ran under in this job: "

@@ -1,14 +1,81 @@
-"""What a job spends: the LLM usage of a role or phase (:class:`RoleUsage`), the budget ledger that
-survives a re-run (``attempts.json``, :class:`Attempts`) and the lines of the spend journal
-(``llm_spend.jsonl``, :class:`SpendEntry`)."""
+"""What a job spends: the one :class:`Spend` record (in the units a budget limits), the LLM usage
+of a role or phase (:class:`RoleUsage`), the budget ledger that survives a re-run
+(``attempts.json``, :class:`Attempts`) and the lines of the spend journal (``llm_spend.jsonl``,
+:class:`SpendEntry`)."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from trace_bench._util.keyed import KeyedModel
 from trace_bench.store.models._base import StoreModel
+
+
+def _columns(column: str, carried: str) -> dict[str, Any]:
+    return {"column": column, "carried": carried}
+
+
+class Spend(KeyedModel):
+    """What a job spent, in the units its budget limits (the config's ``budget`` keys), declared
+    here once: the budget's own figures (spent, carried from earlier attempts, reserved by calls in
+    flight), a spend journal's total, ``attempts.json``'s ``carried``, a record's ``budget_spent``,
+    and the cost columns of results.csv and curve.csv (a field's ``column``: the results.csv column
+    of a job's total; ``carried``: the column of the part earlier attempts spent).  ``wall_s`` is
+    null where the wall clock is no part of it (what earlier attempts carried, a journal's total):
+    such a spend is written without it, and so is ``evaluations`` where the budget does not count them.
+    It reads by key like the mapping it was written as."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    llm_calls: int = Field(default=0, title="LLM calls", json_schema_extra=_columns("llm_calls", "carried_llm_calls"))
+    tokens: int = Field(default=0, title="tokens", json_schema_extra=_columns("total_tokens", "carried_tokens"))
+    usd: float = Field(default=0.0, title="USD", json_schema_extra=_columns("cost_usd", "carried_cost_usd"))
+    wall_s: float | None = Field(default=None, title="wall time (s)", description="null: not part of this spend")
+    evaluations: int | None = Field(default=None, description="the trainer's task evaluations, where the budget "
+                                    "limits them (null: not counted; curve.csv and results.csv count every job's "
+                                    "in n_evals)")
+
+    #: the figure in money (a USD axis is empty when every job cost nothing or had no price)
+    COST: ClassVar[str] = "usd"
+
+    @model_serializer(mode="wrap")
+    def _without_an_unmeasured_wall_clock(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in ("wall_s", "evaluations"):
+            if getattr(self, name) is None:
+                data.pop(name, None)
+        return data
+
+    def rounded(self) -> Spend:
+        """This spend with its USD rounded as a record's cost columns are (10 digits: a sum of many
+        small float costs differs in the 17th, and two sums of the same calls must read alike)."""
+        return self.model_copy(update={"usd": round(self.usd, 10)})
+
+    def plus(self, other: Spend) -> Spend:
+        """The two spends together (the wall clock and the evaluations only where either counted them)."""
+        wall = None if self.wall_s is None and other.wall_s is None else (self.wall_s or 0.0) + (other.wall_s or 0.0)
+        evals = (None if self.evaluations is None and other.evaluations is None
+                 else (self.evaluations or 0) + (other.evaluations or 0))
+        return Spend(llm_calls=self.llm_calls + other.llm_calls, tokens=self.tokens + other.tokens,
+                     usd=self.usd + other.usd, wall_s=wall, evaluations=evals)
+
+
+def _extra(name: str, key: str) -> str:
+    extra = Spend.model_fields[name].json_schema_extra
+    return str(extra[key]) if isinstance(extra, dict) else ""
+
+
+#: the figures a budget counts call by call, in order (the wall clock is checked apart)
+COUNTED: tuple[str, ...] = tuple(name for name in Spend.model_fields if _extra(name, "column"))
+#: each figure's name for a reader (a curve's axis), in order; ``evaluations`` has none (curves count
+#: them in ``n_evals``)
+SPEND_AXES: dict[str, str] = {name: info.title for name, info in Spend.model_fields.items() if info.title}
+#: results.csv's column of a job's total of each counted figure
+SPEND_COLUMNS: dict[str, str] = {name: _extra(name, "column") for name in COUNTED}
+#: results.csv's column of the part of each counted figure that earlier attempts spent
+CARRIED_COLUMNS: dict[str, str] = {name: _extra(name, "carried") for name in COUNTED}
 
 
 class RoleUsage(BaseModel):
@@ -51,6 +118,10 @@ class RoleUsage(BaseModel):
         self.errors += 1
         self.retries += retries
 
+    def spend(self) -> Spend:
+        """The calls, tokens and cost as a :class:`Spend` (no wall clock)."""
+        return Spend(llm_calls=self.llm_calls, tokens=self.total_tokens, usd=self.cost_usd)
+
 
 class Attempts(StoreModel):
     """``attempts.json``: the budget ledger that survives a re-run of the job (version 2 adds
@@ -60,8 +131,7 @@ class Attempts(StoreModel):
     FILE: ClassVar[str] = "attempts.json"
 
     attempts: int = 0
-    carried: dict[str, float] = Field(default_factory=lambda: {"llm_calls": 0, "tokens": 0, "usd": 0.0},
-                                      description="training-phase spend of the earlier attempts")
+    carried: Spend = Field(default_factory=Spend, description="training-phase spend of the earlier attempts")
 
 
 class SpendEntry(StoreModel):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.store.columns import RESULT_COLUMNS as RESULT_TABLE_COLUMNS
+from trace_bench.store.models import Spend
 from trace_bench.store.run_store import RunStore
 from trace_bench.ui.chart import line_chart
 from trace_bench.ui.context import ALL, UIContext, choice_list, guarded
@@ -43,7 +44,7 @@ def curve_chart(frame: Any, axis: str, group: str) -> str:
     chart per task (tasks score on scales of their own: one axis flattened all but the widest)."""
     per_job = GROUPS.get(group) == "job"
     title = f"best score so far vs {AXES.get(axis, axis)}" + ("" if per_job else " (mean over seeds)")
-    if axis == "usd" and frame is not None and len(frame) and float(frame["x"].abs().max()) == 0.0:
+    if axis == Spend.COST and frame is not None and len(frame) and float(frame["x"].abs().max()) == 0.0:
         return ('<div class="tb-chart" data-series="0" style="color:#555;padding:12px">No USD curve: every job '
                 "of this selection cost 0 USD (stub mode calls cost nothing; in real mode, the model's price is "
                 "unknown: set llm.prices). Pick LLM calls or tokens.</div>")
