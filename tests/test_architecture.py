@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -333,3 +334,25 @@ def test_every_exception_derives_from_the_one_root() -> None:
                      if name != "TraceBenchError" and "TraceBenchError" not in found and name not in OUTSIDE_THE_ROOT)
     assert outside == [], f"exceptions outside TraceBenchError: {outside}"
     assert trace_bench.TraceBenchError is TraceBenchError and issubclass(TraceBenchError, Exception)
+
+
+def _spelled(predicate: Callable[[ast.AST], bool]) -> list[str]:
+    """The modules of the package with a node that ``predicate`` accepts (once per node)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if predicate(node):
+                found.append(str(path.relative_to(REPO)))
+    return found
+
+
+def test_the_roles_and_the_spend_keys_are_declared_once() -> None:
+    """One declaration each: the LLM roles (``config/model_names.py``) and the spend's keys (the
+    ``Spend`` model: ``"usd"`` is spelled there and nowhere else; everything else derives its
+    columns, axes and limits from the model's fields)."""
+    roles = _spelled(lambda node: isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
+        isinstance(target, ast.Name) and target.id == "ROLES"
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])))
+    assert roles == ["trace_bench/config/model_names.py"]
+    usd = _spelled(lambda node: isinstance(node, ast.Constant) and node.value == "usd")
+    assert usd == ["trace_bench/store/models/spend.py"]

@@ -263,7 +263,7 @@ def _record_skipped(item: PlannedJob, store: RunStore) -> JobResult:
     """The record of a job whose task cannot run here: written like any other, never executed."""
     item.job.root.mkdir(parents=True, exist_ok=True)
     record = salvage_record(item.spec, item.job, run_id=store.run_id, status=Status.SKIPPED,
-                            error=item.spec.skip_reason or "skipped", wall_s=0.0, attempt=1)
+                            error=item.spec.skip_reason or "skipped", wall_s=0.0, attempt=1, phase="plan")
     item.job.write_meta(JobMeta.planned(item.spec, store.run_id).ended(record))
     store.record_result(item.job, record)
     return record

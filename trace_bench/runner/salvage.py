@@ -16,7 +16,9 @@ from trace_bench.execution.job_process import Finished
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.live import JobProgress
-from trace_bench.store.models import CurveRow, JobResult, JobSpec, Spend, StoreError
+from trace_bench.store.live_result import LiveResult
+from trace_bench.store.models import CurveRow, JobError, JobResult, JobSpec, Spend, StoreError
+from trace_bench.store.models.error import Phase
 from trace_bench.store.spend import cut_off_calls, cut_off_charge
 from trace_bench.store.status import Status
 
@@ -32,50 +34,35 @@ def spent_in_training(job: JobStore) -> Spend:
 
 
 def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, error: str, wall_s: float,
-                   attempt: int, carried: Spend | None = None) -> JobResult:
+                   attempt: int, carried: Spend | None = None, phase: Phase = "process") -> JobResult:
     """A record built from what the job wrote: scores from its curve, usage from its events (the
     trainer's calls as the job's spend, the harness's measurement calls apart, as a finished job)
-    and its sandbox denials; its leak counts stay null (the audit runs when a job ends by itself)."""
-    record = JobResult.planned(spec, run_id, attempt, status=Status(status))
-    record.error = error
+    and its sandbox denials; its leak counts stay null (the audit runs when a job ends by itself).
+    Its error is the driver's verdict (``error``, in ``phase``: ``plan`` for a job never run), with
+    the tail of its stdout.log as the traceback."""
+    live = LiveResult(spec, run_id, attempt)
     tail = job.read_stdout_tail()
-    record.traceback = f"{error}\n--- the last lines of stdout.log ---\n{tail}" if tail.strip() else error
-    record.time_seconds = round(wall_s, 6)
-    record.finished_at = utc_now()
+    live.fail(JobError(status=Status(status), message=error, phase=phase,
+                       traceback=f"{error}\n--- the last lines of stdout.log ---\n{tail}" if tail.strip() else error))
+    live.set(time_seconds=round(wall_s, 6), finished_at=utc_now())
     rows = job.read_curve()
     if rows:
-        record.score_initial = rows[0].score
-        record.score_final = rows[-1].score
         bests = [r.best_score for r in rows if r.best_score is not None]
-        record.score_best = max(bests) if bests else None
-        record.n_steps = rows[-1].step
+        live.set(score_initial=rows[0].score, score_final=rows[-1].score, score_best=max(bests) if bests else None,
+                 n_steps=rows[-1].step)
     progress = JobProgress.of(job.events())  # denials too: written as they happened (the audit never ran)
     train, measure = progress.train, progress.measure
-    record.started_at = record.started_at or progress.started_at
-    record.sandbox_denials = sum(progress.denials.values())
-    record.sandbox_denial_kinds = dict(sorted(progress.denials.items()))
+    live.set(started_at=progress.started_at, sandbox_denials=sum(progress.denials.values()),
+             sandbox_denial_kinds=dict(sorted(progress.denials.items())))
     for entry in cut_off_calls(job.spend_path):
         cut_prompt, cut_completion, cut_cost = cut_off_charge(entry)
         (measure if entry.phase == "measure" else train).add_call(
             prompt_tokens=cut_prompt, completion_tokens=cut_completion, total_tokens=cut_prompt + cut_completion,
             cost_usd=cut_cost, estimated=True, unanswered=True)
     carried = carried or Spend()
-    record.carried_llm_calls, record.carried_tokens = carried.llm_calls, carried.tokens
-    record.carried_cost_usd = round(carried.usd, 10)
-    record.tokens_estimated = train.estimated or measure.estimated
-    record.llm_unanswered = train.unanswered
-    record.cache_hits = train.cache_hits
-    record.llm_calls, record.prompt_tokens = train.llm_calls + record.carried_llm_calls, train.prompt_tokens
-    record.completion_tokens = train.completion_tokens
-    record.total_tokens = train.total_tokens + record.carried_tokens
-    record.cost_usd = round(train.cost_usd + record.carried_cost_usd, 10)
-    record.measure_llm_calls, record.measure_tokens = measure.llm_calls, measure.total_tokens
-    record.measure_cost_usd = round(measure.cost_usd, 10)
-    evaluator = progress.by_caller.get("evaluator")
-    if evaluator is not None:
-        record.eval_llm_calls, record.eval_tokens = evaluator.llm_calls, evaluator.total_tokens
-        record.eval_cost_usd = round(evaluator.cost_usd, 10)
-    record.budget_spent = spent_in_training(job).plus(carried)
+    live.charge(train, measure, carried, spent_in_training(job).plus(carried),
+                estimated=train.estimated or measure.estimated, evaluator=progress.by_caller.get("evaluator"))
+    record = live.freeze()
     if rows and rows[-1].kind not in ("final", "harness_final", "stop"):
         _close_curve(job, rows[-1], record, wall_s)
     return record

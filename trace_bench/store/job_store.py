@@ -67,7 +67,6 @@ from trace_bench.store.transcript import (
 STATE_KINDS = ("initial", "best", "final")
 
 
-
 META_FILE = "job_meta.json"
 RESULTS_FILE = "results.json"
 

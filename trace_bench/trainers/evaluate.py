@@ -84,8 +84,9 @@ def _passes_through(exc: Exception) -> bool:
     """Whether a guide's exception ends the job as it is: an LLM failure, memory exhaustion, or an
     exception that names its job status (an infrastructure problem, a task error)."""
     from trace_bench.llm.errors import LLMError
+    from trace_bench.store.models import declared_status
 
-    return isinstance(exc, (LLMError, MemoryError)) or bool(getattr(exc, "job_status", None))
+    return isinstance(exc, (LLMError, MemoryError)) or declared_status(exc) is not None
 
 
 class Evaluator:

@@ -28,10 +28,10 @@ from trace_bench.integrity import scan_states
 from trace_bench.sandbox import denials, outputs
 from trace_bench.store.events import EventLog
 from trace_bench.store.job_store import JobStore
+from trace_bench.store.live_result import LiveResult
 from trace_bench.store.models import (
     IntegrityFlag,
     IntegrityReport,
-    JobResult,
     LeakFinding,
     SandboxDenial,
     StoreError,
@@ -89,7 +89,7 @@ def _finite(value: Any) -> float | None:
         and math.isfinite(value) else None
 
 
-def score_flags(problem: Any, result: JobResult) -> list[IntegrityFlag]:
+def score_flags(problem: Any, result: Any) -> list[IntegrityFlag]:
     """Scores an honest candidate cannot reach: above the best known value, or beyond the data's noise."""
     flags = []
     pct = _finite(result.pct_of_best_known)
@@ -115,18 +115,17 @@ def score_flags(problem: Any, result: JobResult) -> list[IntegrityFlag]:
     return flags
 
 
-def audit_job(job: JobStore, problem: Any | None, result: JobResult, watch: DenialWatch | None = None) -> None:
-    """Fill ``result``'s integrity fields and write ``integrity.json`` (never raises)."""
+def audit_job(job: JobStore, problem: Any | None, live: LiveResult, watch: DenialWatch | None = None) -> None:
+    """Fill the record's integrity fields and write ``integrity.json`` (never raises)."""
     kinds = denials.counts()
-    result.sandbox_denials = sum(kinds.values())
-    result.sandbox_denial_kinds = kinds
+    live.set(sandbox_denials=sum(kinds.values()), sandbox_denial_kinds=kinds)
     report = IntegrityReport(sandbox_denials=kinds)
     if problem is None:
         report.error = "the job ended before its problem was built: nothing to search"
     else:
         try:
-            report.flags = score_flags(problem, result)
-            result.integrity_flags = sorted({flag.kind for flag in report.flags})
+            report.flags = score_flags(problem, live)
+            live.set(integrity_flags=sorted({flag.kind for flag in report.flags}))
             states: dict[str, Any] = {kind: state for kind in AUDITED_STATES if (state := _state(job, kind)) is not None}
             searched_outputs = list(watch.outputs) if watch is not None else []
             if searched_outputs:
@@ -138,8 +137,8 @@ def audit_job(job: JobStore, problem: Any | None, result: JobResult, watch: Deni
                 "findings": [LeakFinding(**vars(f)) for f in scan.findings], "more_findings": scan.more_findings,
                 "states": sorted(states), "outputs_searched": len(searched_outputs)})
             if states:
-                result.leaked_test_items = scan.leaked_count("test")
-                result.leaked_validation_items = scan.leaked_count("validation")
+                live.set(leaked_test_items=scan.leaked_count("test"),
+                         leaked_validation_items=scan.leaked_count("validation"))
         except (StoreError, ValueError, TypeError, RecursionError, MemoryError) as exc:
             report.error = f"{type(exc).__name__}: {exc}"[:500]
     try:

@@ -12,20 +12,19 @@ import math
 import random
 import sys
 import time
-import traceback
 from typing import Any
 
 from trace_bench import sandbox
 from trace_bench._util.imports import after_import
 from trace_bench.runner.job.audit import DenialWatch, audit_job
-from trace_bench.runner.job.failures import JobFailure, status_of
+from trace_bench.runner.job.failures import error_of
 from trace_bench.runner.job.recorder import JobRecorder
 from trace_bench.runner.job.setup import JobSetup, announce_job, set_up_job
 from trace_bench.runner.job.training import fill_usage, finalise, train
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import HeartbeatThread, JobStore
+from trace_bench.store.live_result import LiveResult
 from trace_bench.store.models import JobFinished, JobResult, JobSpec, JobStarted, Spend
-from trace_bench.store.models.job import SCORE_FIELDS
 from trace_bench.store.status import Status
 
 
@@ -63,13 +62,14 @@ def prepare_process() -> None:
 
 def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: Spend | None = None,
             attempt: int = 1) -> JobResult:
-    """Run one job to completion and return its record (never raises for job-level failures)."""
+    """Run one job to completion and return its record (never raises for job-level failures): the
+    job fills its live record as it goes (:class:`LiveResult`) and freezes it once, at its end."""
     started_wall = time.time()
     started = time.monotonic()
     job.make_dirs()
     events = job.open_events()
-    result = JobResult.planned(spec, run_id, attempt)
-    result.started_at = utc_now()
+    live = LiveResult(spec, run_id, attempt)
+    live.set(started_at=utc_now())
     events.write(JobStarted(job_id=spec.job_id, task=spec.task, trainer=spec.trainer, seed=spec.seed,
                             attempt=attempt))
     announce_job(spec, job, run_id)
@@ -81,44 +81,19 @@ def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: Spend | None 
         prepare_process()
         seed_everything(spec.seed)
         setup = set_up_job(spec, job, events, carried or Spend())
-        result.resolved = setup.resolution
-        _train_and_finalise(spec, job, events, setup, result)
-    except JobFailure as exc:
-        result.status, result.error = exc.status, str(exc)
-        result.traceback = traceback.format_exc()
-    except MemoryError:
-        result.status, result.error = Status.OOM, "out of memory (job_memory_mb limit reached)"
-        result.traceback = traceback.format_exc()
+        live.resolved = setup.resolution
+        _train_and_finalise(spec, job, events, setup, live)
     except Exception as exc:  # failures are data: recorded, never raised through the matrix
-        result.status = status_of(exc)
-        prefix = f"{result.status}: " if result.status == Status.TASK_ERROR else f"{type(exc).__name__}: "
-        result.error = f"{prefix}{exc}"
-        # a broken guide's own traceback says where the task failed; the harness's frames add nothing
-        result.traceback = getattr(exc, "traceback_text", "") or traceback.format_exc()
+        live.fail(error_of(exc, live.phase))
     finally:
         heartbeat.stop()
-        result.sandbox = ",".join(sandbox.used_modes())
+        live.set(sandbox=",".join(sandbox.used_modes()))
         watch.close()
-        audit_job(job, setup.problem if setup is not None else None, result, watch)
-        if setup is not None:
-            setup.session.charge_cut_off()  # calls a thread left in flight: the provider bills them
-            fill_usage(result, setup.session)
-            if setup.problem.score_guide_errors:
-                result.guide_errors_scored = setup.problem.guide_failures.scored
-            for sink in (setup.session.journal, setup.session.transcript):
-                if sink is not None:
-                    sink.close()
-        if result.status == Status.TASK_ERROR:
-            clear_scores(result)
-        if result.traceback and result.status != Status.SKIPPED:
-            # stdout.log is where a user looks first: the error and its traceback, whole
-            print(f"job {result.status}: {result.error}\n{result.traceback.rstrip()}", file=sys.stderr, flush=True)
-        result.time_seconds = round(time.monotonic() - started, 6)
-        result.finished_at = utc_now()
-        events.write(JobFinished(status=result.status, score_best=result.score_best, error=result.error[:500],
-                                 time_seconds=result.time_seconds, wall_started=started_wall))
+        record = _finish(live, job, setup, started, watch)
+        events.write(JobFinished(status=record.status, score_best=record.score_best, error=record.error[:500],
+                                 time_seconds=record.time_seconds, wall_started=started_wall))
         events.close()
-    return result
+    return record
 
 
 def declared_range(score_range: tuple[float, float] | None) -> list[float | None] | None:
@@ -128,26 +103,43 @@ def declared_range(score_range: tuple[float, float] | None) -> list[float | None
     return [value if math.isfinite(value) else None for value in score_range]
 
 
-def clear_scores(result: JobResult) -> None:
-    """A job whose task failed has no score of any kind (its curve keeps what happened before)."""
-    for name in SCORE_FIELDS:
-        setattr(result, name, None)
-    result.score_dict_best = {}
+def _finish(live: LiveResult, job: JobStore, setup: JobSetup | None, started: float,
+            watch: DenialWatch) -> JobResult:
+    """What every job does at its end, however it ended: its audit, its spend (calls a thread left in
+    flight included: the provider bills them), its error printed whole to stdout.log (where a user
+    looks first), its times; then its record, frozen."""
+    audit_job(job, setup.problem if setup is not None else None, live, watch)
+    if setup is not None:
+        setup.session.charge_cut_off()
+        fill_usage(live, setup.session)
+        if setup.problem.score_guide_errors:
+            live.set(guide_errors_scored=setup.problem.guide_failures.scored)
+        for sink in (setup.session.journal, setup.session.transcript):
+            if sink is not None:
+                sink.close()
+    if live.status == Status.TASK_ERROR:
+        live.clear_scores()
+    if live.error is not None and live.error.traceback and live.status != Status.SKIPPED:
+        print(f"job {live.status}: {live.error.message}\n{live.error.traceback.rstrip()}", file=sys.stderr,
+              flush=True)
+    live.set(time_seconds=round(time.monotonic() - started, 6), finished_at=utc_now())
+    return live.freeze()
 
 
-def _train_and_finalise(spec: JobSpec, job: JobStore, events: Any, setup: JobSetup, result: JobResult) -> None:
+def _train_and_finalise(spec: JobSpec, job: JobStore, events: Any, setup: JobSetup, live: LiveResult) -> None:
     from trace_bench.trainers.state import snapshot
 
-    result.selection_split = setup.problem.selection_split
-    result.score_range = declared_range(setup.problem.score_range)
+    live.phase = "train"
+    live.set(selection_split=setup.problem.selection_split, score_range=declared_range(setup.problem.score_range))
     recorder = JobRecorder(job, events, setup.session, setup.parameters, objective=setup.measurer.objective,
                            console=spec.logger != "none")
     try:
         initial = snapshot(setup.parameters)
         initial_score, initial_dict = setup.measurer.selection(initial)
-        result.score_initial = initial_score
+        live.set(score_initial=initial_score)
         recorder.start(initial, initial_score, initial_dict)
         outcome = train(spec, setup, recorder, events)
-        finalise(result, setup, recorder, outcome)
+        live.phase = "finalise"
+        finalise(live, setup, recorder, outcome)
     finally:
         recorder.close()

@@ -22,8 +22,7 @@ def load_problem(spec: JobSpec) -> Problem:
     except JobFailure:
         raise
     except Exception as exc:
-        status = status_of(exc) if getattr(exc, "job_status", None) else Status.TASK_ERROR
-        raise JobFailure(status, f"task_load_error: {exception_text(exc)}") from exc
+        raise JobFailure(status_of(exc, Status.TASK_ERROR), f"task_load_error: {exception_text(exc)}") from exc
     try:
         return Problem.from_mapping(raw, spec.task)
     except ProblemError as exc:

@@ -11,26 +11,30 @@ stopped (budget, error), the parameters the trainer left are measured and shown 
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass
 from typing import Any
 
 from trace_bench.llm.errors import QuotaExhaustedError, budget_text
-from trace_bench.runner.job.failures import exception_text, status_of
+from trace_bench.runner.job.failures import exception_text, formatted, status_of
 from trace_bench.runner.job.recorder import JobRecorder
 from trace_bench.runner.job.setup import JobSetup
 from trace_bench.runner.job.task_fields import task_report_fields
 from trace_bench.store.events import EventLog
-from trace_bench.store.models import BudgetExhausted, JobResult, JobSpec, KeyRefusal
+from trace_bench.store.live_result import LiveResult
+from trace_bench.store.models import BudgetExhausted, JobError, JobSpec, KeyRefusal
 from trace_bench.store.status import Status
 
 
 @dataclass
 class TrainingOutcome:
-    status: Status = Status.OK
-    error: str = ""
-    traceback: str = ""
+    """How training ended: its error (none: the trainer finished) and the evaluations it made."""
+
+    error: JobError | None = None
     n_evals: int = 0
+
+    @property
+    def status(self) -> Status:
+        return Status.OK if self.error is None else self.error.status
 
 
 def train(spec: JobSpec, setup: JobSetup, recorder: JobRecorder, events: EventLog) -> TrainingOutcome:
@@ -54,38 +58,37 @@ def train(spec: JobSpec, setup: JobSetup, recorder: JobRecorder, events: EventLo
         used = exc.spent if used is None else used
         # the settled figure, not the one the stopping thread saw while other threads' calls were in
         # flight: the text is then the same in a run and in its replay
-        outcome.status = Status.BUDGET_EXHAUSTED
         needed = float(getattr(exc, "needed", 0.0) or 0.0)
-        outcome.error = budget_text(exc.resource, exc.limit, used, needed)
+        outcome.error = JobError(status=Status.BUDGET_EXHAUSTED, type=type(exc).__name__, phase="train",
+                                 message=budget_text(exc.resource, exc.limit, used, needed))
         events.write(BudgetExhausted(resource=exc.resource, limit=exc.limit, spent=used, needed=needed))
     except MemoryError:
         raise
     except Exception as exc:
-        outcome.status, outcome.error = status_of(exc), f"training_error: {exception_text(exc)}"
+        message = f"training_error: {exception_text(exc)}"
         cause = getattr(setup.session, "last_error", None)
         if cause is not None and not isinstance(exc, type(cause)):
             # optimizers such as OptoPrimeMulti swallow LLM errors and fail later with an unrelated
             # IndexError; the LLM error is the cause a user needs to see
-            outcome.error += f" (after LLM error {type(cause).__name__}: {cause})"
-        outcome.traceback = traceback.format_exc()
+            message += f" (after LLM error {type(cause).__name__}: {cause})"
+        outcome.error = JobError(status=status_of(exc), type=type(exc).__name__, message=message,
+                                 traceback=formatted(exc), phase="train")
     outcome.n_evals = context.n_evals
     task_failure = setup.problem.guide_failures.first
     if task_failure is not None:  # the first one, even if a trainer or a library swallowed it
-        outcome.status, outcome.error = Status.TASK_ERROR, f"task_error: {task_failure}"
-        outcome.traceback = task_failure.traceback_text
+        outcome.error = JobError(status=Status.TASK_ERROR, type=type(task_failure).__name__, phase="train",
+                                 message=f"task_error: {task_failure}", traceback=task_failure.traceback_text)
     return outcome
 
 
-def finalise(result: JobResult, setup: JobSetup, recorder: JobRecorder, outcome: TrainingOutcome) -> None:
+def finalise(live: LiveResult, setup: JobSetup, recorder: JobRecorder, outcome: TrainingOutcome) -> None:
     """Measure the final state, write the final and best states, fill the record's scores, and
     leave the live parameters at the best state.  A task error is recorded without any score."""
     from trace_bench.trainers.state import apply_state, snapshot
 
-    result.status, result.error = outcome.status, outcome.error
-    if outcome.traceback:
-        result.traceback = outcome.traceback
-    result.n_steps = recorder.steps
-    result.n_evals = outcome.n_evals
+    if outcome.error is not None:
+        live.fail(outcome.error)
+    live.set(n_steps=recorder.steps, n_evals=outcome.n_evals)
     if outcome.status == Status.TASK_ERROR:
         recorder.stop(outcome.n_evals)
         return
@@ -93,53 +96,29 @@ def finalise(result: JobResult, setup: JobSetup, recorder: JobRecorder, outcome:
     final_score, final_dict = setup.measurer.selection(final)
     credited = outcome.status == Status.OK  # a stopped trainer never validated what it left
     best_state = recorder.finish(final, final_score, final_dict, credited=credited, n_evals=outcome.n_evals)
-    result.score_final = final_score
-    result.score_best = recorder.best.score
-    result.score_dict_best = recorder.best.score_dict
-    result.best_state_failed = setup.measurer.failed(best_state)
-    for name, value in task_report_fields(setup.problem, best_state).items():
-        setattr(result, name, value)
+    live.set(score_final=final_score, score_best=recorder.best.score, score_dict_best=recorder.best.score_dict,
+             best_state_failed=setup.measurer.failed(best_state),
+             **task_report_fields(setup.problem, best_state))
     if setup.problem.test_dataset:
-        result.score_test_last = setup.measurer.test(final)
-        result.score_test_best = setup.measurer.test(best_state)
-        result.score_test = result.score_test_best
+        test_best = setup.measurer.test(best_state)
+        live.set(score_test_last=setup.measurer.test(final), score_test_best=test_best, score_test=test_best)
     apply_state(setup.parameters, best_state)
 
 
-def fill_usage(result: JobResult, session: Any) -> None:
+def fill_usage(live: LiveResult, session: Any) -> None:
     """The job's LLM usage: the trainer's calls (the ``train`` phase, what the budget counts) as the
     job's cost, earlier attempts' spend included (``carried_*``), the harness's measurement calls
-    apart, every role and phase in ``usage_by_role`` (errors and retries of both phases, this
-    attempt's), and what its budget counted."""
-    totals = session.totals
-    train, measure = totals.by_phase["train"], totals.by_phase["measure"]
-    carried = session.budget.carried
-    result.carried_llm_calls, result.carried_tokens = carried.llm_calls, carried.tokens
-    result.carried_cost_usd = round(carried.usd, 10)
-    result.llm_calls = train.llm_calls + result.carried_llm_calls
-    result.cache_hits = train.cache_hits
-    result.prompt_tokens = train.prompt_tokens
-    result.completion_tokens = train.completion_tokens
-    result.total_tokens = train.total_tokens + result.carried_tokens
-    result.tokens_estimated = totals.estimated
-    result.cost_usd = round(train.cost_usd + carried.usd, 10)
-    result.measure_llm_calls = measure.llm_calls
-    result.measure_tokens = measure.total_tokens
-    result.measure_cost_usd = round(measure.cost_usd, 10)
-    evaluator = totals.by_caller.get("evaluator")
-    if evaluator is not None:  # an evaluator that calls an LLM: its share of the trainer-phase spend
-        result.eval_llm_calls, result.eval_tokens = evaluator.llm_calls, evaluator.total_tokens
-        result.eval_cost_usd = round(evaluator.cost_usd, 10)
-    result.llm_errors = totals.errors
-    result.llm_retries = totals.retries
-    result.llm_unanswered = train.unanswered
-    result.usage_by_role = {role: usage.model_copy() for role, usage in totals.by_role.items()}
-    spent = session.budget_spent()
+    apart, an evaluator's calls (its share of the trainer-phase spend), every role and phase in
+    ``usage_by_role`` (errors and retries of both phases, this attempt's), what its budget counted,
+    and a refusal of its key."""
+    totals, spent = session.totals, session.budget_spent()
     if session.budget.limits.evaluations is not None:  # the job's evaluations, where a budget counts them
-        spent = spent.model_copy(update={"evaluations": result.n_evals})
-    result.budget_spent = spent
+        spent = spent.model_copy(update={"evaluations": live.n_evals})
+    live.charge(totals.by_phase["train"], totals.by_phase["measure"], session.budget.carried, spent,
+                estimated=totals.estimated, evaluator=totals.by_caller.get("evaluator"), by_role=totals.by_role,
+                errors=totals.errors, retries=totals.retries)
     refusal = getattr(session, "key_refusal", None)
     if refusal is not None:
         variable, error = refusal
-        result.key_refused = KeyRefusal(key_variable=variable, status=error.status, message=str(error)[:500],
-                                        kind="quota" if isinstance(error, QuotaExhaustedError) else "auth")
+        live.set(key_refused=KeyRefusal(key_variable=variable, status=error.status, message=str(error)[:500],
+                                        kind="quota" if isinstance(error, QuotaExhaustedError) else "auth"))

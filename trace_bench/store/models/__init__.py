@@ -17,6 +17,7 @@ from trace_bench.store.models.artifacts import (
     StateParameter,
     StateSnapshot,
 )
+from trace_bench.store.models.error import JobError, declared_status
 from trace_bench.store.models.events import (
     JOB_EVENTS,
     RUN_EVENTS,
@@ -76,7 +77,8 @@ __all__ = [
     "ARM_FIELDS", "DEFAULT_OPTIMIZER", "Arm", "FlatRecord", "JobSpec", "Resolution", "arm_label",
     "CREDITED_CURVE_KINDS", "CSV_COLUMNS", "LEADERBOARD_COLUMNS", "LeaderboardRow", "CURVE_COLUMNS", "JOB_EVENTS",
     "LEGACY_CSV_COLUMNS", "OBJECTIVE_PREFIX",
-    "RESOLVED_FIELDS", "CARRIED_COLUMNS", "COUNTED", "SPEND_AXES", "SPEND_COLUMNS", "Spend",
+    "RESOLVED_FIELDS", "CARRIED_COLUMNS", "COUNTED", "SPEND_AXES", "SPEND_COLUMNS", "Spend", "JobError",
+    "declared_status",
     "RUN_EVENTS", "Attempts", "BudgetExhausted", "CurveRow", "EnvInfo",
     "Event", "FileEntry", "FilesIndex", "GitInfo", "Heartbeat", "IntegrityFlag", "IntegrityReport", "JobEnded", "JobEvent", "JobFinished", "JobMeta",
     "JobResult", "JobRetry", "JobStarted", "JobSubmitted", "KeyRefusal", "LLMCall", "LeakFinding", "Manifest", "ManifestJob", "NewerSchemaError",

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trace_bench.config.model_names import ROLES
 from trace_bench.store.models._base import StoreModel, Upgrade
+from trace_bench.store.models.error import JobError, error_from_text
 from trace_bench.store.models.spec import (
     DEFAULT_OPTIMIZER,
     RESOLVED_PREFIX,
@@ -24,6 +25,8 @@ from trace_bench.store.models.spend import CARRIED_COLUMNS, SPEND_COLUMNS, RoleU
 from trace_bench.store.status import Status
 
 SCORE_FIELDS = ("score_initial", "score_final", "score_best", "score_test", "score_test_last", "score_test_best")
+#: what a record's file shows of its error, as text, after its status (computed from ``job_error``)
+ERROR_VIEWS = ("error", "traceback")
 #: keys a field's ``json_schema_extra`` may hold: ``column`` (False: not a results.csv column),
 #: ``kind`` (how a reader types the column: ``timestamp`` for an ISO text)
 NOT_A_COLUMN: dict[str, Any] = {"column": False}
@@ -171,21 +174,32 @@ class JobResult(StoreModel):
     attempts spent in ``carried_*``; a version-6 file counted its last attempt only and reads with
     the carried spend its ``budget_spent`` shows added (``carried_*`` null for a job that ran once).
     Version 8 adds ``score_range`` (null in older files: not recorded).
-    Version 9 adds ``pct_of_alphaevolve`` and ``best_known_score`` (null in older files)."""
+    Version 9 adds ``pct_of_alphaevolve`` and ``best_known_score`` (null in older files).
+    Version 10: the job's error is a :class:`~trace_bench.store.models.error.JobError` (``job_error``:
+    status, type, message, traceback, phase); the file still shows ``error`` (its message, the
+    results.csv column) and ``traceback`` as text, and the texts of a file of versions 7 to 9 become
+    its ``job_error`` (a version-8 or -9 file keeps its ``score_range``, ``pct_of_alphaevolve`` and
+    ``best_known_score``: fields of this version too).
 
-    model_config = ConfigDict(extra="allow", validate_assignment=True)
-    SCHEMA_VERSION: ClassVar[int] = 9
-    UPGRADES: ClassVar[dict[int, Upgrade]] = {3: _test_best_from_test, 5: _spec_from_flat, 6: _carried_spend}
+    The record is frozen (optuna's ``FrozenTrial``): a job fills its live handle
+    (``trace_bench.store.live_result.LiveResult``, the ``Trial``), which builds the record once."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    SCHEMA_VERSION: ClassVar[int] = 10
+    UPGRADES: ClassVar[dict[int, Upgrade]] = {3: _test_best_from_test, 5: _spec_from_flat, 6: _carried_spend,
+                                              9: error_from_text}
     FILE: ClassVar[str] = "results.json"
     FLAT: ClassVar[dict[str, str]] = {"resolved": RESOLVED_PREFIX}
-    #: what the file shows of ``spec`` (results.csv's specification columns, then the original's names)
-    VIEWS: ClassVar[tuple[str, ...]] = (*SPEC_VIEW_COLUMNS, "eval_kwargs", "llm_provider", "llm_base_url")
+    #: what the file shows of ``spec`` (results.csv's specification columns, then the original's
+    #: names) and of ``job_error`` (its message and traceback as text)
+    VIEWS: ClassVar[tuple[str, ...]] = (*SPEC_VIEW_COLUMNS, "eval_kwargs", "llm_provider", "llm_base_url", *ERROR_VIEWS)
 
     run_id: str
     spec: JobSpec = Field(json_schema_extra=NOT_A_COLUMN)
     status: Status
-    error: str = ""
-    traceback: str = Field(default="", json_schema_extra=NOT_A_COLUMN)
+    job_error: JobError | None = Field(default=None, description="why the job ended other than ok (null when it "
+                                       "ended ok); results.csv's `error` column is its message",
+                                       json_schema_extra={"column": "error"})
     guide_errors_scored: int | None = Field(default=None, description="null unless the task opted in with "
                                             "`score_guide_errors`; then how many exceptions or non-finite scores "
                                             "of its guide were scored as failures instead of ending the job")
@@ -311,10 +325,21 @@ class JobResult(StoreModel):
         return self
 
     @classmethod
-    def planned(cls, spec: JobSpec, run_id: str, attempt: int = 1, status: Status = Status.FAILED) -> JobResult:
-        """A record of ``spec`` before anything is known of its outcome (what it resolves: what
-        the specification says, until the job resolved it)."""
-        return cls(run_id=run_id, spec=spec, status=status, attempt=attempt, resolved=Resolution.planned(spec))
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        version = data.get("schema_version")
+        if not version or version == cls.SCHEMA_VERSION:
+            data = error_from_text(data)  # keyword arguments may give the error as text, as files did
+        return super().prepare(data)
+
+    @property
+    def error(self) -> str:
+        """The job's error as a user reads it (results.csv's ``error`` column); empty for a job that ended ok."""
+        return "" if self.job_error is None else self.job_error.message
+
+    @property
+    def traceback(self) -> str:
+        """The traceback of the job's error (empty for none)."""
+        return "" if self.job_error is None else self.job_error.traceback
 
     @property
     def job_id(self) -> str:
@@ -325,6 +350,8 @@ class JobResult(StoreModel):
         return self.spec.arm
 
     def view(self, name: str) -> Any:
+        if name in ERROR_VIEWS:
+            return getattr(self, name)
         if name in SPEC_VIEW_COLUMNS:
             return self.spec.columns()[name]
         if name in ("llm_provider", "llm_base_url"):
@@ -343,7 +370,12 @@ class JobResult(StoreModel):
         names, and the embedded ``spec`` last."""
         spec = nested["spec"]
         head = {"schema_version": flat["schema_version"], "run_id": flat["run_id"], **self.spec.columns()}
-        body = {k: v for k, v in flat.items() if k not in head and k != "spec" and not k.startswith(RESOLVED_PREFIX)}
+        body: dict[str, Any] = {}
+        for key, value in flat.items():
+            if key not in head and key != "spec" and not key.startswith(RESOLVED_PREFIX):
+                body[key] = value
+                if key == "status":  # the error as text, where the file always had it
+                    body.update({name: getattr(self, name) for name in ERROR_VIEWS})
         original = {"eval_kwargs": spec["eval_kwargs"],
                     **{k: v for k, v in flat.items() if k.startswith(RESOLVED_PREFIX)}, **self.spec.endpoint()}
         return {**head, **body, **original, "spec": spec}
@@ -351,13 +383,15 @@ class JobResult(StoreModel):
 
 def record_columns(model: type[JobResult]) -> tuple[str, ...]:
     """The results.csv columns of a record model, in order: ``run_id``, the specification's, then
-    every field declared after ``spec`` unless it says ``column: false``."""
+    every field declared after ``spec`` unless it says ``column: false`` (``column: "<name>"``: the
+    column has that name, the record's attribute of that name its value)."""
     names = list(model.model_fields)
     outcome = []
     for name in names[names.index("spec") + 1:]:
         extra = model.model_fields[name].json_schema_extra
-        if not (isinstance(extra, dict) and extra.get("column") is False):
-            outcome.append(name)
+        column = extra.get("column", True) if isinstance(extra, dict) else True
+        if column is not False:
+            outcome.append(column if isinstance(column, str) else name)
     return ("run_id", *SPEC_VIEW_COLUMNS, *outcome)
 
 
