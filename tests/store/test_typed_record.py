@@ -17,7 +17,7 @@ from trace_bench.config.identity import LLMIdentity
 from trace_bench.config.models import BudgetConfig, LLMConfig, parse_config
 from trace_bench.matrix.identity import job_id, llm_identity
 from trace_bench.store.live_result import LiveResult
-from trace_bench.store.models import Attempts, JobError, JobResult, JobSpec, RoleUsage, Spend
+from trace_bench.store.models import Attempts, JobError, JobResult, JobSpec, RoleUsage, Spend, StoreError
 from trace_bench.store.run_store import RunStore
 
 
@@ -80,6 +80,10 @@ def test_the_status_derives_from_the_error_and_the_file_shows_it_as_text(tmp_pat
     assert data["job_error"] == {"status": "infra_error", "type": "InfraError", "message": "InfraError: down",
                                  "traceback": "tb", "phase": "train"}
     assert job.read_result() == record and record.columns()["error"] == "InfraError: down"
+    data["status"] = "ok"
+    job.results_path.write_text(json.dumps(data))
+    with pytest.raises(StoreError, match="status ok is not its error's"):
+        job.read_result()
 
 
 def test_errors_of_a_run_written_as_text_read_as_typed_errors() -> None:

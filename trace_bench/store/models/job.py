@@ -305,6 +305,12 @@ class JobResult(StoreModel):
                                  "the original's ``resolved_*``)", json_schema_extra=NOT_A_COLUMN)
 
     @model_validator(mode="after")
+    def _status_of_its_error(self) -> JobResult:
+        if self.job_error is not None and self.job_error.status != self.status:
+            raise ValueError(f"status {self.status} is not its error's ({self.job_error.status})")
+        return self
+
+    @model_validator(mode="after")
     def _null_non_finite(self) -> JobResult:
         flagged = list(self.non_finite)
         for name in SCORE_FIELDS:
