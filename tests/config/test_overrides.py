@@ -9,7 +9,7 @@ import pytest
 
 from trace_bench._util.errors import ConfigError
 from trace_bench.config.loader import load_config, parse_overridden
-from trace_bench.config.models import parse_config
+from trace_bench.config.models import BudgetConfig, parse_config
 from trace_bench.config.overrides import (
     apply_overrides,
     parse_overrides,
@@ -109,3 +109,10 @@ def test_config_seeds_in_another_shape_get_an_example(tmp_path: Path, value: str
     with pytest.raises(ConfigError) as caught:
         load_config(path)
     assert hint in str(caught.value) and str(caught.value).startswith(f"{path}: seeds")
+
+
+def test_budget_hint_names_every_budget_key() -> None:
+    """``--budget``'s hint lists the keys the config's budget block accepts, all of them, in order."""
+    with pytest.raises(ConfigError) as caught:
+        parse_overrides([("--budget", "")])
+    assert f"(keys: {', '.join(BudgetConfig.model_fields)})" in str(caught.value)

@@ -51,7 +51,7 @@ class Spend(KeyedModel):
     def rounded(self) -> Spend:
         """This spend with its USD rounded as a record's cost columns are (10 digits: a sum of many
         small float costs differs in the 17th, and two sums of the same calls must read alike)."""
-        return self.model_copy(update={"usd": round(self.usd, 10)})
+        return self.model_copy(update={Spend.COST: round(self.usd, 10)})
 
     def plus(self, other: Spend) -> Spend:
         """The two spends together (the wall clock and the evaluations only where either counted them)."""

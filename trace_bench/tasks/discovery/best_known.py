@@ -26,12 +26,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
+
 REGISTRY_FILE = Path(__file__).with_name("problems") / "best_known.json"
 SCHEMA_VERSION = 1
 DIRECTIONS = ("max", "min")
 
 
-class RegistryError(ValueError):
+class RegistryError(TraceBenchError, ValueError):
     """The registry file breaks its schema (the message names the problem and the field)."""
 
 

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from trace_bench._util.errors import TraceBenchError
+
 State = list[Any]
 
 
@@ -35,7 +37,7 @@ class Dimension:
     literal: tuple[int, int] | None = None
 
 
-class SpaceError(ValueError):
+class SpaceError(TraceBenchError, ValueError):
     """The task has nothing a numeric search could change, or declares a space that does not fit it."""
 
 
