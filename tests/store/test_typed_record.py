@@ -102,6 +102,29 @@ def test_errors_of_a_run_written_as_text_read_as_typed_errors() -> None:
                                         message="task_load_error: ValueError: no data")
 
 
+@pytest.mark.parametrize("version", [8, 9])
+def test_a_record_of_mains_versions_8_and_9_keeps_its_fields_and_types_its_error(version: int) -> None:
+    """Versions 8 and 9 (score_range; pct_of_alphaevolve, best_known_score) wrote the error as text
+    too: version 10 reads it as a JobError and keeps the fields those versions added."""
+    written = {key: value for key, value in record_of("j").record().items() if key != "job_error"}
+    added = {"score_range": [0.0, None], **({"pct_of_alphaevolve": 98.5, "best_known_score": 1.0} if version == 9
+                                           else {})}
+    loaded = JobResult.load({**written, **added, "schema_version": version, "status": "task_error",
+                             "error": "task_load_error: ValueError: no data", "traceback": "tb"})
+    assert loaded.schema_version == JobResult.SCHEMA_VERSION == 10
+    assert loaded.job_error == JobError(status="task_error", type="ValueError", phase="setup", traceback="tb",
+                                        message="task_load_error: ValueError: no data")
+    assert loaded.score_range == [0.0, None] and loaded.status == "task_error"
+    assert (loaded.pct_of_alphaevolve, loaded.best_known_score) == ((98.5, 1.0) if version == 9 else (None, None))
+
+
+def test_a_spend_counts_evaluations_only_where_the_budget_does() -> None:
+    assert Spend(llm_calls=1) == {"llm_calls": 1, "tokens": 0, "usd": 0.0}
+    counted = Spend(llm_calls=1, evaluations=4)
+    assert counted == {"llm_calls": 1, "tokens": 0, "usd": 0.0, "evaluations": 4} and counted["evaluations"] == 4
+    assert counted.plus(Spend(evaluations=2)).evaluations == 6 and Spend().plus(Spend()).evaluations is None
+
+
 def test_one_spend_record_reads_like_the_mapping_it_is_written_as(tmp_path: Path) -> None:
     spend = Spend(llm_calls=2, tokens=12, usd=0.75)
     assert spend == {"llm_calls": 2, "tokens": 12, "usd": 0.75} and spend["tokens"] == 12
