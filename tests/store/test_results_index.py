@@ -16,6 +16,7 @@ from trace_bench.matrix.expand import expand_matrix
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.runner.plan import plan_jobs
 from trace_bench.store.job_store import JobStore
+from trace_bench.store.results_index import LazyResult
 from trace_bench.store.run_store import RunStore
 
 CONFIG = "mode: stub\nseeds: [1, 2, 3]\ntasks: [internal:numeric_param]\ntrainers: [NoOpTrainer]\n"
@@ -73,6 +74,18 @@ def test_a_resume_plans_from_the_index_without_reading_job_records(finished: tup
     plan = plan_jobs(specs, RunStore(run), "auto")
     assert plan.index_complete and not any(item.run for item in plan.jobs)
     assert {item.previous.job_id for item in plan.jobs if item.previous} == {s.job_id for s in specs}
+
+
+def test_a_record_kept_from_the_index_has_the_status_of_its_file(finished: tuple[Path, Path]) -> None:
+    """A resumed run's outcome mixes records parsed from results.json and records kept as the
+    index's text: both carry a ``Status`` (``.successful``), not a bare string."""
+    config, run = finished
+    plan = plan_jobs(expand_matrix(load_config(str(config)), TaskCatalog.create(None)), RunStore(run), "auto")
+    kept = [item.previous for item in plan.jobs if isinstance(item.previous, LazyResult)]
+    assert len(kept) == 3
+    for record in kept:
+        assert record.status is record.load().status
+        assert record.status.successful
 
 
 def test_a_resume_of_a_finished_run_leaves_its_tables_as_they_were(finished: tuple[Path, Path]) -> None:

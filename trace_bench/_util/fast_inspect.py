@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import inspect
 import sys
+from types import FrameType
 from typing import Any
 
 
 def fast_stack(context: int = 1) -> list[Any]:
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     records = []
     while frame is not None:
         code = frame.f_code
@@ -31,4 +32,4 @@ def fast_stack(context: int = 1) -> list[Any]:
 
 
 def install() -> None:
-    inspect.stack = fast_stack  # type: ignore[assignment]
+    inspect.stack = fast_stack

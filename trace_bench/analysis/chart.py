@@ -170,10 +170,10 @@ def curve_chart(panels: Sequence[Panel], *, y_label: str, columns: int = 1, pane
     legend_px = _legend_height(labels, legend_columns)
     total_w, total_h = width_px * columns, height_px * grid_rows + legend_px
     salt = hashlib.sha1("\0".join(p.title for p in panels).encode()).hexdigest()[:12]
-    settings = {"svg.fonttype": "none", "svg.hashsalt": salt, "font.size": 8, "legend.fontsize": 7.5,
-                "font.family": "sans-serif",
-                "axes.prop_cycle": cycler(color=["#000000"])}  # one entry: every style is set explicitly
-    with matplotlib.rc_context(settings):
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt, "font.size": 8, "legend.fontsize": 7.5,
+                                "font.family": "sans-serif",
+                                # one entry: every style is set explicitly
+                                "axes.prop_cycle": cycler(color=["#000000"])}):
         figure, all_axes = _blank_figure(len(prepared), (total_w * PT / 72, total_h * PT / 72))
         for index, ((panel, drawn), axes) in enumerate(zip(prepared, all_axes, strict=True)):
             row, column = divmod(index, columns)

@@ -64,13 +64,12 @@ def frontier_chart(rows: pd.DataFrame, *, title: str, styles: dict[tuple[str, st
     legend_px = _legend_height([*labels, "frontier"], 1)
     width_px, height_px = panel_px
     total_h = height_px + legend_px
-    settings = {"svg.fonttype": "none", "svg.hashsalt": "frontier", "font.size": 8, "legend.fontsize": 7.5,
-                "font.family": "sans-serif"}
-    with matplotlib.rc_context(settings):
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "frontier", "font.size": 8,
+                                "legend.fontsize": 7.5, "font.family": "sans-serif"}):
         figure = Figure(figsize=(width_px * PT / 72, total_h * PT / 72), dpi=72)
         axes = figure.add_axes(((LEFT_PX) / width_px, (legend_px + BOTTOM_PX) / total_h,
                                 (width_px - LEFT_PX - RIGHT_PX) / width_px, (height_px - TOP_PX - BOTTOM_PX) / total_h))
-        handles = []
+        handles: list[Line2D] = []
         for row in points:
             style = (styles or {}).get((str(row["trainer"]), str(row["params_label"])), len(handles))
             colour, _, marker = style_of(style)

@@ -110,7 +110,7 @@ def _command(sub: argparse._SubParsersAction, name: str, summary: str, descripti
     return parser
 
 
-def _add_analysis_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _add_analysis_commands(sub: argparse._SubParsersAction) -> None:
     """``report``, ``table``, ``power``, ``compare`` and ``verdict``: the commands that read finished runs
     (the analysis extra) and state the verdict on one metric."""
     metrics = ("test_best", "test_last", "best")

@@ -9,8 +9,11 @@ REAL_MODE_JOB_TIMEOUT_S = 600.0
 
 
 class _TimedConfig(Protocol):
-    mode: str
-    job_timeout: float | None
+    @property
+    def mode(self) -> str: ...
+
+    @property
+    def job_timeout(self) -> float | None: ...
 
 
 def effective_job_timeout(config: _TimedConfig, override: float | None = None) -> float | None:

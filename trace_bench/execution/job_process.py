@@ -106,7 +106,7 @@ def job_output(job: JobStore) -> Iterator[None]:
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
-    sys.stdout, sys.stderr = MaskingStream(1), MaskingStream(2)  # type: ignore[assignment]
+    sys.stdout, sys.stderr = MaskingStream(1), MaskingStream(2)
     try:
         yield
     finally:

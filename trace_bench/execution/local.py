@@ -97,7 +97,7 @@ def stop_job_template() -> None:
     import signal
     from multiprocessing import forkserver
 
-    server = forkserver._forkserver  # type: ignore[attr-defined]
+    server: Any = forkserver._forkserver  # CPython's private forkserver state, which typeshed does not declare
     with server._lock:
         pid = server._forkserver_pid
         if pid is None:
@@ -142,7 +142,7 @@ def _release_named_semaphores() -> None:
     registered before the fork belong to the template and are skipped (they check the pid)."""
     from multiprocessing import util
 
-    util._run_finalizers(0)
+    util._run_finalizers(0)  # type: ignore[attr-defined]  # private in CPython, absent from typeshed
 
 
 @dataclass

@@ -88,7 +88,7 @@ def _no_main_module() -> Iterator[None]:
     """Hide the Ray worker's ``__main__`` while a job process starts: multiprocessing would make
     every forked job re-run Ray's worker script as ``__mp_main__`` (importing Ray: seconds per job)."""
     main = sys.modules["__main__"]
-    saved = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in main.__dict__}
+    saved: dict[str, Any] = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in main.__dict__}
     main.__dict__.pop("__file__", None)
     main.__dict__["__spec__"] = None
     try:

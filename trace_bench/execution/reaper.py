@@ -30,6 +30,7 @@ import contextlib
 import os
 import sys
 import warnings
+from typing import Any
 
 from trace_bench._util.processes import become_subreaper, kill_descendants
 
@@ -39,7 +40,7 @@ def forget_forkserver_pipe() -> None:
     as the driver does (no-op outside a forkserver child)."""
     from multiprocessing import forkserver
 
-    server = forkserver._forkserver  # type: ignore[attr-defined]
+    server: Any = forkserver._forkserver  # CPython's private forkserver state, which typeshed does not declare
     fd = getattr(server, "_forkserver_alive_fd", None)
     if fd is not None:
         with contextlib.suppress(OSError):

@@ -39,7 +39,7 @@ def response_of(param: Any, x: Any) -> Any:
     try:
         from opto.trace.nodes import ParameterNode
     except ImportError:  # pragma: no cover - opto is a dependency
-        ParameterNode = ()  # type: ignore[assignment,misc]  # noqa: N806
+        ParameterNode = ()  # noqa: N806
     if isinstance(param, ParameterNode) or not callable(param):
         return getattr(param, "data", param)
     output = param(x)

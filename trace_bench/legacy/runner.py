@@ -16,6 +16,8 @@ from typing import Any
 from trace_bench.config.models import RunConfig
 from trace_bench.runner.options import RunOptions, RunOutcome
 from trace_bench.runner.run import execute_run
+from trace_bench.store.models import JobResult
+from trace_bench.store.results_index import LazyResult, loaded
 
 
 @dataclass
@@ -47,6 +49,7 @@ class BenchRunner:
         if force is not None:
             self.options.force = force
         outcome = execute_run(self.config, self.options)
-        results = [legacy_row(record) for record in outcome.records]
-        return RunSummary(outcome.run_id, outcome.run_dir, outcome.records, interrupted=outcome.interrupted,
+        records: list[JobResult | LazyResult] = [loaded(record) for record in outcome.records]
+        results = [legacy_row(record) for record in records]
+        return RunSummary(outcome.run_id, outcome.run_dir, records, interrupted=outcome.interrupted,
                           not_run=list(outcome.not_run), results=results)

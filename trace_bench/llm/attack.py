@@ -77,7 +77,7 @@ def inject(program: str, attack: str) -> str | None:
     if function is None or not function.body:
         return None
     first = function.body[0]
-    is_docstring = isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant) \
+    is_docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
         and isinstance(first.value.value, str)
     anchor = function.body[1] if is_docstring and len(function.body) > 1 else first
     if anchor.lineno == function.lineno:  # a body on the def's own line: nowhere to put a block
@@ -122,7 +122,7 @@ class AttackPolicy(StubPolicy):
 
     def _next(self) -> Attack:
         with self._turn_lock:
-            return next(self._turn)  # type: ignore[no-any-return]
+            return next(self._turn)
 
     def _whole(self, current: str) -> bool:
         return any(attack.matching and attack.matching in current for attack in self.attacks)

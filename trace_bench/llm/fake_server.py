@@ -83,7 +83,7 @@ class FakeLLMServer:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{str(host)}:{port}/v1"  # an AF_INET address: (host, port)
 
     def stats(self) -> dict[str, Any]:
         with self._lock:

@@ -12,7 +12,7 @@ from trace_bench.store.events import utc_now
 from trace_bench.store.models import RESOLVED_FIELDS, JobResult, JobSpec, Manifest, ManifestJob, Resolution
 from trace_bench.store.models.spec import RESOLVED_PREFIX
 from trace_bench.store.results_index import LazyResult
-from trace_bench.store.status import PlanState
+from trace_bench.store.status import PlanState, Status
 
 
 def snapshot_text(config: RunConfig, overrides: Sequence[tuple[str, str]] = (), source: str | None = None) -> str:
@@ -26,7 +26,7 @@ def snapshot_text(config: RunConfig, overrides: Sequence[tuple[str, str]] = (), 
     return snapshot_header(overrides, source) + body
 
 
-def manifest_entry(spec: JobSpec, status: str = PlanState.PENDING) -> ManifestJob:
+def manifest_entry(spec: JobSpec, status: Status | PlanState = PlanState.PENDING) -> ManifestJob:
     return ManifestJob(spec=spec, status=status, resolved=Resolution.planned(spec))
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from trace_bench.runner.plan import ResumeMode
 from trace_bench.store.models import JobResult, KeyRefusal
+from trace_bench.store.results_index import LazyResult
 from trace_bench.store.run_store import RunLock, RunStore
 from trace_bench.store.status import COMPLETE
 
@@ -35,7 +36,9 @@ class RunOptions:
 class RunOutcome:
     run_id: str
     run_dir: Path
-    records: list[JobResult]
+    #: every job's record, in matrix order; a record the run carried over from the results index
+    #: stays a LazyResult (its id, status and spec at hand, the rest parsed when read)
+    records: list[JobResult | LazyResult]
     interrupted: bool = False
     not_run: list[str] = field(default_factory=list)
     #: a job met a refusal of the key (or a spent quota): the run stopped scheduling (exit 2)

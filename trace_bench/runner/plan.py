@@ -25,7 +25,7 @@ class PlannedJob:
     carried: Spend | None = None
 
 
-def should_run(previous: JobResult | None, mode: ResumeMode, status: str | None = None) -> bool:
+def should_run(previous: JobResult | LazyResult | None, mode: ResumeMode, status: str | None = None) -> bool:
     """Whether a job runs again; ``status``: the one to decide on when it is not the record's
     (see :func:`recorded_status`)."""
     status = status if status is not None else (None if previous is None else str(previous.status))

@@ -134,11 +134,13 @@ def _execute_run(config: RunConfig, options: RunOptions, interrupts: InterruptHa
         config = config.model_copy(update={"max_workers": max(1, options.max_workers)})
     resume: ResumeMode = "none" if options.force else (options.resume or config.resume)
     found = _run_store(config, options) if options.resume_run else None  # located once per command
-    listing = _listing_or_none(found) if found is not None else False  # and its manifest read once
-    if found is not None and not options.root:  # a run remembers the task root it was started with
-        stored = listing[0].task_root if listing else None
-        if stored and Path(stored).is_dir():
-            options.root = stored
+    listing: tuple[Manifest, list[str]] | None | bool = False  # False: no run to read
+    if found is not None:
+        listing = read = _listing_or_none(found)  # its manifest read once
+        if read and not options.root:  # a run remembers the task root it was started with
+            stored = read[0].task_root
+            if stored and Path(stored).is_dir():
+                options.root = stored
     register_keys(config.llm)  # masked in the driver's files and console from here
     check_credentials(config)  # before any file or job: a missing key is a config error, not N failed jobs
     for warning in unset_key_variables(config):

@@ -74,7 +74,7 @@ class TailWriter(io.TextIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, text: str) -> int:  # type: ignore[override]
+    def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         self._tail = (self._tail + text)[-2 * STDOUT_TAIL_CHARS:]

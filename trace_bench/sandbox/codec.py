@@ -116,7 +116,8 @@ def _from_tree(node: Any, depth: int) -> Any:
             if isinstance(item, (list, dict)):
                 node[key] = _from_tree(item, depth + 1)
         return node
-    tag, items = node[TAG], node.get("v")
+    tag = node[TAG]
+    items: Any = node.get("v")  # a JSON value; checked per tag below
     if tag in ("tuple", "set", "frozenset", "dict") and not isinstance(items, list):
         raise CodecError(f"tagged value {tag!r} without a list")
     try:

@@ -127,7 +127,7 @@ def install_policy(workdir: str, *, network: bool, max_processes: int,
         import _posixsubprocess
 
         original_fork_exec = _posixsubprocess.fork_exec
-        _posixsubprocess.fork_exec = refuse_fork_exec  # type: ignore[attr-defined]
+        _posixsubprocess.fork_exec = refuse_fork_exec
         subprocess_module = sys.modules.get("subprocess")
         if subprocess_module is not None and hasattr(subprocess_module, "_fork_exec"):
             subprocess_module._fork_exec = refuse_fork_exec  # type: ignore[attr-defined]

@@ -237,7 +237,7 @@ class _Starter:
         succeeded, value = outcome[0]
         if not succeeded:
             raise value
-        return value  # type: ignore[no-any-return]
+        return value
 
 
 _STARTER: _Starter | None = None

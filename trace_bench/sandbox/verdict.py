@@ -116,8 +116,8 @@ def _interpret(report: dict[str, Any], result: ResultBytes, limits: SandboxLimit
     denied_actions = _denied(message_data)
     if message_data["ok"]:
         return SandboxResult("ok", value=message_data.get("value"), stdout=stdout, denied_actions=denied_actions)
-    verdict = message_data.get("status")
-    verdict = verdict if verdict in STATUSES and verdict not in ("ok", "timeout", "crash") else "error"
+    named = message_data.get("status")
+    verdict = named if named in STATUSES and named not in ("ok", "timeout", "crash") else "error"
     error_type = message_data.get("error_type")
     denial = None
     if verdict == "denied":

@@ -126,7 +126,8 @@ class Zygote:
         self.spares = [self.make_spare() for _ in range(SPARES)]
         try:
             while True:
-                ready, _, _ = select.select([self.sock, self.wake_r], [], [])
+                watched: list[socket.socket | int] = [self.sock, self.wake_r]
+                ready, _, _ = select.select(watched, [], [])
                 if self.wake_r in ready:
                     with contextlib.suppress(BlockingIOError):
                         os.read(self.wake_r, 4096)

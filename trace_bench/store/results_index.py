@@ -23,6 +23,7 @@ from trace_bench.store.atomic import write_text
 from trace_bench.store.job_store import META_FILE, RESULTS_FILE, JobStore
 from trace_bench.store.jsonio import dumps
 from trace_bench.store.models import JobResult, JobSpec
+from trace_bench.store.status import Status
 
 INDEX_FILE = "results_index.jsonl"
 _RECORD = '"record": '
@@ -46,12 +47,13 @@ class LazyResult:
     """A record kept as the JSON text of its outcome (a fifth of a parsed record's memory, which
     matters at 100,000 jobs) and its frozen specification, an object the driver's plan shares, and
     parsed when something beyond its id and status is read.  The text leaves out what is the
-    specification's (``spec`` and the columns computed from it)."""
+    specification's (``spec`` and the columns computed from it).  Its status is the record's
+    ``Status`` (``.successful``, ``.failed``), as a parsed record's is."""
 
     __slots__ = ("job_id", "status", "_text", "spec")
 
     def __init__(self, job_id: str, status: str, text: str, spec: JobSpec) -> None:
-        self.job_id, self.status, self._text, self.spec = job_id, status, text, spec
+        self.job_id, self.status, self._text, self.spec = job_id, Status(status), text, spec
 
     @classmethod
     def of(cls, record: JobResult) -> LazyResult:

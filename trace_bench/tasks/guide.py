@@ -83,7 +83,7 @@ class Guide:
 
     def metric(self, query: Any, response: Any, reference: Any = None, **kwargs: Any) -> float:
         score, _ = self.get_feedback(query, response, reference, **kwargs)
-        return score  # type: ignore[return-value]
+        return score
 
     def get_score_dict(self, query: Any, response: Any, reference: Any = None, **kwargs: Any) -> dict[str, float]:
         """Per-objective scores; single-objective guides return ``{"score": score}``."""

@@ -32,6 +32,12 @@ class EvalResult:
         return [r.feedback for r in self.rollouts]
 
 
+def given(**info: Any) -> dict[str, Any]:
+    """The keyword arguments that are set (a step's optional notes, for :meth:`TrainerContext.report_step`'s
+    ``**info``): ``report_step(state, **given(note=note))`` records ``note`` only when there is one."""
+    return {key: value for key, value in info.items() if value}
+
+
 @dataclass
 class StepReport:
     """One trainer iteration as the harness records it.
@@ -92,7 +98,7 @@ class TrainerContext:
         optimizer_kwargs: dict[str, Any] | None = None,
         num_threads: int = 1,
         on_step: Callable[[StepReport], None] | None = None,
-        selection_score: Callable[[State], tuple[float, dict[str, float]]] | None = None,
+        selection_score: Callable[[State], tuple[float | None, dict[str, float]]] | None = None,
     ) -> None:
         self.problem = problem
         self.session = session

@@ -61,7 +61,7 @@ def build_app(runs_dir: str | Path = "runs", tasks_root: str | None = None,
         app.load(on_load, [launched["config"]],
                  [launched["run"], browsed["run"], compared["run_a"], compared["run_b"], inspected["run"],
                   launched["config"]])
-    app.trace_bench_context = ctx  # type: ignore[attr-defined] - tests and notebooks reach the launcher here
+    app.trace_bench_context = ctx  # tests and notebooks reach the launcher here
     return app
 
 
@@ -83,7 +83,7 @@ def start_server(runs_dir: str | Path = "runs", tasks_root: str | None = None, p
     if gate is not None:
         gate.close_startup()
     local = app.local_url or f"http://127.0.0.1:{app.server_port}/"
-    app.trace_bench_gate = gate  # type: ignore[attr-defined]
+    app.trace_bench_gate = gate
     return app, gate, gate.url(local) if gate else local
 
 

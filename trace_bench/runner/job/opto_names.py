@@ -74,7 +74,7 @@ def install() -> None:
         package.__path__ = []  # a namespace for the submodules below
         package.__file__ = __file__
         sys.modules["opto.trainer"] = package
-        opto.trainer = package  # type: ignore[attr-defined]
+        opto.trainer = package
         guide = types.ModuleType("opto.trainer.guide")
         guide.__file__ = __file__
         guide.Guide = Guide  # type: ignore[attr-defined]
@@ -95,4 +95,4 @@ def install() -> None:
         import opto.utils.llm as llm_module
 
     if not hasattr(llm_module, "DummyLLM"):
-        llm_module.DummyLLM = DummyLLM  # type: ignore[attr-defined]
+        llm_module.DummyLLM = DummyLLM

@@ -297,7 +297,7 @@ def install() -> None:
             return self._fun
         code = self.parameter._data
         if isinstance(code, str) and code == self.info.get("source"):
-            return original_fun.fget(self)  # type: ignore[union-attr]
+            return original_fun.fget(self)
         return sandboxed(self, code)
 
     def sync_call_fun(self: Any, function: Any, *args: Any, **kwargs: Any) -> Any:
@@ -312,7 +312,7 @@ def install() -> None:
             function.fit_call(tuple(args), dict(kwargs))
         return original_wrap(self, function, args, kwargs)
 
-    FunModule.fun = property(fun, doc=original_fun.__doc__)  # type: ignore[method-assign]
-    FunModule.sync_call_fun = sync_call_fun  # type: ignore[method-assign]
-    FunModule._wrap_inputs = wrap_inputs  # type: ignore[method-assign]
-    FunModule._trace_bench_sandboxed = True  # type: ignore[attr-defined]
+    FunModule.fun = property(fun, doc=original_fun.__doc__)
+    FunModule.sync_call_fun = sync_call_fun
+    FunModule._wrap_inputs = wrap_inputs
+    FunModule._trace_bench_sandboxed = True

@@ -108,7 +108,7 @@ def partition(sizes: Mapping[str, int], splits: Mapping[str, str], rows: Mapping
         if split not in orders:
             orders[split] = shuffled_indices(len(rows[split]), seed=seed, salt=f"{salt}|{split}")
             cursor[split] = 0
-        wanted, picked = max(0, int(sizes[part])), []
+        wanted, picked = max(0, int(sizes[part])), list[T]()
         order, position = orders[split], cursor[split]
         while len(picked) < wanted and position < len(order):
             example = convert(rows[split][order[position]])

@@ -27,12 +27,12 @@ def run_program(payload: dict[str, Any]) -> list[dict[str, Any]]:
     try:
         compiled = compile(source, "<pal-program>", "exec")
     except SyntaxError as exc:
-        error = f"SyntaxError: {exc.msg} (line {exc.lineno})"
-        return [{"result": None, "error": error} for _ in payload["questions"]]
+        failure = f"SyntaxError: {exc.msg} (line {exc.lineno})"
+        return [{"result": None, "error": failure} for _ in payload["questions"]]
     outcomes = []
     for question in payload["questions"]:
         namespace: dict[str, Any] = {"question": question}
-        error = None
+        error: str | None = None
         try:
             exec(compiled, namespace)  # noqa: S102 - the purpose of this module; runs in the sandbox
         except BaseException as exc:  # noqa: B036 - candidate code may raise anything

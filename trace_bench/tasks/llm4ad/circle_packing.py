@@ -139,8 +139,8 @@ def check_packing(circles: Any, n: int, tol: float = TOLERANCE) -> np.ndarray:
     overlap = r[:, None] + r[None] - dist
     np.fill_diagonal(overlap, -np.inf)
     if overlap.max() > tol:
-        i, j = np.unravel_index(int(np.argmax(overlap)), overlap.shape)
-        raise InvalidSolution(f"circles {i} and {j} overlap by {overlap[i, j]:.3g}")
+        a, b = (int(k) for k in np.unravel_index(int(np.argmax(overlap)), overlap.shape))
+        raise InvalidSolution(f"circles {a} and {b} overlap by {overlap[a, b]:.3g}")
     return arr
 
 

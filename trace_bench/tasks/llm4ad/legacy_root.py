@@ -21,7 +21,7 @@ import json
 import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -59,6 +59,11 @@ def _read_index(root: Path) -> list[dict[str, Any]]:
     return entries
 
 
+def _always(reason: Unavailable) -> Callable[[], Unavailable]:
+    """An availability check that gives ``reason`` (a task whose directory is missing)."""
+    return lambda: reason
+
+
 def discover_root(root: Path) -> list[TaskSpec]:
     """One spec per index entry; a missing task directory makes that task unavailable, not the root."""
     root = Path(root).resolve()
@@ -73,7 +78,7 @@ def discover_root(root: Path) -> list[TaskSpec]:
         specs.append(TaskSpec(
             id=f"llm4ad:{key}", suite="llm4ad", description=description, module=task_dir.name,
             parameter_kinds=("code",), scoring="the task's own evaluator", module_path=str(task_dir),
-            availability=(lambda reason=missing: reason) if missing else None, tags=("root", "legacy-llm4ad"),
+            availability=_always(missing) if missing else None, tags=("root", "legacy-llm4ad"),
         ))
     return specs
 

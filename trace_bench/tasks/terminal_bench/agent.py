@@ -27,7 +27,7 @@ else:
     _IMPORT_ERROR = None
 
 
-class TraceBenchTerminus2(Terminus2):  # type: ignore[misc, valid-type]
+class TraceBenchTerminus2(Terminus2):
     """Terminus-2 whose prompt template is the candidate being evaluated."""
 
     def __init__(self, *args: Any, prompt_template_path: str | None = None, prompt_template: str | None = None,

@@ -38,7 +38,7 @@ class CandidateEndpoint:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/evaluate"
+        return f"http://{str(host)}:{port}/evaluate"  # an AF_INET address: (host, port)
 
     def evaluator_source(self, note: str, timeout_s: float) -> str:
         """An ``evaluate(program_path) -> dict`` module that asks this endpoint (no ``__main__`` block:

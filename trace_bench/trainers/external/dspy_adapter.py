@@ -43,7 +43,7 @@ def lenient_adapter(on_unparsed: Callable[[str], None]) -> Any:
     import dspy
     from dspy.utils.exceptions import AdapterParseError
 
-    class LenientAdapter(dspy.ChatAdapter):  # type: ignore[misc]
+    class LenientAdapter(dspy.ChatAdapter):
         def parse(self, signature: Any, completion: str) -> dict[str, Any]:
             try:
                 return dict(super().parse(signature, completion))

@@ -19,6 +19,7 @@ from pydantic import Field, field_validator, model_validator
 
 from trace_bench._util.availability import missing_packages
 from trace_bench.trainers.base import Trainer, TrainerParams
+from trace_bench.trainers.context import given
 from trace_bench.trainers.external import dspy_program as programs
 from trace_bench.trainers.external.bridge import (
     GatewayLink,
@@ -126,7 +127,7 @@ class DSPyTrainer(Trainer[DSPyParams]):
             if native is not None:  # the task's own program object keeps the chosen instructions
                 programs.set_native_instructions(student, student.pairs, state)
             ctx.report_step(state, None, optimizer=params.dspy_optimizer, final=True, unparsed_answers=len(unparsed),
-                            **({"note": note} if note else {}))
+                            **given(note=note))
             ctx.apply(state)
 
     def _examples(self, native: Any, dataset: dict[str, list[Any]], offset: int) -> list[Any]:

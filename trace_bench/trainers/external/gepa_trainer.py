@@ -12,11 +12,12 @@ published algorithm on Trace's optimizers.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import Field
 
 from trace_bench.trainers.base import Trainer, TrainerParams
+from trace_bench.trainers.context import given
 from trace_bench.trainers.external.bridge import (
     GatewayLink,
     StepTracker,
@@ -29,6 +30,14 @@ from trace_bench.trainers.external.bridge import (
 )
 from trace_bench.trainers.external.program_view import program_view, system_message
 from trace_bench.trainers.state import State
+
+if TYPE_CHECKING:
+    from gepa.core.adapter import EvaluationBatch, ProposalFn
+    from gepa.core.result import GEPAResult
+    from openai.types.chat import ChatCompletionMessageParam
+
+    #: a batch's per-example trajectories (dicts) and outputs (texts)
+    Batch = EvaluationBatch[dict[str, Any], str]
 
 
 class GEPAParams(TrainerParams):
@@ -48,7 +57,7 @@ class GEPAParams(TrainerParams):
 class ProblemAdapter:
     """gepa's ``GEPAAdapter`` protocol over a trace-bench problem (data instances are ``(x, info)``)."""
 
-    propose_new_texts = None  # gepa's default reflective proposer, with our reflection LM
+    propose_new_texts: ProposalFn | None = None  # gepa's default reflective proposer, with our reflection LM
 
     def __init__(self, trainer: GEPATrainer, parameters: list[TextParameter], base: State, link: GatewayLink,
                  tracker: StepTracker) -> None:
@@ -58,7 +67,7 @@ class ProblemAdapter:
         self.link = link
         self.tracker = tracker
 
-    def evaluate(self, batch: list[tuple[Any, Any]], candidate: dict[str, str], capture_traces: bool = False) -> Any:
+    def evaluate(self, batch: list[tuple[Any, Any]], candidate: dict[str, str], capture_traces: bool = False) -> Batch:
         from gepa.core.adapter import EvaluationBatch
 
         self.link.check()
@@ -79,7 +88,7 @@ class ProblemAdapter:
         return EvaluationBatch(outputs=outputs, scores=[r.score for r in rollouts],
                                trajectories=traces if capture_traces else None)
 
-    def make_reflective_dataset(self, candidate: dict[str, str], eval_batch: Any,
+    def make_reflective_dataset(self, candidate: dict[str, str], eval_batch: Batch,
                                 components_to_update: list[str]) -> dict[str, list[dict[str, Any]]]:
         records = [{"Inputs": t["input"], "Generated Outputs": t["output"],
                     "Feedback": f"score {t['score']:g}. {t['feedback']}"} for t in eval_batch.trajectories or []]
@@ -91,7 +100,7 @@ class GEPATrainer(Trainer[GEPAParams]):
     uses_optimizer = False
 
     def train(self) -> None:
-        import gepa
+        from gepa.api import optimize
 
         params = self.params
         ctx = self.ctx
@@ -116,7 +125,7 @@ class GEPATrainer(Trainer[GEPAParams]):
             if params.max_tokens:
                 lm_kwargs["max_tokens"] = params.max_tokens
             with link.guard():
-                result = gepa.optimize(
+                result: GEPAResult[str, int] = optimize(
                     seed_candidate=texts_of(parameters, base), trainset=train, valset=valset, adapter=adapter,
                     reflection_lm=gateway_model("optimizer"), reflection_lm_kwargs=lm_kwargs,
                     candidate_selection_strategy=params.candidate_selection_strategy,
@@ -126,10 +135,11 @@ class GEPATrainer(Trainer[GEPAParams]):
                     max_metric_calls=params.max_metric_calls, seed=ctx.seed, display_progress_bar=False)
         tracker.finish()
         try:
-            state, note = state_from_texts(parameters, base, result.best_candidate), ""
+            # the best candidate's whole mapping (best_candidate unwraps a str seed's; this seed is a mapping)
+            state, note = state_from_texts(parameters, base, result.candidates[result.best_idx]), ""
         except ValueError as exc:
             state, note = base, f"best candidate invalid, kept the initial state: {exc}"
-        ctx.report_step(state, None, final=True, candidates=len(result.candidates), **({"note": note} if note else {}))
+        ctx.report_step(state, None, final=True, candidates=len(result.candidates), **given(note=note))
         ctx.apply(state)
 
     def _optimize_anything(self, parameters: list[TextParameter]) -> None:
@@ -171,7 +181,7 @@ class GEPATrainer(Trainer[GEPAParams]):
             state, note = state_from_texts(parameters, base, {parameter.name: text}) if text else base, ""
         except ValueError as exc:
             state, note = base, f"best candidate invalid, kept the initial state: {exc}"
-        ctx.report_step(state, None, final=True, candidates=len(result.candidates), **({"note": note} if note else {}))
+        ctx.report_step(state, None, final=True, candidates=len(result.candidates), **given(note=note))
         ctx.apply(state)
 
 
@@ -186,7 +196,9 @@ class GatewayChat:
         self.max_tokens = max_tokens
 
     def __call__(self, prompt: str | list[dict[str, Any]]) -> str:
-        messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
-        extra = {"max_tokens": self.max_tokens} if self.max_tokens else {}
+        # gepa hands chat messages as plain dicts: openai's request types are TypedDicts of the same keys
+        messages = cast("list[ChatCompletionMessageParam]",
+                        prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}])
+        extra: dict[str, Any] = {"max_tokens": self.max_tokens} if self.max_tokens else {}
         response = self.client.chat.completions.create(model="trace-bench-optimizer", messages=messages, **extra)
         return response.choices[0].message.content or ""

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import Field
 
 from trace_bench.trainers.base import Trainer, TrainerParams
+from trace_bench.trainers.context import given
 from trace_bench.trainers.external.bridge import (
     GatewayLink,
     evaluate_texts,
@@ -115,7 +116,7 @@ class OpenEvolveTrainer(Trainer[OpenEvolveParams]):
                     problem = "" if child_state is not None else feedback
                     if child_state is not None and admitted is not None:
                         state, score = child_state, metrics["combined_score"]
-                ctx.report_step(state, score, accepted=not problem, **({"rejected": problem[:300]} if problem else {}))
+                ctx.report_step(state, score, accepted=not problem, **given(rejected=problem[:300]))
             best = database.get_best_program()
             final = self._state_of(view, base, best.code if best is not None else initial)
         ctx.report_step(final, None, final=True)

@@ -109,12 +109,13 @@ def _program_fields(program: Any) -> dict[str, Any]:
             "generation": program.generation}
 
 
-def sandboxed_strategy_database(base: type, program_base: type) -> type:
+def sandboxed_strategy_database(base: Any, program_base: type) -> type:
     """A ``ProgramDatabase`` subclass (of skydiscover's ``base``) whose sampling is decided by
     LLM-written code in the sandbox; storage, ranking and statistics stay trusted."""
 
-    class SandboxedStrategyDatabase(base):  # type: ignore[misc, valid-type]
+    class SandboxedStrategyDatabase(base):
         _program_class = program_base
+        last_iteration: int
         DIVERGE_LABEL = ""
         REFINE_LABEL = ""
 
@@ -169,7 +170,8 @@ def coevolution_manager(manager_input: Any, search_models: list[Any]) -> Any:
 
     strategy_database = sandboxed_strategy_database(ProgramDatabase, Program)
 
-    class SandboxedCoEvolutionManager(CoEvolutionManager):  # type: ignore[misc, valid-type]
+    class SandboxedCoEvolutionManager(CoEvolutionManager):
+        database: Any
         def _init_search_evolution_manager(self) -> None:
             db_cfg = self.config.search.database
             with open(db_cfg.database_file_path, encoding="utf-8") as handle:

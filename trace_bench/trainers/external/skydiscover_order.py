@@ -17,7 +17,7 @@ from typing import Any
 ORDERED_ATTRIBUTES = ("beam", "expanded")
 
 
-class InsertionOrderedIds(set):  # type: ignore[type-arg]
+class InsertionOrderedIds(set):
     """A set of ids that iterates in the order they were added (ids it holds but never saw added,
     which no method of the library makes, come last, sorted)."""
 
@@ -30,7 +30,7 @@ class InsertionOrderedIds(set):  # type: ignore[type-arg]
         super().add(item)
         self._order.setdefault(item, None)
 
-    def update(self, *others: Iterable[Any]) -> None:  # type: ignore[override]
+    def update(self, *others: Iterable[Any]) -> None:
         for other in others:
             for item in other:
                 self.add(item)

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import Field
 
 from trace_bench.trainers.base import Trainer, TrainerParams
+from trace_bench.trainers.context import given
 from trace_bench.trainers.external.bridge import (
     GatewayLink,
     TextParameter,
@@ -154,7 +155,7 @@ class TextGradTrainer(Trainer[TextGradParams]):
                 for p, v in zip(parameters, variables, strict=True):
                     v.set_value(p.to_text(state[p.index]))
                 ctx.report_step(state, current_score, accepted=accepted is not None,
-                                **({"rejected": error} if error else {}))
+                                **given(rejected=error))
             ctx.apply(state)
 
     def _decide(self, parameters: list[TextParameter], state: list[Any], texts: dict[str, str],

@@ -17,7 +17,7 @@ import itertools
 import math
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -98,7 +98,8 @@ _SEARCH_ALIASES = {**_GEPA_ALIASES, "gepa_iters": "num_search_iterations",
 
 
 class GEPABase(Trainer[GEPAParams]):
-    Params = GEPABaseParams
+    #: each variant names its own model of the shared knobs
+    Params: ClassVar[type[GEPAParams]] = GEPABaseParams
     knob_aliases = {**_GEPA_ALIASES, "gepa_iters": "num_iters", "num_steps": "num_iters"}
 
     def __init__(self, context: Any, params: GEPAParams) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
-from trace_bench.trainers.base import Trainer, TrainerParams
+from trace_bench.trainers.base import Trainer
 from trace_bench.trainers.evaluate import Rollout
 from trace_bench.trainers.opto_search import selection
 from trace_bench.trainers.opto_search.knobs import SearchParams
@@ -78,7 +78,7 @@ class BasicSearchAlgorithm(MinibatchAlgorithm):
     Params = BasicSearchParams
     params: BasicSearchParams
 
-    def __init__(self, context: Any, params: TrainerParams) -> None:
+    def __init__(self, context: Any, params: BasicSearchParams) -> None:
         super().__init__(context, params)
         self.current_stats: tuple[str, selection.Stats] | None = None
 

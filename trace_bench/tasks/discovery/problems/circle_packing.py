@@ -111,8 +111,8 @@ def check(circles: Any, n: int, tolerance: float = 0.0) -> np.ndarray:
     overlap = r[:, None] + r[None] - np.sqrt((x[:, None] - x[None]) ** 2 + (y[:, None] - y[None]) ** 2)
     np.fill_diagonal(overlap, -np.inf)
     if overlap.max() > tolerance:
-        i, j = np.unravel_index(int(np.argmax(overlap)), overlap.shape)
-        raise InvalidConstruction(f"circles {i} and {j} overlap by {overlap[i, j]:.3g}")
+        a, b = (int(k) for k in np.unravel_index(int(np.argmax(overlap)), overlap.shape))
+        raise InvalidConstruction(f"circles {a} and {b} overlap by {overlap[a, b]:.3g}")
     return array
 
 
