@@ -200,6 +200,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
+    _add_catalog_commands(sub)
+    _add_run_commands(sub)
+    _add_analysis_commands(sub)
+    _add_server_commands(sub)
+    return parser
+
+
+def _add_catalog_commands(sub: argparse._SubParsersAction) -> None:
+    """``list-tasks`` and ``list-trainers``: what a config may name."""
     p = _command(sub, "list-tasks", "list discoverable tasks",
                  "Reads static metadata only (no task module is imported). Without --all, tasks that cannot run\n"
                  "on this machine are hidden; --all lists them with the reason, and the opt-in suites too.",
@@ -219,6 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--optimizers", action="store_true", help="list the optimizer names instead (opto's own as opto:<Name>)")
     p.add_argument("--format", choices=FORMATS, default="tsv", help="output format (default: tsv)")
 
+
+def _add_run_commands(sub: argparse._SubParsersAction) -> None:
+    """``validate`` and ``run``: a config checked, then executed."""
     p = _command(sub, "validate", "check a config without running it",
                  "Parses the config, resolves every trainer, knob, optimizer and task, checks credentials in real\n"
                  "mode and expands the matrix. Exit 0 valid, 1 a task failed to build (--strict), 2 config error.",
@@ -270,8 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="real mode: skip checking each endpoint, model and key with one cheap request first")
     _add_overrides(p)
 
-    _add_analysis_commands(sub)
 
+def _add_server_commands(sub: argparse._SubParsersAction) -> None:
+    """``ui`` and ``fake-llm``: the servers the package starts."""
     p = _command(sub, "ui", "launch the Gradio UI",
                  "Serves the UI on 127.0.0.1. Every request needs the token printed in the start-up URL (once\n"
                  "opened, the browser keeps it in a cookie). Needs the ui extra.",
@@ -288,7 +301,6 @@ def build_parser() -> argparse.ArgumentParser:
                  "Its options: trace-bench fake-llm --help.",
                  ["trace-bench fake-llm --port 8000", "trace-bench fake-llm --port 0 --latency 0.05 --error-rate 0.1"])
     p.add_argument("rest", nargs=argparse.REMAINDER, metavar="OPTIONS", help="the server's options (see above)")
-    return parser
 
 
 def _spare_the_collector() -> None:
