@@ -4,6 +4,7 @@ a fraction of the best known value, per arm the share of its jobs that did and t
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -66,3 +67,33 @@ def test_a_run_without_best_known_values_has_no_reach() -> None:
     jobs, curves = _frames()
     jobs["best_known_score"] = math.nan
     assert reach_table(jobs, curves).empty and reach_table(jobs.drop(columns="best_known_score"), curves).empty
+
+
+def test_the_table_the_report_and_the_ui_show_the_cost_to_reach_with_the_share_of_seeds(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Arm A's two seeds end at 100 % and 95 % of the best known value, arm B's at 60 %: every view says
+    how many seeds reached each target and what it cost them, from the run's own files."""
+    from tests.analysis.runs_kit import job, make_run
+    from trace_bench.analysis.report import write_report
+    from trace_bench.analysis.table import table_main
+    from trace_bench.ui.plots import reach_html as ui_reach_html
+
+    task = "discovery:circle_packing_26"
+    run = make_run(tmp_path, "reach-run", [
+        job(task, "A", 1, 1.0, best_known_score=1.0), job(task, "A", 2, 0.95, best_known_score=1.0),
+        job(task, "B", 1, 0.6, best_known_score=1.0), job(task, "B", 2, 0.6, best_known_score=1.0)])
+    assert table_main([str(run)]) == 0
+    table = capsys.readouterr().out
+    header = next(line.split("|") for line in table.splitlines() if line.startswith("| task"))
+    row_a = next(line.split("|") for line in table.splitlines() if "| A " in line)
+    row_b = next(line.split("|") for line in table.splitlines() if "| B " in line)
+    cell = {name.strip(): index for index, name in enumerate(header)}
+    # the curves climb in three steps of 2 LLM calls; A's seeds reach 90 % at their last point (evaluation 4)
+    assert row_a[cell["to 90 %"]].strip().startswith("2/2 · 4 evaluations · ")
+    assert row_a[cell["to 100 %"]].strip().startswith("1/2 · ") and row_b[cell["to 90 %"]].strip() == "0/2"
+    report = write_report(run).read_text(encoding="utf-8")
+    section = report[report.index('id="reach"'):report.index('id="win-matrix"')]
+    ui = ui_reach_html(run)
+    for html_text in (section, ui):
+        assert "2/2" in html_text and "1/2" in html_text and "0/2" in html_text
+        assert "median evaluations" in html_text and "Cost to reach" in html_text
