@@ -72,16 +72,20 @@ def test_a_run_without_best_known_values_has_no_reach() -> None:
 def test_the_table_the_report_and_the_ui_show_the_cost_to_reach_with_the_share_of_seeds(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Arm A's two seeds end at 100 % and 95 % of the best known value, arm B's at 60 %: every view says
-    how many seeds reached each target and what it cost them, from the run's own files."""
+    how many seeds reached each target and what it cost them, from the run's own files; the report shows
+    both yardsticks (% of the best known value and % of AlphaEvolve's)."""
     from tests.analysis.runs_kit import job, make_run
     from trace_bench.analysis.report import write_report
     from trace_bench.analysis.table import table_main
     from trace_bench.ui.plots import reach_html as ui_reach_html
 
     task = "discovery:circle_packing_26"
+    yardsticks = {"best_known": 2.63598308, "best_known_score": 1.0}
     run = make_run(tmp_path, "reach-run", [
-        job(task, "A", 1, 1.0, best_known_score=1.0), job(task, "A", 2, 0.95, best_known_score=1.0),
-        job(task, "B", 1, 0.6, best_known_score=1.0), job(task, "B", 2, 0.6, best_known_score=1.0)])
+        job(task, "A", 1, 1.0, pct_of_best_known=100.0, pct_of_alphaevolve=100.25, **yardsticks),
+        job(task, "A", 2, 0.95, pct_of_best_known=95.0, pct_of_alphaevolve=95.25, **yardsticks),
+        job(task, "B", 1, 0.6, pct_of_best_known=60.0, pct_of_alphaevolve=60.25, **yardsticks),
+        job(task, "B", 2, 0.6, pct_of_best_known=60.0, pct_of_alphaevolve=60.25, **yardsticks)])
     assert table_main([str(run)]) == 0
     table = capsys.readouterr().out
     header = next(line.split("|") for line in table.splitlines() if line.startswith("| task"))
@@ -92,6 +96,8 @@ def test_the_table_the_report_and_the_ui_show_the_cost_to_reach_with_the_share_o
     assert row_a[cell["to 90 %"]].strip().startswith("2/2 · 4 evaluations · ")
     assert row_a[cell["to 100 %"]].strip().startswith("1/2 · ") and row_b[cell["to 90 %"]].strip() == "0/2"
     report = write_report(run).read_text(encoding="utf-8")
+    leaderboard = report[report.index('id="leaderboard"'):report.index('id="verdict"')]
+    assert "% of AlphaEvolve (mean)" in leaderboard and "97.75" in leaderboard and "2.63598308" in leaderboard
     section = report[report.index('id="reach"'):report.index('id="win-matrix"')]
     ui = ui_reach_html(run)
     for html_text in (section, ui):

@@ -53,12 +53,18 @@ def _arm_cells(row: pd.Series) -> list[str]:
     return [row["trainer"], row["params_label"]]
 
 
+def _full_precision(value: float) -> str:
+    """A best known value as its record holds it (``repr`` of the float: 2.63598308, never rounded to 2.636,
+    which would read a result between the two as beating it)."""
+    return "" if pd.isna(value) else repr(float(value))
+
+
 def _best_known(runs: RunSet) -> str:
     """Tasks with a best known value (discovery tasks): each arm's distance to it."""
     summary = best_known_summary(runs.jobs)
     if summary.empty:
         return ""
-    rows = [[r["task"], *_arm_cells(r), r["best_known"], r["n"], r["pct_mean"], r["pct_max"], r["pct_alphaevolve_mean"],
+    rows = [[r["task"], *_arm_cells(r), _full_precision(r["best_known"]), r["n"], r["pct_mean"], r["pct_max"], r["pct_alphaevolve_mean"],
              "candidate-reachable" if CANDIDATE_REACHABLE in r["trust"] else r["trust"] or "-"]
             for _, r in summary.iterrows()]
     note = ("% of best known: the best state's value against the best value known today (100 = matched, above = "
