@@ -14,7 +14,7 @@ export HF_DATASETS_OFFLINE := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export RAY_USAGE_STATS_ENABLED := 0
 
-.PHONY: install install-all demo ui test lint perf system-deps clean doc-outputs
+.PHONY: install install-all demo ui notebooks test lint perf system-deps clean doc-outputs
 
 $(UV):
 	$(PYTHON) -m pip install --quiet --user uv || $(PYTHON) -m pip install --quiet uv
@@ -47,6 +47,15 @@ ui: $(UV)
 	@.venv/bin/python -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in sys.argv[1:]))" \
 		$(UI_MODULES) 2>/dev/null || $(UV) sync --frozen --no-dev --inexact --extra analysis --extra ui
 	.venv/bin/trace-bench ui --runs-dir "$(RUNS)" $(UI_ARGS)
+
+# Installs the notebooks extra (JupyterLab, nbclient, ipykernel, the UI and analysis libraries),
+# then executes every notebook in notebooks/ headless, offline, in stub mode (scripts/run-notebooks.py;
+# NOTEBOOKS=notebooks/01_quick_start.ipynb runs some).  Open them with `.venv/bin/jupyter lab notebooks`.
+NOTEBOOKS ?=
+notebooks: $(UV)
+	$(UV) sync --frozen --no-dev --inexact --extra notebooks
+	$(COMPILE_PROJECT)
+	.venv/bin/python scripts/run-notebooks.py $(NOTEBOOKS)
 
 system-deps:
 	@bash scripts/install-system-deps.sh
