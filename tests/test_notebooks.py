@@ -59,16 +59,16 @@ def _code(path: Path) -> ast.Module:
 def _commands(tree: ast.Module) -> list[list[str]]:
     """The literal arguments of every trace-bench command a notebook starts: ``[..., "-m",
     "trace_bench", "run", "--config", ...]`` lists and calls of a helper named ``trace_bench``."""
-    found = []
+    found: list[list[str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.List):
-            words = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
-            after = words[words.index("trace_bench") + 1:] if "trace_bench" in words else []
+            values = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
+            after = values[values.index("trace_bench") + 1:] if "trace_bench" in values else []
             found.extend([[w for w in after if isinstance(w, str)]] if after and isinstance(after[0], str) else [])
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "trace_bench":
             literal = [a.value for a in node.args if isinstance(a, ast.Constant)]
-            words = [w for w in literal if isinstance(w, str)]
-            found.extend([words] if words else [])
+            strings = [w for w in literal if isinstance(w, str)]
+            found.extend([strings] if strings else [])
     return found
 
 
