@@ -127,3 +127,18 @@ def test_a_template_told_its_trainers_imports_those_alone() -> None:
             "assert 'numpy' not in sys.modules\n")
     env = {**__import__("os").environ, "TRACE_BENCH_TEMPLATE_TRAINERS": "PrioritySearch"}
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, env=env, timeout=120)
+
+
+def test_the_template_starts_before_the_driver_imports_pydantic(tmp_path: Path) -> None:
+    """The CLI peeks at the config to choose the template's preloads before it starts the template;
+    the peek parses YAML only, so the template's imports overlap the driver's pydantic and config
+    models (the peek imported them first: the template started ~0.2 s later on every run)."""
+    config = tmp_path / "c.yaml"
+    config.write_text("mode: stub\ntasks: [internal:numeric_param]\ntrainers: [{id: PrioritySearch}]\n",
+                      encoding="utf-8")
+    code = ("import sys\n"
+            "from trace_bench.runner.warm import peek_preload, peek_trainers\n"
+            f"assert peek_preload({str(config)!r}) == ('trace_bench.runner.job.template',)\n"
+            f"assert peek_trainers({str(config)!r}) == 'PrioritySearch'\n"
+            "assert 'pydantic' not in sys.modules and 'trace_bench.config.models' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, timeout=120)

@@ -179,11 +179,10 @@ def _peeked_stack(text: str | None, words: list[str], replay: bool) -> str:
 def _peeked_llm(text: str) -> dict[str, Any] | None:
     """The ``llm`` section of a config's text (empty when it has none), or None when the text does
     not parse (the validation reports it)."""
-    from trace_bench.config.loader import parse_yaml_text
-    from trace_bench.config.safe_yaml import MAX_BYTES
+    from trace_bench.config.safe_yaml import MAX_BYTES, load_bounded
 
     try:
-        data = parse_yaml_text(text) if len(text) <= MAX_BYTES else None
+        data = load_bounded(text) if len(text) <= MAX_BYTES else None
     except Exception:
         return None
     if not isinstance(data, dict):
@@ -212,13 +211,12 @@ def _peeked_tasks(text: str | None) -> list[str] | None:
 def _peeked_ids(text: str | None, key: str, id_keys: tuple[str, ...]) -> list[str] | None:
     """The ids of the entries under ``key`` of a config's text (an entry is an id or a mapping with
     one of ``id_keys``); [] when the key is absent; None when the text does not say plainly."""
-    from trace_bench.config.loader import parse_yaml_text
-    from trace_bench.config.safe_yaml import MAX_BYTES
+    from trace_bench.config.safe_yaml import MAX_BYTES, load_bounded
 
     if not text or len(text) > MAX_BYTES:
         return None
     try:
-        data = parse_yaml_text(text)
+        data = load_bounded(text)
     except Exception:  # the validation reports it
         return None
     entries = data.get(key, []) if isinstance(data, dict) else None
