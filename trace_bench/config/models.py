@@ -26,10 +26,13 @@ from pydantic import (
     model_validator,
 )
 
+from trace_bench._util.entry_points import skip_empty_pydantic_plugin_scan
 from trace_bench._util.errors import ConfigError
 from trace_bench.config.messages import config_error, format_loc
 from trace_bench.config.model_names import Role
 from trace_bench.config.safe_yaml import MAX_NODES
+
+skip_empty_pydantic_plugin_scan()  # before the first model: pydantic looks for plugins there
 
 # Trainer knobs the original accepts at the top level of a config; they join the global
 # trainer kwargs of every trainer entry.

@@ -14,12 +14,12 @@ import importlib
 import importlib.util
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from trace_bench._util.availability import Unavailable, UnavailableKind
+from trace_bench._util.entry_points import entry_points
 from trace_bench._util.errors import ConfigError, did_you_mean
 from trace_bench.tasks.spec import TaskSpec
 

@@ -112,7 +112,7 @@ class TrainerListing:
 
 def _plugin_rows() -> list[TrainerListing]:
     """Entry-point trainers: their classes are imported (a plugin has no static metadata)."""
-    from importlib.metadata import entry_points
+    from trace_bench._util.entry_points import entry_points
 
     try:
         points = list(entry_points(group=ENTRY_POINT_GROUP))

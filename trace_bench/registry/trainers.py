@@ -14,9 +14,9 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib.metadata import entry_points
 from typing import Any
 
+from trace_bench._util.entry_points import entry_points
 from trace_bench._util.errors import ConfigError, did_you_mean
 from trace_bench.registry.trainer_catalog import (
     BUILTIN_TRAINERS,

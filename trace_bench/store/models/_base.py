@@ -41,12 +41,15 @@ from pydantic import (
     model_validator,
 )
 
+from trace_bench._util.entry_points import skip_empty_pydantic_plugin_scan
 from trace_bench._util.errors import TraceBenchError
 
 if TYPE_CHECKING:
     from pydantic import GetJsonSchemaHandler
     from pydantic.json_schema import JsonSchemaValue
     from pydantic_core import CoreSchema
+
+skip_empty_pydantic_plugin_scan()  # before the first model: pydantic looks for plugins there
 
 Upgrade = Callable[[dict[str, Any]], dict[str, Any]]
 Model = TypeVar("Model", bound="StoreModel")
