@@ -122,3 +122,12 @@ def test_a_chart_does_not_depend_on_the_charts_drawn_before() -> None:
     before = curve_chart(first, y_label="y", columns=2)
     curve_chart(other, y_label="other", columns=1, panel_px=(300, 500))
     assert curve_chart(first, y_label="y", columns=2) == before
+
+
+def test_each_curve_ends_with_an_end_marker_where_its_data_stops() -> None:
+    """An arm that stopped early ends where it stopped, marked, not flat to the chart's right edge."""
+    html = step_chart([Series("long", [0, 10], [0.1, 0.9], style=0), Series("short", [0, 3], [0.2, 0.5], style=1)],
+                      title="t", x_label="x", y_label="y")
+    ends = [re.search(r'<use xlink:href="[^"]*" x="([\d.]+)"', part).group(1)
+            for part in re.split(r'<g id="tb-end-\d+">', html)[1:]]
+    assert len(ends) == 2 and float(ends[1]) < float(ends[0]) * 0.5

@@ -111,3 +111,18 @@ def test_the_harness_measurement_after_a_stop_never_raises_the_curve() -> None:
                            "kind": ["initial", "step", "harness_final", "", ""]})
     best = best_so_far(curves).groupby("job_id")["best_so_far"].max()
     assert best["a"] == 0.1 and best["b"] == 0.5
+
+
+def test_an_arm_that_stopped_early_ends_at_its_own_largest_spend() -> None:
+    """Arm B's jobs stop at 3 calls while A's run to 6: B's mean curve ends at 3 (its chart stops
+    there with an end marker), and a B job that stopped at 2 holds its best up to B's end."""
+    rows = []
+    for trainer, seed, points in (("A", 1, [(0, 0.0), (6, 1.0)]), ("B", 1, [(0, 0.1), (3, 0.4)]),
+                                  ("B", 2, [(0, 0.3), (2, 0.6)])):
+        for step, (calls, score) in enumerate(points):
+            rows.append({"job_id": f"{trainer}{seed}", "task": "t", "trainer": trainer, "params_label": "default",
+                         "seed": seed, "step": step, "llm_calls": calls, "score": score, "best_score": score})
+    frame = arm_curves(pd.DataFrame(rows), "llm_calls")
+    arm_b = frame[frame["trainer"] == "B"].set_index("x")
+    assert arm_b.index.max() == 3 and frame[frame["trainer"] == "A"]["x"].max() == 6
+    assert arm_b.loc[3, "n"] == 2 and arm_b.loc[3, "mean"] == pytest.approx(0.5)

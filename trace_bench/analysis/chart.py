@@ -11,6 +11,8 @@ Choices a reader relies on:
   the spread and would flatten every curve, so bands are drawn light and clipped at the plot edge;
 * spend axes start at 0 (a 0 tick, nothing negative), and y stays at or above 0 when every mean does;
 * each series has its own colour, dash pattern and marker, so overlapping curves stay apart;
+* a curve stops where its data stops, with its marker drawn large and dark-edged there (an end
+  marker), so an arm that stopped early is not read as holding its score to the end;
 * the legend sits below the plot, long labels wrap instead of being cut, and at most
   ``max_legend`` entries are listed (the rest are counted).
 """
@@ -254,5 +256,7 @@ def _draw_panel(axes: Any, panel: Panel, drawn: list[Any], y_label: str, height_
             axes.add_artist(band)  # not add_patch: limits are set below, and data limits of a polygon are slow
         axes.step(xs, means, where="post", color=colour, linestyle=(0, (4, 2)) if item.dashed else dash,
                   linewidth=1.5, marker=marker, markersize=3.5, markevery=(item.style % every, every))
+        axes.plot(xs[-1:], means[-1:], linestyle="none", marker=marker, markersize=7, color=colour,
+                  markeredgecolor="#222222", markeredgewidth=0.9, gid=f"tb-end-{len(axes.lines)}")
     axes.set_xlim(*x_limits([x for d in drawn for x in d[1]]))
     axes.set_ylim(*y_limits([m for d in drawn for m in d[2]]))

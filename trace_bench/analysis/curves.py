@@ -87,23 +87,32 @@ def _grid(values: np.ndarray, points: int) -> np.ndarray:
     return np.linspace(min(0.0, float(unique[0])), float(unique[-1]), points)
 
 
+def _arm_grid(task_grid: np.ndarray, end: float) -> np.ndarray:
+    """The task's grid cut where the arm stops (its jobs' largest spend), that spend included: an arm
+    that stopped early must end there on a chart, not run flat to the task's largest spend."""
+    kept = task_grid[task_grid <= end]
+    return kept if len(kept) and kept[-1] == end else np.r_[kept, end]
+
+
 def arm_curves(curves: pd.DataFrame, axis: str = "llm_calls", points: int = 60,
                confidence: float = 0.95) -> pd.DataFrame:
     """Mean best-so-far per arm on a grid common to each task, with a Student-t interval over the
-    jobs that have a value there (``n``); only scored jobs contribute.  Accepts the output of
-    ``best_so_far`` to skip re-sorting when several axes are drawn."""
+    jobs that have a value there (``n``); only scored jobs contribute.  An arm's curve ends at the
+    largest spend of its jobs (a job that stopped before its arm's end holds its last best there).
+    Accepts the output of ``best_so_far`` to skip re-sorting when several axes are drawn."""
     scored = _only_scored(curves)
     by_task: dict[str, list[tuple[dict[str, Any], np.ndarray, np.ndarray]]] = {}
     for item in job_series(scored, axis):
         by_task.setdefault(item[0]["task"], []).append(item)
     columns: dict[str, list[Any]] = {name: [] for name in [*ARM, "x", "n", "mean", "low", "high"]}
     for task, series in sorted(by_task.items()):
-        grid = _grid(np.concatenate([x for _, x, _ in series]), points)
-        by_arm: dict[tuple[str, str], list[np.ndarray]] = {}
+        task_grid = _grid(np.concatenate([x for _, x, _ in series]), points)
+        by_arm: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
         for keys, x, y in series:
-            by_arm.setdefault((keys["trainer"], keys["params_label"]), []).append(step_value(x, y, grid))
-        for (trainer, label), values in sorted(by_arm.items()):
-            matrix = np.vstack(values)
+            by_arm.setdefault((keys["trainer"], keys["params_label"]), []).append((x, y))
+        for (trainer, label), jobs in sorted(by_arm.items()):
+            grid = _arm_grid(task_grid, max(float(x[-1]) for x, _ in jobs))
+            matrix = np.vstack([step_value(x, y, grid) for x, y in jobs])
             finite = np.isfinite(matrix)
             n = finite.sum(axis=0)
             filled = np.where(finite, matrix, 0.0)
