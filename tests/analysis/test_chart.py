@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -131,3 +132,28 @@ def test_each_curve_ends_with_an_end_marker_where_its_data_stops() -> None:
     ends = [re.search(r'<use xlink:href="[^"]*" x="([\d.]+)"', part).group(1)
             for part in re.split(r'<g id="tb-end-\d+">', html)[1:]]
     assert len(ends) == 2 and float(ends[1]) < float(ends[0]) * 0.5
+
+
+def _frontier_rows(arms: dict[str, tuple[float, float, float, float]]) -> Any:
+    """Frontier rows of one task: arm -> (cost, score mean, score low, score high)."""
+    import pandas as pd
+
+    return pd.DataFrame([{"trainer": arm, "params_label": "default", "cost_axis": "tokens", "metric": "score_best",
+                          "cost_mean": cost, "cost_low": cost * 0.9, "cost_high": cost * 1.1, "score_mean": mean,
+                          "score_low": low, "score_high": high, "on_frontier": True, "complete": True, "n": 3,
+                          "planned": 3} for arm, (cost, mean, low, high) in arms.items()])
+
+
+def test_a_baseline_far_below_does_not_squash_the_frontier_chart() -> None:
+    """A NoOp arm at -3 beside arms near 0: drawn on the bottom edge with its score written, while the
+    score axis spans the other arms' intervals; arms of one scale keep the whole axis."""
+    from trace_bench.analysis.frontier_chart import frontier_chart
+
+    rows = _frontier_rows({"NoOpTrainer": (0.0, -3.0, -3.0, -3.0), "PS": (900.0, -0.09, -0.23, 0.0),
+                           "PSsmall": (300.0, -0.15, -0.2, -0.1)})
+    html = frontier_chart(rows, title="t")
+    assert 'data-below="1"' in html and "\u2193 -3" in html and "below the chart: -3" in html
+    ticks = [v for v in _tick_values(html) if v < 0]
+    assert ticks and min(ticks) > -0.5, ticks
+    near = frontier_chart(_frontier_rows({"A": (0.0, -1.0, -1.5, -0.5), "B": (9.0, -0.09, -0.23, 0.0)}), title="t")
+    assert 'data-below="0"' in near

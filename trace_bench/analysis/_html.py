@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -18,7 +19,7 @@ padding:0 16px;line-height:1.4}
 h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #d6dbe3;padding-bottom:4px;margin-top:32px}
 h3{font-size:15px;margin:18px 0 6px}
 table{border-collapse:collapse;margin:6px 0 16px;font-size:13px;display:block;max-width:100%;overflow-x:auto}
-th,td{border:1px solid #d6dbe3;padding:3px 8px;text-align:left;vertical-align:top}
+th,td{border:1px solid #d6dbe3;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f2f4f7;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr:nth-child(even) td{background:#fafbfc}
 .note{color:#5b6576;font-size:13px}.charts{display:flex;flex-wrap:wrap;gap:14px}.charts>div{max-width:100%}
@@ -82,9 +83,22 @@ def table(rows: Iterable[Sequence[Any]], headings: Sequence[str], numeric: Itera
     body = []
     for index, row in enumerate(rows):
         css = f' class="{text(row_classes[index])}"' if row_classes and row_classes[index] else ""
-        cells = "".join(f"<td{classes.get(i, '')}>{text(c)}</td>" for i, c in enumerate(row))
+        cells = "".join(f"<td{classes.get(i, '')}>{_breakable(c)}</td>" for i, c in enumerate(row))
         body.append(f"<tr{css}>{cells}</tr>")
     return Safe(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+
+_NO_BREAK = re.compile(r"([,:])(?=\S)")
+
+
+def _breakable(value: Any) -> str:
+    """A cell's escaped text with a line-break opportunity after each comma and colon that no space
+    follows: an arm label such as ``PrioritySearch [ps_candidates=2,ps_proposals=2]`` or a task id has
+    no space to wrap at, and a table of them would otherwise be wider than the page (cut off at a
+    1300 px window)."""
+    if isinstance(value, Safe):
+        return value
+    return _NO_BREAK.sub(r"\1<wbr>", text(value))
 
 
 def cell(content: Any, css: str) -> Safe:

@@ -60,7 +60,10 @@ def frontier_chart(rows: pd.DataFrame, *, title: str, styles: dict[tuple[str, st
         return (f'<div class="{escape(css_class)}" data-series="0"><p class="note">charts need matplotlib: '
                 "pip install 'trace-bench[analysis]'</p></div>")
     axis = str(points[0]["cost_axis"])
-    labels = [_label(arm_label(str(r["trainer"]), str(r["params_label"])) + _suffix(r)) for r in points]
+    below = far_below(points)
+    labels = [_label(arm_label(str(r["trainer"]), str(r["params_label"])) + _suffix(r)
+                     + (f" (below the chart: {float(r['score_mean']):.4g})" if id(r) in below else ""))
+              for r in points]
     legend_px = _legend_height([*labels, "frontier"], 1)
     width_px, height_px = panel_px
     total_h = height_px + legend_px
@@ -74,19 +77,27 @@ def frontier_chart(rows: pd.DataFrame, *, title: str, styles: dict[tuple[str, st
             style = (styles or {}).get((str(row["trainer"]), str(row["params_label"])), len(handles))
             colour, _, marker = style_of(style)
             x, y = float(row["cost_mean"]), float(row["score_mean"])
-            whiskers_x, whiskers_y = _whiskers(x, y, row)
+            whiskers_x, whiskers_y = ([], []) if id(row) in below else _whiskers(x, y, row)
             if not _complete(row):  # never on the frontier: drawn hollow and grey, its bars dotted
                 colour = INCOMPLETE_COLOUR
             if whiskers_x:  # one polyline per arm (NaN-separated): errorbar() costs ~10x more per point
                 axes.plot(whiskers_x, whiskers_y, color=colour, linewidth=0.9, solid_capstyle="butt",
                           linestyle="-" if _complete(row) else ":")
             face = colour if row["on_frontier"] else "white"
-            axes.plot([x], [y], linestyle="none", marker=marker, color=colour, markerfacecolor=face, markersize=6)
-            handles.append(Line2D([], [], color=colour, marker=marker, markerfacecolor=face, linestyle="none",
+            if id(row) in below:  # drawn on the bottom edge with its score written beside it
+                axes.annotate(f"\u2193 {y:.4g}", (x, 0.0), xycoords=("data", "axes fraction"), xytext=(6, 3),
+                              textcoords="offset points", fontsize=7.5, color=colour, gid="tb-below")
+                axes.plot([x], [0.0], linestyle="none", marker="v", color=colour, markerfacecolor=face,
+                          markersize=7, transform=axes.get_xaxis_transform(), clip_on=False)
+            else:
+                axes.plot([x], [y], linestyle="none", marker=marker, color=colour, markerfacecolor=face,
+                          markersize=6)
+            handles.append(Line2D([], [], color=colour, marker="v" if id(row) in below else marker,
+                                  markerfacecolor=face, linestyle="none",
                                   markersize=6))
         front = sorted((float(r["cost_mean"]), float(r["score_mean"])) for r in points if r["on_frontier"])
         left, right = _limits(points, "cost")
-        bottom, top = _limits(points, "score")
+        bottom, top = _limits([r for r in points if id(r) not in below], "score")
         if front:  # none when every scored arm is incomplete
             axes.step([x for x, _ in front] + [right], [y for _, y in front] + [front[-1][1]], where="post",
                       color=FRONTIER_COLOUR, linewidth=1.2, linestyle=(0, (4, 2)))
@@ -105,7 +116,32 @@ def frontier_chart(rows: pd.DataFrame, *, title: str, styles: dict[tuple[str, st
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     incomplete = sum(1 for r in points if not _complete(r))
     return (f'<div class="{escape(css_class)}" data-series="{len(points)}" data-frontier="{len(front)}" '
-            f'data-incomplete="{incomplete}">{_svg_element(buffer.getvalue())}</div>')
+            f'data-incomplete="{incomplete}" data-below="{len(below)}">{_svg_element(buffer.getvalue())}</div>')
+
+
+#: an arm whose whole interval lies further below the others than this many times their span is
+#: drawn on the chart's bottom edge instead of stretching the score axis
+FAR_BELOW = 4.0
+
+
+def far_below(points: list[pd.Series]) -> set[int]:
+    """The ``id`` of each arm far below the rest (a NoOp baseline at -3 beside arms near 0 would
+    otherwise squash them into a line): going down the means, the first arm whose interval top lies
+    more than ``FAR_BELOW`` times the span of the arms above (intervals included) under them, and
+    every arm below it.  The best arm is never far below."""
+    ordered = sorted(points, key=lambda r: -float(r["score_mean"]))
+    values = _score_values(ordered[0])
+    for index, row in enumerate(ordered[1:], start=1):
+        low, high = min(values), max(values)
+        span = (high - low) if high > low else max(abs(high) * 0.1, 0.05)
+        if max(_score_values(row)) < low - FAR_BELOW * span:
+            return {id(r) for r in ordered[index:]}
+        values += _score_values(row)
+    return set()
+
+
+def _score_values(row: pd.Series) -> list[float]:
+    return [v for v in (_finite(row[f"score_{k}"]) for k in ("mean", "low", "high")) if v is not None]
 
 
 def _complete(row: pd.Series) -> bool:

@@ -118,6 +118,14 @@ def _curves(runs: RunSet) -> str:
     prepared = best_so_far(runs.curves)
     empty = pd.DataFrame(columns=["trainer", "params_label", "x", "mean", "low", "high"])
     by_axis = {axis: dict(list(arm_curves(prepared, axis).groupby("task"))) for axis in AXES}
+    stub = "mode" in runs.jobs and bool((runs.jobs["mode"] == "stub").all())
+    steps: dict[str, pd.DataFrame] = {}
+
+    def by_step(task: str) -> pd.DataFrame:
+        if not steps:
+            steps.update(dict(list(arm_curves(prepared, "step").groupby("task"))))
+        return steps.get(task, empty)
+
     auc = arm_stats(job_auc(prepared, "llm_calls"), column="auc")
     auc_by_task = dict(list(auc.groupby("task"))) if not auc.empty else {}
     parts: list[str] = []
@@ -125,13 +133,15 @@ def _curves(runs: RunSet) -> str:
         panels = []
         for axis, name in AXES.items():
             frame = by_axis[axis].get(task, empty)
+            title = f"best selection-split score vs {name}"
+            if axis == Spend.COST and not frame.empty and float(frame["x"].max()) <= 0:
+                # nothing spent in USD: the panel charts optimisation steps instead, and says why
+                name, title = "step", f"best score vs step: {'stub mode' if stub else 'no price'}, USD is 0"
+                frame = by_step(task)
             series = [Series(arm_label(trainer, label), g["x"].tolist(), g["mean"].tolist(), g["low"].tolist(),
                              g["high"].tolist(), colours.get((trainer, label), 0))
                       for (trainer, label), g in frame.groupby(["trainer", "params_label"], sort=True)]
-            title = f"best selection-split score vs {name}"
             if frame.empty or float(frame["x"].max()) <= 0:
-                if axis == Spend.COST and not frame.empty:  # say why the panel is empty
-                    title += ": every job cost 0 (stub mode, or the model's price is unknown)"
                 series = []
             panels.append(Panel(title, name, series))
         chart = curve_chart(panels, y_label=CURVE_Y_LABEL, columns=2, panel_px=(500, 260))
