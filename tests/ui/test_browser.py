@@ -169,6 +169,12 @@ def _wait_for_lines(page: Any, elem_id: str) -> None:
                            " return c && Number(c.dataset.series) > 0 && c.querySelector('svg g[id^=\"line2d\"] path'); }")
 
 
+def _wait_for_plot(page: Any, elem_id: str) -> None:
+    """An interactive chart (plotly, in gr.Plot) has drawn at least one curve."""
+    page.wait_for_function(f"() => {{ const g = document.querySelector('#{elem_id} .js-plotly-plot');"
+                           " return g && g.data && g.data.some(t => t.meta === 'curve' || t.type === 'parcoords'); }")
+
+
 def _shot(page: Any, name: str, publish: bool = True) -> None:
     """Screenshot to test-artifacts/ui/<name>.png.  With TRACE_BENCH_PUBLISH_SCREENSHOTS=1 the
     published ones are also copied to docs/images/ui-<name>.png (a plain test run never edits
@@ -269,7 +275,18 @@ def test_browse_shows_results_report_and_broken_runs(page: Any, server: dict[str
     page.wait_for_function("() => document.querySelector('#tb-summary').innerText.includes('not valid JSON')")
     _choose(page, "tb-browse-run", "compare-a")
     page.wait_for_function("() => document.querySelector('#tb-results').innerText.includes('internal:multi_param')")
-    _wait_for_lines(page, "tb-browse-curves")
+    _wait_for_plot(page, "tb-browse-curves")
+    traces = page.evaluate("document.querySelector('#tb-browse-curves .js-plotly-plot').data"
+                           ".map(t => ({meta: t.meta, group: t.legendgroup, x: t.x}))")
+    curves = [t for t in traces if t["meta"] == "curve"]
+    for end in [t for t in traces if t["meta"] == "end"]:  # each curve ends at its end marker
+        assert any(c["group"] == end["group"] and c["x"][-1] == end["x"][0] for c in curves)
+    assert len(curves) == 4, "two arms on two task panels"
+    page.locator("#tb-browse-curves .legend .traces").first.click()  # a click on the legend hides that arm
+    page.wait_for_function("() => document.querySelector('#tb-browse-curves .js-plotly-plot').data"
+                           ".some(t => t.meta === 'curve' && t.visible === 'legendonly')")
+    page.get_by_text("Params variants").click()
+    _wait_for_plot(page, "tb-params")
     page.wait_for_function("() => [...document.querySelectorAll('#tb-browse-frontier .tb-frontier')]"
                            ".some(c => Number(c.dataset.frontier) > 0 && c.querySelector('svg'))")
     page.wait_for_function("() => document.querySelector('#tb-integrity').innerText.includes('Integrity audit')")

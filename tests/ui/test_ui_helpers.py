@@ -174,20 +174,23 @@ def test_curve_frames_per_job_and_per_trainer(runs: Path) -> None:
     assert run_curve_frame(run, "llm_calls", "job", job_ids=[]).empty
 
 
-def test_browse_draws_one_chart_per_task_and_says_why_a_stub_run_has_no_usd_curve(runs: Path) -> None:
-    """Tasks score on scales of their own: each gets its chart (one axis flattened all but the
+def test_browse_draws_one_panel_per_task_and_says_why_a_stub_run_has_no_usd_curve(runs: Path) -> None:
+    """Tasks score on scales of their own: each gets its panel (one axis flattened all but the
     widest); a stub run's USD axis is all zero, and the chart says so instead of drawing nothing."""
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("plotly")
     from trace_bench.ui.tabs.browse import curve_chart
 
     run = list_runs(runs)[0].run_dir
     frame = run_curve_frame(run, "llm_calls", "trainer")
     tasks = sorted(frame["task"].unique())
     assert len(tasks) == 2
-    html = curve_chart(frame, "llm_calls", "mean per trainer")
-    assert html.count('class="tb-chart"') == 2 and all(f"{task}: best score so far" in html for task in tasks)
+    figure = curve_chart(frame, "llm_calls", "mean per trainer")
+    titles = [a.text for a in figure.layout.annotations]
+    assert len(titles) == 2 and all(any(t.startswith(f"{task}: best score so far") for t in titles) for task in tasks)
+    assert {t.xaxis for t in figure.data} == {"x", "x2"}, "each task on its own axes"
     usd = curve_chart(run_curve_frame(run, "usd", "trainer"), "usd", "mean per trainer")
-    assert "No USD curve" in usd and "stub mode" in usd
+    (note,) = usd.layout.annotations
+    assert "No USD curve" in note.text and "stub mode" in note.text and usd.layout.meta["series"] == 0
 
 
 def test_frontier_html_draws_each_task_as_the_report_does(runs: Path, broken: Path) -> None:

@@ -1,6 +1,7 @@
 """Browse tab: runs newest first, a run's summary and integrity audit, filtered results, leaderboard
-(ranked by the verdict: ties as ties), the verdict across tasks on request, curves (the selection
-split's best score, labelled so), the cost–quality frontier per task, report."""
+(ranked by the verdict: ties as ties), the verdict across tasks on request, interactive curves (the
+selection split's best score, labelled so), the params variants in parallel coordinates, the
+cost–quality frontier per task, report."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from typing import Any
 from trace_bench.store.columns import RESULT_COLUMNS as RESULT_TABLE_COLUMNS
 from trace_bench.store.models import Spend
 from trace_bench.store.run_store import RunStore
-from trace_bench.ui.chart import line_chart
 from trace_bench.ui.context import ALL, UIContext, choice_list, guarded
 from trace_bench.ui.discovery import run_info
 from trace_bench.ui.integrity import integrity_markdown
+from trace_bench.ui.interactive import curve_figure, message_figure
+from trace_bench.ui.params_view import params_figure
 from trace_bench.ui.plots import AXES, frontier_html, reach_html, run_curve_frame
 from trace_bench.ui.readers import (
     frame_of,
@@ -39,19 +41,17 @@ STUB_LINE = ("**Stub mode:** a deterministic stub answered every LLM call: token
              "nothing here measures a real model.")
 
 
-def curve_chart(frame: Any, axis: str, group: str) -> str:
-    """The Browse charts: best score so far against ``axis``, per job or averaged over seeds, one
-    chart per task (tasks score on scales of their own: one axis flattened all but the widest)."""
+def curve_chart(frame: Any, axis: str, group: str) -> Any:
+    """The Browse chart (a plotly figure): best score so far against ``axis``, per job or averaged
+    over seeds, one panel per task (tasks score on scales of their own: one axis flattened all but
+    the widest)."""
     per_job = GROUPS.get(group) == "job"
     title = f"best score so far vs {AXES.get(axis, axis)}" + ("" if per_job else " (mean over seeds)")
     if axis == Spend.COST and frame is not None and len(frame) and float(frame["x"].abs().max()) == 0.0:
-        return ('<div class="tb-chart" data-series="0" style="color:#555;padding:12px">No USD curve: every job '
-                "of this selection cost 0 USD (stub mode calls cost nothing; in real mode, the model's price is "
-                "unknown: set llm.prices). Pick LLM calls or tokens.</div>")
-    if frame is None or len(frame) == 0 or "task" not in frame or frame["task"].nunique() <= 1:
-        return line_chart(frame, title=title, x_label=AXES.get(axis, axis), y_label=CURVE_Y_LABEL)
-    return "".join(line_chart(part, title=f"{task}: {title}", x_label=AXES.get(axis, axis), y_label=CURVE_Y_LABEL)
-                   for task, part in frame.groupby("task", sort=True))
+        return message_figure(title, "No USD curve: every job of this selection cost 0 USD<br>(stub mode calls "
+                              "cost nothing; in real mode, the model's price is unknown: set llm.prices).<br>"
+                              "Pick LLM calls or tokens.")
+    return curve_figure(frame, title=title, x_label=AXES.get(axis, axis), y_label=CURVE_Y_LABEL)
 
 
 def summary_markdown(run_dir: Path) -> str:
@@ -113,7 +113,10 @@ def build(ctx: UIContext) -> dict[str, Any]:
         axis = gr.Radio([(v, k) for k, v in AXES.items() if k != "step"], value="llm_calls", label="x axis",
                         elem_id="tb-axis")
         group = gr.Radio(list(GROUPS), value="mean per trainer", label="Curves", elem_id="tb-group")
-    curves = gr.HTML(curve_chart(None, "llm_calls", "mean per trainer"), elem_id="tb-browse-curves")
+    curves = gr.Plot(curve_chart(None, "llm_calls", "mean per trainer"), show_label=False, elem_id="tb-browse-curves")
+    with gr.Accordion("Params variants (parallel coordinates: drag along an axis to filter, sideways to reorder)",
+                      open=False):
+        params = gr.Plot(None, show_label=False, elem_id="tb-params")
     with gr.Accordion("Cost–quality frontier (per task: arms no other arm beats on both mean cost and score) and "
                       "cost to reach the best known value", open=True):
         frontier = gr.HTML("", elem_id="tb-browse-frontier")
@@ -123,17 +126,17 @@ def build(ctx: UIContext) -> dict[str, Any]:
     report_message = gr.Markdown("", elem_id="tb-report-message")
     report_view = gr.HTML("", elem_id="tb-report-view")
 
-    def curve_frame(run_dir: str, rows: list[dict[str, Any]] | None, axis_value: str, group_value: str) -> str:
+    def curve_frame(run_dir: str, rows: list[dict[str, Any]] | None, axis_value: str, group_value: str) -> Any:
         job_ids = [r["job_id"] for r in rows] if rows is not None else None
         frame = run_curve_frame(Path(run_dir), axis_value, GROUPS.get(group_value, "trainer"), job_ids)
         return curve_chart(frame, axis_value, group_value)
 
-    @guarded(11, 0)
+    @guarded(12, 0)
     def on_run(run_dir: str | None, axis_value: str, group_value: str) -> tuple[Any, ...]:
         if not run_dir:
             return ("Pick a run.", "", "", gr.update(choices=[ALL], value=ALL), gr.update(choices=[ALL], value=ALL),
                     gr.update(choices=[ALL], value=ALL), pd.DataFrame(columns=RESULT_COLUMNS), pd.DataFrame(),
-                    curve_chart(None, axis_value, group_value), "", "")
+                    curve_chart(None, axis_value, group_value), "", "", None)
         path = Path(run_dir)
         store = RunStore(path)
         rows, problem = read_result_rows(path)
@@ -149,7 +152,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
                 gr.update(choices=choice_list(r.get("status") for r in rows), value=ALL),
                 frame_of(rows, RESULT_COLUMNS), frame_of(board) if not board_problem else pd.DataFrame(),
                 curve_frame(run_dir, None, axis_value, group_value), frontier_html(path) + reach_html(path),
-                integrity_markdown(path))
+                integrity_markdown(path), params_figure(board if not board_problem else []))
 
     @guarded(3, 0)
     def on_filter(run_dir: str | None, task_value: str, trainer_value: str, status_value: str, axis_value: str,
@@ -185,7 +188,8 @@ def build(ctx: UIContext) -> dict[str, Any]:
         keep = run_dir if run_dir in {c[1] for c in choices} else (choices[0][1] if choices else None)
         return gr.update(choices=choices, value=keep), frame_of([i.row() for i in infos], RUN_COLUMNS), gr.skip()
 
-    outputs = [summary, snapshot, environment, task, trainer, status, results, leaderboard, curves, frontier, integrity]
+    outputs = [summary, snapshot, environment, task, trainer, status, results, leaderboard, curves, frontier, integrity,
+               params]
     run.change(on_run, [run, axis, group], outputs)
     filters = [run, task, trainer, status, axis, group]
     for control in (task, trainer, status, axis, group):

@@ -120,14 +120,14 @@ def _build_overlay(ctx: UIContext) -> Any:
                         elem_id="tb-overlay-axis", scale=3)
     button = gr.Button("Overlay", elem_id="tb-overlay-btn")
     message = gr.Markdown("", elem_id="tb-overlay-message")
-    curves = gr.HTML("", elem_id="tb-overlay-curves")
+    curves = gr.Plot(None, show_label=False, elem_id="tb-overlay-curves")
     table = gr.Dataframe(pd.DataFrame(columns=OVERLAY_COLUMNS), label="Each run's leaderboard", interactive=False,
                          elem_id="tb-overlay-table")
 
     @guarded(3, 0)
     def on_overlay(selected: list[str] | None, axis_value: str) -> tuple[Any, ...]:
         note, frame, rows = overlay(list(selected or []), axis_value)
-        chart = curve_chart(frame, axis_value, "mean per trainer") if frame is not None else ""
+        chart = curve_chart(frame, axis_value, "mean per trainer") if frame is not None else None
         return note, chart, frame_of(rows, OVERLAY_COLUMNS) if rows else pd.DataFrame(columns=OVERLAY_COLUMNS)
 
     button.click(on_overlay, [runs, axis], [message, curves, table])
