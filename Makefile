@@ -42,7 +42,7 @@ demo: $(UV)
 # every other package of .venv.  UI_ARGS: more flags (e.g. --port 8080).
 RUNS ?= runs
 UI_ARGS ?=
-UI_MODULES := gradio pandas scipy matplotlib
+UI_MODULES := gradio plotly pandas scipy matplotlib
 ui: $(UV)
 	@.venv/bin/python -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in sys.argv[1:]))" \
 		$(UI_MODULES) 2>/dev/null || $(UV) sync --frozen --no-dev --inexact --extra analysis --extra ui

@@ -218,6 +218,8 @@ def test_launch_smoke_run_reaches_100_percent(page: Any, server: dict[str, Any])
     _open_tab(page, "Launch")
     _set_config(page, "# the one-job smoke run\n" + (REPO / "configs" / "smoke.yaml").read_text(encoding="utf-8"),
                 "the one-job smoke run")
+    # the field shows the workers a Start would use (the config's), not "0 = config"
+    page.wait_for_function("() => document.querySelector('#tb-workers input').value === '1'")
     page.locator("#tb-workers input").fill("1")
     before = _run_dirs(server["runs"])
     page.locator("#tb-api-key input").fill(TYPED)
@@ -226,7 +228,10 @@ def test_launch_smoke_run_reaches_100_percent(page: Any, server: dict[str, Any])
     assert page.locator("#tb-api-key input").input_value() == ""  # cleared once the run started
     (run_dir,) = _run_dirs(server["runs"]) - before
     assert json.loads((run_dir / "summary.json").read_text())["counts"] == {"ok": 1}
-    assert "1/1 jobs" in _progress(page)["text"]
+    assert "1/1 jobs · 1 worker ·" in _progress(page)["text"]
+    # once the run has ended, its leaderboard is shown, not the driver's first lines
+    page.wait_for_function("() => document.querySelector('#tb-launch-leaderboard')?.innerText.includes('rank')")
+    assert "PrioritySearch" in page.inner_text("#tb-launch-leaderboard")
     _shot(page, "launch-finished", publish=False)
 
 
@@ -240,6 +245,11 @@ def test_inspector_shows_the_job_curve(page: Any) -> None:
     page.wait_for_function("() => document.querySelector('#tb-job-stdout').innerText.includes('[Step 3]')")
     page.wait_for_selector("#tb-state-diff .tb-diff")  # initial -> best, the states of a stub job
     assert "initial" in page.inner_text("#tb-state-diff") and "best" in page.inner_text("#tb-state-diff")
+    for picker in ("tb-inspect-run", "tb-inspect-job"):  # each picker shows its whole label
+        page.wait_for_function(f"() => document.querySelector('#{picker} input').value !== ''")
+        fits = page.evaluate(f"(() => {{ const i = document.querySelector('#{picker} input');"
+                             " return [i.scrollWidth, i.clientWidth]; })()")
+        assert fits[0] <= fits[1], f"{picker} is cut off: {fits}"
     _shot(page, "inspector")
 
 

@@ -173,3 +173,28 @@ def test_a_tick_that_changed_nothing_does_not_overwrite_the_launch_state(runs: P
     settled = state if first[3] == skipped else first[3]  # the first tick records what it shows
     again = tick(settled, run_dir)
     assert again[3] == skipped, "nothing changed: the state output is skipped"
+
+
+def test_launch_shows_the_workers_a_start_uses_and_passes_only_a_changed_count() -> None:
+    from trace_bench.ui.tabs.launch import config_workers, workers_override
+
+    assert config_workers("mode: stub\nmax_workers: 4\n") == 4 and config_workers("n_concurrent: 3\n") == 3
+    assert config_workers("mode: stub\n") == 1 and config_workers("max_workers: [") == 1, "the schema's default"
+    assert workers_override(4, 4) is None and workers_override(2, 4) == 2 and workers_override(0, 4) is None
+
+
+def test_a_run_that_ended_shows_its_leaderboard_and_its_workers(runs: Path, live_run: Path) -> None:
+    """After a run ends the Launch tab shows its leaderboard (not the first lines of the driver's
+    output) and the progress bar the worker count the driver used; while it runs, no leaderboard."""
+    pytest.importorskip("gradio")
+    from trace_bench.ui import build_app
+    from trace_bench.ui.live import ProgressReader, progress_html
+
+    app = build_app(runs)
+    tick = next(f.fn for f in app.fns.values() if getattr(f.fn, "__name__", "") == "on_tick")
+    finished = str(list_runs(runs)[0].run_dir)
+    board = tick({"stoppable": False}, finished)[6]
+    assert board["visible"] is True and {"rank", "trainer", "seeds"} <= set(board["value"].columns)
+    assert tick({"stoppable": False}, str(live_run))[6]["visible"] is False
+    progress = ProgressReader(finished).read()
+    assert progress.workers == 1 and "2/2 jobs · 1 worker ·" in progress_html(progress)

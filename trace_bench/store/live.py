@@ -112,12 +112,14 @@ class RunProgress(_Fold):
     jobs: dict[str, str] = field(default_factory=dict)
     started_ts: str = ""
     finished_this_session: int = 0
+    workers: int = 0  # the job processes at a time of the latest session (0 before it started)
 
 
     def apply(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.state, self.total, self.started_ts, self.finished_this_session = "running", event.total_jobs, \
                 event.ts, 0
+            self.workers = event.max_workers
         elif isinstance(event, JobSubmitted) and event.job_id:
             self.jobs[event.job_id] = RUNNING
         elif isinstance(event, JobEnded) and event.job_id:

@@ -113,5 +113,27 @@ def launch_ui(runs_dir: str | Path = "runs", tasks_root: str | None = None, port
         print("trace-bench ui: warning: --no-token: any process or user on this machine can use this UI and "
               "start runs with this server's API keys", file=sys.stderr)
     if block:
-        app.block_thread()  # until Ctrl-C, then Gradio closes the server
+        serve_until_stopped(app)
     return 0
+
+
+def serve_until_stopped(app: Any) -> None:
+    """Block until Ctrl-C, SIGTERM or SIGHUP (a closed terminal, an editor's or a supervisor's stop),
+    then close the server and return, so the process exits 0: killed by SIGTERM it ended ``make ui``
+    with "make: *** [Makefile: ui] Terminated".  Runs started from the UI keep going (their own
+    sessions)."""
+    import signal
+    import threading
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    handled = (signal.SIGTERM, signal.SIGHUP)
+    main = threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.signal(sig, stop) for sig in handled} if main else {}
+    try:
+        app.block_thread()  # Gradio closes the server on KeyboardInterrupt
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print("trace-bench ui: stopped", flush=True)

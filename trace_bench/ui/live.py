@@ -41,6 +41,7 @@ class RunSnapshot:
     elapsed_s: float = 0.0
     eta_s: float | None = None
     stub: bool = False  # stub mode: the tokens are the stub's and USD is 0, and the bar says so
+    workers: int = 0  # the job processes at a time the driver used (0 before it started)
 
     @property
     def percent(self) -> int:
@@ -74,7 +75,7 @@ class ProgressReader:
                 self._jobs[event.job_id] = _Job(tail=self._store.follow_job_events(event.job_id))
         run = self._run
         progress = RunSnapshot(run_id=self.run_dir.name, total=run.total, state=run.state, counts=run.counts(),
-                               stub=self._run_mode() == "stub")
+                               stub=self._run_mode() == "stub", workers=run.workers)
         for job_id, status in run.jobs.items():
             job = self._jobs.setdefault(job_id, _Job())
             self._update_spend(job_id, job, status)
@@ -148,13 +149,14 @@ def progress_html(progress: RunSnapshot | None, note: str = "") -> str:
     bar = (f'<div style="background:#eee;border-radius:4px;height:18px;width:100%">'
            f'<div id="tb-progress-bar" style="background:{colour};height:18px;border-radius:4px;'
            f'width:{percent}%"></div></div>')
-    text = (f"{progress.done}/{progress.total} jobs · {percent} % · running {progress.running} · "
+    workers = f" · {progress.workers} worker{'s' if progress.workers != 1 else ''}" if progress.workers else ""
+    text = (f"{progress.done}/{progress.total} jobs{workers} · {percent} % · running {progress.running} · "
             f"failed {progress.failed} · interrupted {progress.interrupted} · tokens {progress.tokens:,} · "
             f"USD {progress.usd:.4f} · elapsed {_duration(progress.elapsed_s)} · ETA {_duration(progress.eta_s)}")
     if progress.stub:
         text += " · stub mode: the tokens are the stub's answers and USD is 0"
     return (f'<div id="tb-progress" data-percent="{percent}" data-state="{html.escape(progress.state)}" '
-            f'data-done="{progress.done}" data-total="{progress.total}">'
+            f'data-done="{progress.done}" data-total="{progress.total}" data-workers="{progress.workers}">'
             f'<div><b>{html.escape(progress.run_id)}</b> · <span id="tb-run-state">{html.escape(progress.state)}'
             f'</span></div>{bar}<div id="tb-progress-text">{html.escape(text)}</div>{_note(note)}</div>')
 

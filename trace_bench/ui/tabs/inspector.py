@@ -92,13 +92,15 @@ def inspection(run_dir: Path, job_id: str, step: str | None, before: str | None,
 def build(ctx: UIContext) -> dict[str, Any]:
     import gradio as gr
 
+    # the run and the job each get a whole row: their labels (run id, date, counts; job id, task,
+    # trainer and params) were cut off when they shared one
     with gr.Row():
-        run = gr.Dropdown(ctx.run_choices(), value=None, label="Run (the newest is picked on load)", scale=4,
+        run = gr.Dropdown(ctx.run_choices(), value=None, label="Run (the newest is picked on load)", scale=6,
                           elem_id="tb-inspect-run")
-        # a timer tick may still carry the previous run's job while the run changes: not an error
-        job = gr.Dropdown([], value=None, label="Job", scale=4, elem_id="tb-inspect-job", allow_custom_value=True)
-        follow = gr.Checkbox(True, label="Follow live", scale=1, elem_id="tb-follow")
-        refresh = gr.Button("Refresh", scale=1, elem_id="tb-inspect-refresh")
+        follow = gr.Checkbox(True, label="Follow live", scale=1, min_width=120, elem_id="tb-follow")
+        refresh = gr.Button("Refresh", scale=1, min_width=120, elem_id="tb-inspect-refresh")
+    # a timer tick may still carry the previous run's job while the run changes: not an error
+    job = gr.Dropdown([], value=None, label="Job", elem_id="tb-inspect-job", allow_custom_value=True)
     header = gr.Markdown("Pick a run and a job.", elem_id="tb-job-header")
     axis = gr.Radio([(v, k) for k, v in AXES.items()], value="step", label="x axis", elem_id="tb-job-axis")
     curve = gr.HTML(line_chart(None, title="score and best score", x_label="step", y_label="score"),

@@ -10,10 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from trace_bench.store.run_store import RunStore
 from trace_bench.ui.context import UIContext, guarded
 from trace_bench.ui.launcher import Launch, LaunchError, start_failure
 from trace_bench.ui.live import progress_html
-from trace_bench.ui.readers import markdown_text, tail_lines
+from trace_bench.ui.readers import (
+    frame_of,
+    leaderboard_display,
+    markdown_text,
+    read_leaderboard_rows,
+    read_text,
+    tail_lines,
+)
 
 MODES = ["config", "stub", "real"]
 TICK_S = 1.0
@@ -25,6 +33,41 @@ def _positive(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return number if number > 0 else None
+
+
+def config_workers(text: str | None) -> int:
+    """The ``max_workers`` a config's text asks for (``n_concurrent`` too), else the schema's default;
+    the Launch tab shows it, so the field says how many job processes a Start would use."""
+    import yaml
+
+    from trace_bench.config.models import RunConfig
+
+    default = int(RunConfig.model_fields["max_workers"].default)
+    try:
+        data = yaml.safe_load(text or "")
+    except yaml.YAMLError:
+        return default
+    value = next((data[k] for k in ("max_workers", "n_concurrent") if k in data), None) \
+        if isinstance(data, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else default
+
+
+def workers_override(value: Any, config_value: int) -> int | None:
+    """The ``--max-workers`` to pass: the field's number when the user changed it from the config's."""
+    number = _positive(value)
+    return int(number) if number is not None and int(number) != config_value else None
+
+
+def finished_board(run_dir: str | None, state: str) -> Any:
+    """The followed run's leaderboard once it has ended (hidden while it runs or when unreadable)."""
+    import gradio as gr
+
+    if not run_dir or state in ("starting", "running"):
+        return gr.update(visible=False)
+    rows, problem = read_leaderboard_rows(Path(run_dir))
+    if problem or not rows:
+        return gr.update(visible=False)
+    return gr.update(value=frame_of(leaderboard_display(rows)), visible=True)
 
 
 def build(ctx: UIContext) -> dict[str, Any]:
@@ -43,8 +86,8 @@ def build(ctx: UIContext) -> dict[str, Any]:
         with gr.Column(scale=2):
             mode = gr.Radio(MODES, value="config", label="Mode (config = keep the config's mode)", elem_id="tb-mode")
             with gr.Row():
-                workers = gr.Number(0, precision=0, minimum=0, label="max_workers (0 = config)",
-                                    elem_id="tb-workers")
+                workers = gr.Number(config_workers(ctx.config_text(default)), precision=0, minimum=1,
+                                    label="max_workers (the config's; change to override)", elem_id="tb-workers")
                 timeout = gr.Number(0, minimum=0, label="job_timeout s (0 = config)", elem_id="tb-timeout")
             api_key = gr.Textbox("", type="password", label="API key (optional, real mode)",
                                  info="Sent only to the run process, as the variable named by llm.api_key_env "
@@ -61,20 +104,23 @@ def build(ctx: UIContext) -> dict[str, Any]:
                           elem_id="tb-follow-run", scale=5)
         refresh = gr.Button("Refresh runs", scale=1, elem_id="tb-launch-refresh")
     progress = gr.HTML(progress_html(None), elem_id="tb-progress-box")
+    board = gr.Dataframe(visible=False, interactive=False, max_height=360, elem_id="tb-launch-leaderboard",
+                         label="Leaderboard of the run (ranked by the verdict's paired test; written when it ended)")
     log = gr.Code("", language=None, lines=8, max_lines=14, interactive=False, label="Driver output (tail)",
                   elem_id="tb-driver-log")
     state = gr.State({"launch": None, "pending": False, "stoppable": False})
     timer = gr.Timer(TICK_S)
 
-    def load_config(name: str | None) -> str:
-        return ctx.config_text(name)
+    def load_config(name: str | None) -> tuple[str, int]:
+        text = ctx.config_text(name)
+        return text, config_workers(text)
 
     @guarded(4, 0)
     def on_start(text: str, mode_value: str, max_workers: Any, job_timeout: Any, key: str,
                  current: dict[str, Any]) -> tuple[Any, ...]:
         try:
             launch = ctx.launcher.start(text, mode=None if mode_value == "config" else mode_value,
-                                        max_workers=int(_positive(max_workers) or 0) or None,
+                                        max_workers=workers_override(max_workers, config_workers(text)),
                                         job_timeout=_positive(job_timeout), api_key=key or None)
         except LaunchError as exc:
             return f"**Not started:** {markdown_text(str(exc))}", "", current, gr.skip()
@@ -88,7 +134,8 @@ def build(ctx: UIContext) -> dict[str, Any]:
         if not run_dir:
             return "Pick a run to resume first.", "", current, gr.skip()
         try:
-            launch = ctx.launcher.resume(run_dir, max_workers=int(_positive(max_workers) or 0) or None,
+            snapshot = read_text(RunStore(Path(run_dir)).snapshot_path)
+            launch = ctx.launcher.resume(run_dir, max_workers=workers_override(max_workers, config_workers(snapshot)),
                                          job_timeout=_positive(job_timeout), api_key=key or None)
         except LaunchError as exc:
             return f"**Not resumed:** {markdown_text(str(exc))}", "", current, gr.skip()
@@ -104,10 +151,14 @@ def build(ctx: UIContext) -> dict[str, Any]:
         return (f"Stop requested for `{(launch.run_dir or Path('?')).name}`: running jobs are killed and recorded "
                 "as interrupted; Resume continues the run.")
 
-    @guarded(6, None)
+    @guarded(7, None)
     def on_tick(current: dict[str, Any], run_dir: str | None) -> tuple[Any, ...]:
         given = current
         progress, log, run_update, current, message = _follow(current, run_dir)
+        board_update: Any = gr.skip()
+        if current.get("shown") != current.get("boarded") or run_dir != current.get("board_run"):
+            board_update = finished_board(run_dir, (current.get("shown") or ["starting"])[0])
+            current = {**current, "boarded": current.get("shown"), "board_run": run_dir}
         stoppable = stoppable_launch(ctx, run_dir, current) is not None
         stop_update: Any = gr.skip()
         if stoppable != current.get("stoppable"):
@@ -116,7 +167,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
         # A tick that changed nothing leaves the state alone: returning the copy it read would undo
         # a Start that landed while it ran (the new launch would never be followed).
         state_update = gr.skip() if current is given else current
-        return progress, log, run_update, state_update, message, stop_update
+        return progress, log, run_update, state_update, message, stop_update, board_update
 
     def _follow(current: dict[str, Any], run_dir: str | None) -> tuple[Any, ...]:
         launch = ctx.launcher.get(current.get("launch"))
@@ -151,11 +202,11 @@ def build(ctx: UIContext) -> dict[str, Any]:
         names = ctx.config_names()
         return gr.update(choices=names, value=name if name in names else None)
 
-    config_name.change(load_config, config_name, editor)
+    config_name.change(load_config, config_name, [editor, workers])
     start.click(on_start, [editor, mode, workers, timeout, api_key, state], [message, api_key, state, progress])
     resume.click(on_resume, [run, workers, timeout, api_key, state], [message, api_key, state, progress])
     stop.click(on_stop, [run, state], [message])
-    timer.tick(on_tick, [state, run], [progress, log, run, state, message, stop], show_progress="hidden")
+    timer.tick(on_tick, [state, run], [progress, log, run, state, message, stop, board], show_progress="hidden")
     refresh.click(on_refresh, run, run)
     rescan.click(on_rescan, config_name, config_name)
     return {"run": run, "refresh": on_refresh, "config": config_name, "rescan": on_rescan}
