@@ -217,8 +217,9 @@ def test_the_store_imports_only_the_config_models() -> None:
 
 
 DRIVER_FORBIDDEN = ("opto", "trace_bench.trainers", "trace_bench.runner.job")
-#: what the driver may import of the tasks package: the suites' static metadata
-TASK_METADATA = ("trace_bench.tasks", "trace_bench.tasks.spec")
+#: what the driver may import of the tasks package: the suites' static metadata (a task's record, the
+#: Suite protocol the registry types its suites with)
+TASK_METADATA = ("trace_bench.tasks", "trace_bench.tasks.spec", "trace_bench.tasks.suite")
 
 
 def test_the_driver_imports_no_trainer_task_or_opto_code() -> None:
@@ -372,3 +373,12 @@ def test_the_cost_axis_choices_are_the_frontiers() -> None:
     table = commands.choices["table"]
     axis = next(a for a in table._actions if "--cost-axis" in a.option_strings)
     assert axis.choices is not None and sorted(axis.choices) == sorted(COST_COLUMNS)
+
+
+def test_the_task_registry_finds_no_hook_by_hasattr() -> None:
+    """A suite's hooks are declared (its row of trace_bench/tasks/suites.json, or a plugin's HOOKS) and
+    called through the Suite protocol: the registry asks no module what it happens to define."""
+    tree = ast.parse((PACKAGE / "registry" / "tasks.py").read_text(encoding="utf-8"))
+    probes = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+              and isinstance(node.func, ast.Name) and node.func.id == "hasattr"]
+    assert probes == []

@@ -1,10 +1,11 @@
 """The one registry of tasks: built-in suites, ``--root`` directories and entry-point suites.
 
 Listing reads static :class:`TaskSpec` records only; a task's module is imported when a job
-builds its problem.  A suite module exposes ``SUITE`` and ``discover()``; optionally
-``resolve(task_id)`` for ids it accepts without listing them (any Terminal-Bench slug),
-``expand(task_id)`` for ids that stand for several tasks (``hf:bbeh``, ``veribench:all``) and
-``build(spec, eval_kwargs)`` when a problem is not built by ``module.build_trace_problem``.
+builds its problem.  Every suite is a :class:`~trace_bench.tasks.suite.Suite`: a module that exposes
+``SUITE`` and ``discover()`` and the optional hooks it declares (``resolve``, ``expand``,
+``available_with``, ``build``), wrapped in one :class:`~trace_bench.registry.suite_catalog.ModuleSuite`.
+The built-in suites are the rows of ``trace_bench/tasks/suites.json``
+(:mod:`trace_bench.registry.suite_catalog`).
 """
 
 from __future__ import annotations
@@ -15,31 +16,21 @@ import importlib.util
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from trace_bench._util.availability import Unavailable, UnavailableKind
 from trace_bench._util.entry_points import entry_points
 from trace_bench._util.errors import ConfigError, did_you_mean
+from trace_bench.registry.suite_catalog import BUILTIN_SUITE_ROWS, ModuleSuite
 from trace_bench.tasks.spec import TaskSpec
 
 ENTRY_POINT_GROUP = "trace_bench.tasks"
 
-# Suite name -> module; listed in this order.  Suites whose module is absent are skipped.
-BUILTIN_SUITES: dict[str, str] = {
-    "llm4ad": "trace_bench.tasks.llm4ad",
-    "trace_examples": "trace_bench.tasks.trace_examples",
-    "internal": "trace_bench.tasks.internal",
-    "veribench": "trace_bench.tasks.veribench",
-    "hf": "trace_bench.tasks.hf",
-    "reasoning_gym": "trace_bench.tasks.reasoning_gym",
-    "humaneval": "trace_bench.tasks.humaneval",
-    "kernelbench": "trace_bench.tasks.kernelbench",
-    "terminal_bench": "trace_bench.tasks.terminal_bench",
-    "discovery": "trace_bench.tasks.discovery",
-}
-# Suites that cost money or need infrastructure are listed only when asked for by --bench.
-OPT_IN_SUITES = frozenset({"terminal_bench"})
+#: suite name -> module, listed in this order (suites.json's rows); suites whose module is absent are skipped
+BUILTIN_SUITES: dict[str, str] = {row.name: row.module for row in BUILTIN_SUITE_ROWS}
+#: suites that cost money or need infrastructure: listed only when asked for by --bench
+OPT_IN_SUITES = frozenset(row.name for row in BUILTIN_SUITE_ROWS if row.opt_in)
+_HOOKS = {row.name: row.hooks for row in BUILTIN_SUITE_ROWS}
 
 
 DEFAULT_ROOT = Path("benchmarks/LLM4AD/benchmark_tasks")
@@ -91,8 +82,8 @@ def broken_suites() -> dict[str, str]:
     return dict(_BROKEN)
 
 
-def _suite_module(name: str) -> ModuleType | None:
-    """The suite's module, or None when absent or broken (a broken plugin must not break listing)."""
+def _suite_module(name: str) -> ModuleSuite | None:
+    """The suite, or None when absent or broken (a broken plugin must not break listing)."""
     target = BUILTIN_SUITES.get(name) or _plugin_suites().get(name)
     if target is None:
         return None
@@ -107,7 +98,11 @@ def _suite_module(name: str) -> ModuleType | None:
     if not callable(getattr(module, "discover", None)):
         _BROKEN[name] = f"{module_name} defines no discover()"
         return None
-    return module
+    try:
+        return ModuleSuite(name, module, _HOOKS[name]) if name in _HOOKS else ModuleSuite.of_plugin(name, module)
+    except Exception as exc:  # a hook declared and not defined, or an unknown one
+        _BROKEN[name] = f"{type(exc).__name__}: {exc}"
+        return None
 
 
 @dataclass
@@ -133,7 +128,7 @@ class TaskCatalog:
                     catalog.root_suites.append(spec.suite)
         return catalog
 
-    def _load_suite(self, suite: str) -> ModuleType | None:
+    def _load_suite(self, suite: str) -> ModuleSuite | None:
         module = _suite_module(suite)
         if suite not in self.loaded_suites:
             self.loaded_suites.add(suite)
@@ -160,7 +155,7 @@ class TaskCatalog:
     def expand(self, task_id: str) -> builtins.list[str]:  # (``list`` is a method of this class)
         task_id = normalize_task_id(task_id)
         module = self._load_suite(task_id.split(":", 1)[0])
-        if task_id not in self.specs and module is not None and hasattr(module, "expand"):
+        if task_id not in self.specs and module is not None:
             expanded = module.expand(task_id)
             if expanded:
                 return [normalize_task_id(t) for t in expanded]
@@ -172,7 +167,7 @@ class TaskCatalog:
         module = self._load_suite(suite)
         if task_id in self.specs:
             return self.specs[task_id]
-        if module is not None and hasattr(module, "resolve"):
+        if module is not None:
             spec = module.resolve(task_id)
             if spec is not None:
                 self.specs[task_id] = spec
@@ -196,14 +191,13 @@ class TaskCatalog:
 
     def unavailability(self, spec: TaskSpec, eval_kwargs: dict[str, Any]) -> Unavailable | None:
         """Why ``spec`` cannot run with ``eval_kwargs`` (a suite may accept e.g. local data files)."""
-        module = _suite_module(spec.suite) if spec.module_path is None else None
-        hook = getattr(module, "available_with", None) if module is not None else None
-        if callable(hook):
-            try:
-                return Unavailable.coerce(hook(spec, eval_kwargs))
-            except Exception as exc:
-                return Unavailable(UnavailableKind.MISSING_TOOL, f"availability check failed: {exc}")
-        return spec.unavailability()
+        suite = _suite_module(spec.suite) if spec.module_path is None else None
+        if suite is None:
+            return spec.unavailability()
+        try:
+            return suite.available_with(spec, eval_kwargs)
+        except Exception as exc:
+            return Unavailable(UnavailableKind.MISSING_TOOL, f"availability check failed: {exc}")
 
     def build(self, task_id: str, eval_kwargs: dict[str, Any] | None = None) -> Any:
         """Import the task's module and build its problem (returns the raw mapping)."""
@@ -213,8 +207,8 @@ class TaskCatalog:
             from trace_bench.tasks.user_root import build_from_path
 
             return build_from_path(spec, kwargs)
-        module = _suite_module(spec.suite)
-        if module is not None and hasattr(module, "build"):
-            return module.build(spec, kwargs)
+        suite = _suite_module(spec.suite)
+        if suite is not None:
+            return suite.build(spec, kwargs)
         task_module = importlib.import_module(spec.module)
         return getattr(task_module, spec.builder)(**kwargs)

@@ -27,6 +27,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from trace_bench.registry.suite_catalog import BUILTIN_SUITE_ROWS
+
 #: The job templates (see trace_bench/runner/job/template*.py) by the provider stack they preload.
 LEAN, OPENAI, FULL = "lean", "openai", "full"
 TEMPLATES = {LEAN: ("trace_bench.runner.job.template",),
@@ -63,11 +65,11 @@ def provider_stack(config: Any) -> str:
     return _real_stack(config.llm)
 
 
-#: The library a suite's tasks import in every job, preloaded by the template of a run that names
-#: the suite: ``reasoning_gym`` took 1 s of CPU (sympy) in each of its jobs, inside its wall time.
-#: Only imports that start no thread: a fork carries none (``datasets`` starts pyarrow's allocator
-#: threads, so HF tasks keep importing it per job).
-SUITE_LIBRARIES = {"reasoning_gym": "reasoning_gym"}
+#: The library a suite's tasks import in every job (its ``preload`` in trace_bench/tasks/suites.json),
+#: preloaded by the template of a run that names the suite: ``reasoning_gym`` took 1 s of CPU (sympy)
+#: in each of its jobs, inside its wall time.  Only imports that start no thread: a fork carries none
+#: (``datasets`` starts pyarrow's allocator threads, so HF tasks keep importing it per job).
+SUITE_LIBRARIES = {row.name: row.preload for row in BUILTIN_SUITE_ROWS if row.preload}
 
 
 #: The template module a trainer's library needs in every job, preloaded by the template of a run
@@ -99,11 +101,12 @@ def task_libraries(task_ids: Any) -> tuple[str, ...]:
     return tuple(library for suite, library in SUITE_LIBRARIES.items() if suite in suites)
 
 
-#: Suites whose tasks (and the trainers on them) never import numpy: a run of only these tasks gets
+#: Suites whose tasks (and the trainers on them) never import numpy (``numpy_free`` in
+#: trace_bench/tasks/suites.json): a run of only these tasks gets
 #: a template without it (numpy was a fifth of the template's import, on the stub smoke run's path).
 #: Every other run's template preloads it, as most tasks use it.  A job seeds numpy when it is
 #: first imported (``runner.job.body.seed_everything``), so this decides only when the import is paid.
-NUMPY_FREE_SUITES = frozenset({"internal", "trace_examples"})
+NUMPY_FREE_SUITES = frozenset(row.name for row in BUILTIN_SUITE_ROWS if row.numpy_free)
 NUMPY = ("numpy", "numpy.random")
 
 
