@@ -142,7 +142,7 @@ class JobRecorder:
         self._history = self.job.open_state_history()
         self._t0 = time.monotonic()
         self._curve_row(0, score, 0, score_dict, "initial")
-        self._history.append(StateHistoryLine(kind="initial", step=0, score=score, score_dict=score_dict,
+        self._history.append(StateHistoryLine(kind="initial", step=0, score=score, score_dict=dict(score_dict),
                                               state=self.snapshot(state)))
         self.session.at_step(1)  # the calls from here on lead to step 1's state (the job's transcript says so)
 
@@ -180,7 +180,7 @@ class JobRecorder:
         self.write_state("best", best_state, self.best.score)
         if self._history is not None:
             self._history.append(StateHistoryLine(kind="final", step=self.steps, score=score,
-                                                  score_dict=score_dict, state=self.snapshot(state)))
+                                                  score_dict=dict(score_dict), state=self.snapshot(state)))
         self.close()
         return best_state
 
