@@ -392,7 +392,6 @@ OVERSIZED = {
                                        "spend.py and artifacts.py left it): to be split further",
     "trace_bench/store/job_store.py": "one job directory's files: to be split by file kind",
     "trace_bench/store/run_store.py": "one run directory's files: to be split by file kind",
-    "trace_bench/runner/driver.py:drive": "the run's session from plan to manifest: to be split by phase",
     "trace_bench/ui/tabs/browse.py:build": "a Gradio tab's layout and its event wiring in one Blocks context",
     "trace_bench/ui/tabs/inspector.py:build": "a Gradio tab's layout and its event wiring in one Blocks context",
     "trace_bench/ui/tabs/launch.py:build": "a Gradio tab's layout and its event wiring in one Blocks context",

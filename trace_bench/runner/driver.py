@@ -56,14 +56,7 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     meta = {"run_id": run_id, "config_hash": opened.digest, "mode": config.mode, "tags": config.tags,
             "total_jobs": len(jobs) + len(carried), "created_at": opened.created_at,
             "task_root": opened.task_root}
-    env = environment_info()
-    setting = sandbox_info(config.sandbox)
-    env.sandbox = SandboxSetting.model_validate(setting)
-    # under the names the config gives too (an alias), which is what a resume that misses one reports
-    env.trainers = trainer_origins([*(job.trainer for job in jobs), *(entry.id for entry in config.trainers)])
-    store.write_environment(env, git_info())
-    if weak_warning(setting):  # shown even with --quiet: the run is not isolated
-        print(f"WARNING: {weak_warning(setting)}", file=sys.stderr, flush=True)
+    _write_environment(config, jobs, store)
     head = manifest_head(meta, opened.config_hashes)
     if listed != [j.job_id for j in jobs] + [e.job_id for e in carried]:  # a resume of the same matrix keeps it until the end
         store.write_manifest_stream(head, manifest_entries(jobs, {}, carried=carried))
@@ -73,18 +66,7 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     tables = store.tables(meta)
     tables.set_order([j.job_id for j in jobs] + [e.job_id for e in carried])
     tables.set_planned([j.arm for j in jobs] + [e.spec.arm for e in carried])
-    reused = set()
-    for item in plan:
-        if item.spec.skip_reason and item.previous is None:
-            tables.add(_record_skipped(item, store))
-        elif item.previous is not None and not item.run:
-            tables.add(item.previous)
-            reused.add(item.spec.job_id)
-    for entry in carried:
-        record = store.job(entry.job_id).result_or_none()
-        if record is not None:
-            tables.add(record)
-            reused.add(entry.job_id)
+    reused = _table_what_does_not_run(plan, carried, store, tables)
     to_run = [item for item in plan if item.run]
     console = ConsoleReporter(len(jobs), quiet=options.quiet, stub=config.mode == "stub")
     interrupts.notify = console.line
@@ -115,12 +97,7 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
             # else they hold these records already: a resume of a finished run, or every record was
             # written after the last job ended (a one-job run rebuilt them twice at its end)
             tables.write()
-        statuses = {r.job_id: str(r.status) for r in tables.records.values()}
-        statuses.update({job_id: str(PlanState.REUSED) for job_id in reused if job_id in statuses})
-        digest = _entries_digest(meta, store, statuses, [j.job_id for j in jobs] + [e.job_id for e in carried])
-        if on_disk_digest != digest:  # else it holds these entries already: a resume that changed nothing
-            head = manifest_head(meta, opened.config_hashes).model_copy(update={"entries_digest": digest})
-            store.write_manifest_stream(head, manifest_entries(jobs, statuses, records=tables.records, carried=carried))
+        _write_final_manifest(meta, store, opened, jobs, carried, tables, reused, on_disk_digest)
         refused = loop.key_refused
         events.write(RunFinished(run_id=run_id, counts=tables.counts(), not_run=len(not_run), interrupted=interrupted,
                                  key_refused=refused.key_variable if refused else ""))
@@ -136,6 +113,51 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     store.write_files_index()
     return RunOutcome(run_id, store.root, tables.sorted_records(), interrupted=interrupted, not_run=not_run,
                       key_refused=loop.key_refused)
+
+
+def _write_environment(config: RunConfig, jobs: list[JobSpec], store: RunStore) -> None:
+    """env.json: the machine, the sandbox setting and where each trainer comes from; a weak sandbox
+    is warned about even with --quiet (the run is not isolated)."""
+    env = environment_info()
+    setting = sandbox_info(config.sandbox)
+    env.sandbox = SandboxSetting.model_validate(setting)
+    # under the names the config gives too (an alias), which is what a resume that misses one reports
+    env.trainers = trainer_origins([*(job.trainer for job in jobs), *(entry.id for entry in config.trainers)])
+    store.write_environment(env, git_info())
+    if weak_warning(setting):
+        print(f"WARNING: {weak_warning(setting)}", file=sys.stderr, flush=True)
+
+
+def _table_what_does_not_run(plan: list[PlannedJob], carried: list[ManifestJob], store: RunStore,
+                             tables: ResultTables) -> set[str]:
+    """Record the skipped jobs and table the records this session keeps (a resume's finished jobs
+    and the entries carried from an earlier config); the ids of the kept ones."""
+    reused = set()
+    for item in plan:
+        if item.spec.skip_reason and item.previous is None:
+            tables.add(_record_skipped(item, store))
+        elif item.previous is not None and not item.run:
+            tables.add(item.previous)
+            reused.add(item.spec.job_id)
+    for entry in carried:
+        record = store.job(entry.job_id).result_or_none()
+        if record is not None:
+            tables.add(record)
+            reused.add(entry.job_id)
+    return reused
+
+
+def _write_final_manifest(meta: dict[str, Any], store: RunStore, opened: OpenedRun, jobs: list[JobSpec],
+                          carried: list[ManifestJob], tables: ResultTables, reused: set[str],
+                          on_disk_digest: str | None) -> None:
+    """The manifest with every job's final state, unless the file holds these entries already (a
+    resume that changed nothing)."""
+    statuses = {r.job_id: str(r.status) for r in tables.records.values()}
+    statuses.update({job_id: str(PlanState.REUSED) for job_id in reused if job_id in statuses})
+    digest = _entries_digest(meta, store, statuses, [j.job_id for j in jobs] + [e.job_id for e in carried])
+    if on_disk_digest != digest:
+        head = manifest_head(meta, opened.config_hashes).model_copy(update={"entries_digest": digest})
+        store.write_manifest_stream(head, manifest_entries(jobs, statuses, records=tables.records, carried=carried))
 
 
 class _Loop:
