@@ -55,7 +55,8 @@ def _lenient_code_formatting() -> None:
         from trace_bench._util.lazy import load
 
         try:
-            return load("black").format_str(src_contents, mode=mode)
+            formatted: str = load("black").format_str(src_contents, mode=mode)
+            return formatted
         except Exception:
             return src_contents
 

@@ -97,7 +97,8 @@ def build_bundle(task_name: str, eval_kwargs: dict[str, Any] | None = None) -> d
     if builder is not None:
         for key in _NAME_KWARGS:
             try:
-                return builder(**{key: task_name}, **kwargs)
+                built: dict[str, Any] = builder(**{key: task_name}, **kwargs)
+                return built
             except TypeError:
                 continue
         raise NotImplementedError(f"veribench_unavailable: the entrypoint cannot build {task_name!r}")
@@ -108,4 +109,5 @@ def build_bundle(task_name: str, eval_kwargs: dict[str, Any] | None = None) -> d
     reason = catalog.unavailability(spec, kwargs)
     if reason:
         raise NotImplementedError(f"veribench_unavailable: {reason}")
-    return catalog.build(spec.id, kwargs)
+    bundle: dict[str, Any] = catalog.build(spec.id, kwargs)
+    return bundle

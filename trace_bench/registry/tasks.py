@@ -168,7 +168,7 @@ class TaskCatalog:
         if task_id in self.specs:
             return self.specs[task_id]
         if module is not None:
-            spec = module.resolve(task_id)
+            spec: TaskSpec | None = module.resolve(task_id)
             if spec is not None:
                 self.specs[task_id] = spec
                 return spec

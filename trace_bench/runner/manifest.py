@@ -22,7 +22,7 @@ def snapshot_text(config: RunConfig, overrides: Sequence[tuple[str, str]] = (), 
     from trace_bench.config.overrides import snapshot_header
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's: a 100,000-seed config dumps 10x faster
-    body = yaml.dump(config.model_dump(mode="json"), Dumper=dumper, sort_keys=False, allow_unicode=True)
+    body: str = yaml.dump(config.model_dump(mode="json"), Dumper=dumper, sort_keys=False, allow_unicode=True)
     return snapshot_header(overrides, source) + body
 
 

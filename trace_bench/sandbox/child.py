@@ -59,7 +59,7 @@ def resolve_target(target: str) -> Callable[[Any], Any]:
     module_name, sep, func_name = target.partition(":")
     if not sep or not module_name or not func_name:
         raise ValueError(f"sandbox target must look like 'package.module:function', got {target!r}")
-    func = getattr(importlib.import_module(module_name), func_name)
+    func: Callable[[Any], Any] = getattr(importlib.import_module(module_name), func_name)
     if not callable(func):
         raise TypeError(f"sandbox target {target!r} is not callable")
     return func

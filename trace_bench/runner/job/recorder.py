@@ -217,5 +217,6 @@ def _trainer_spend(session: Any) -> Spend:
     counts; the harness's measurements are recorded beside it), what earlier (interrupted) attempts
     spent included: a resumed job's curve starts at the spend carried into it and ends at the
     record's cost columns."""
-    return session.totals.by_phase["train"].spend().plus(session.budget.carried).rounded()
+    spent: Spend = session.totals.by_phase["train"].spend().plus(session.budget.carried).rounded()
+    return spent
 
