@@ -37,7 +37,7 @@ TEXT_CHARS = 4000
 TRANSCRIPT_COLUMNS = ["call", "step", "role", "phase", "caller", "model", "prompt", "answer", "prompt_tokens",
                       "completion_tokens", "outcome"]
 #: W&B settings that keep an export to what the run directory holds (set where the W&B version knows them)
-_QUIET = {"silent": True, "save_code": False, "disable_git": True, "disable_code": True, "console": "off",
+_QUIET: dict[str, Any] = {"silent": True, "save_code": False, "disable_git": True, "disable_code": True, "console": "off",
           "x_disable_stats": True, "x_disable_machine_info": True, "x_disable_meta": True}
 
 
