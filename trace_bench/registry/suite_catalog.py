@@ -11,9 +11,7 @@ module defines).  Read as a file, so listing suites imports no suite module.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from trace_bench._util.availability import Unavailable
+from trace_bench.registry.rows import read_rows
 from trace_bench.tasks.spec import TaskSpec
 from trace_bench.tasks.suite import HOOKS
 
@@ -38,15 +37,7 @@ class SuiteMetadata:
 
 
 def _builtin_suites() -> tuple[SuiteMetadata, ...]:
-    path = Path(__file__).resolve().parents[1] / "tasks" / "suites.json"
-    fields = {f.name for f in dataclasses.fields(SuiteMetadata)}
-    rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-    suites = []
-    for row in rows:
-        values: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
-                                  for key, value in row.items() if key in fields}
-        suites.append(SuiteMetadata(**values))
-    return tuple(suites)
+    return read_rows(Path(__file__).resolve().parents[1] / "tasks" / "suites.json", SuiteMetadata)
 
 
 BUILTIN_SUITE_ROWS: tuple[SuiteMetadata, ...] = _builtin_suites()

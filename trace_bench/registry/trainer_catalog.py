@@ -10,14 +10,12 @@ Entry-point plugins have no static metadata: their classes are imported to list 
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import importlib.util
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from trace_bench.registry.rows import read_rows
 from trace_bench.registry.specs import missing_packages
 
 ENTRY_POINT_GROUP = "trace_bench.trainers"
@@ -75,15 +73,7 @@ def _builtin_trainers() -> tuple[TrainerMetadata, ...]:
     """The rows of trace_bench/trainers/catalog.json, in listing order inside a source (the one table
     of built-in trainers: their classes take their ids and metadata from it too).  Read as a file:
     importing the trainers package would not be cheap for every caller."""
-    path = Path(__file__).resolve().parents[1] / "trainers" / "catalog.json"
-    fields = {f.name for f in dataclasses.fields(TrainerMetadata)}
-    rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-    metadata = []
-    for row in rows:
-        values: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
-                                  for key, value in row.items() if key in fields}
-        metadata.append(TrainerMetadata(**values))
-    return tuple(metadata)
+    return read_rows(Path(__file__).resolve().parents[1] / "trainers" / "catalog.json", TrainerMetadata)
 
 
 BUILTIN_TRAINERS: tuple[TrainerMetadata, ...] = _builtin_trainers()
