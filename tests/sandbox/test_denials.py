@@ -130,3 +130,64 @@ def test_a_candidate_that_tries_to_escape_leaves_denials_counted_in_its_arm(tmp_
     html = (run / "report.html").read_text()
     section = html[html.index('<section id="integrity">'):html.index('<section id="cost">')]
     assert f"{ps_total} sandbox denial(s)" in section and "Sandbox denials (first" in section
+
+
+CAREFUL_WRITER = """import os, sys
+import trace_bench
+places = [os.path.join(os.path.dirname(trace_bench.__file__), "planted.py"), "/etc/planted-by-candidate",
+          os.path.join(sys.prefix, "planted")]
+refused = 0
+for place in places:
+    try:
+        with open(place, "w") as handle:
+            handle.write("x")
+    except OSError:
+        refused += 1
+for attempt in (lambda: os.mkdir("/etc/planted-dir"), lambda: os.open("/usr/planted", os.O_WRONLY | os.O_CREAT),
+                lambda: os.rename("/etc/hostname", "/etc/renamed")):
+    try:
+        attempt()
+    except OSError:
+        refused += 1
+with open("/tmp/scratch.txt", "w") as handle:
+    handle.write("allowed")
+result = refused
+"""
+CLOSER = """import os, stat
+for fd in range(3, 64):
+    try:
+        if stat.S_ISSOCK(os.fstat(fd).st_mode):
+            os.close(fd)
+    except OSError:
+        pass
+try:
+    open("/etc/unrecorded", "w")
+except OSError:
+    pass
+result = "closed"
+"""
+
+
+@pytest.mark.usefixtures("strong")
+def test_writes_outside_that_the_code_catches_are_counted_from_the_supervisors_record() -> None:
+    """Strong mode: a write outside the call's /tmp fails in the kernel; the candidate catches every error and
+    returns normally, yet each attempt is on the supervisor's record and told as a caught file denial."""
+    seen: list[denials.Denial] = []
+    stop = denials.listen(seen.append)
+    try:
+        careful = run_sandboxed("tests.sandbox.targets:run_code", {"code": CAREFUL_WRITER}, SandboxLimits(wall_s=5))
+        honest = run_sandboxed("tests.sandbox.targets:run_code",
+                               {"code": "open('/tmp/x.txt', 'w').write('1')\nopen('y.txt', 'a').close()\nresult = 1"},
+                               SandboxLimits(wall_s=5))
+        closer = run_sandboxed("tests.sandbox.targets:run_code", {"code": CLOSER}, SandboxLimits(wall_s=5))
+    finally:
+        stop()
+    assert careful.status == "ok" and careful.value == 6, careful.describe()
+    assert careful.write_attempts == 7 and not careful.write_record_closed, "a rename writes two paths"
+    assert "/etc/planted-by-candidate" in careful.write_attempt_paths
+    assert any(path.endswith("trace_bench/planted.py") for path in careful.write_attempt_paths)
+    assert honest.ok and honest.write_attempts == 0 and not honest.write_record_closed, "writes in /tmp are the call's"
+    assert closer.ok and closer.write_record_closed, "closing the record is itself on record"
+    files = [d for d in seen if d.kind == "file"]
+    assert [(d.count, d.caught, d.status) for d in files] == [(7, True, "ok"), (1, True, "ok")], files
+    assert "closed" in files[1].detail

@@ -177,6 +177,15 @@ CAREFUL = '''def pack_circles(n):
         _ctypes.memset(_address, 1, 64 << 20)
         _libc.shmdt(_ctypes.c_void_p(_address))
         _held += 64
+    import trace_bench as _tb
+    _places = [_os.path.join(_os.path.dirname(_tb.__file__), "planted.py"), "/etc/planted-by-candidate",
+               _os.path.join(_os.path.dirname(_os.__file__), "planted.py")]
+    for _place in _places:  # the project's package, /etc, the standard library's read-only mount
+        try:
+            with open(_place, "w") as _handle:
+                _handle.write("x")
+        except OSError:
+            _refused += 1
     raise ValueError(f"held {_held} MB of SysV shared memory; {_refused} refusals caught")
 '''
 LOGGING_TASK = """
@@ -334,10 +343,12 @@ def test_refusals_the_candidate_catches_are_counted_from_the_sandboxs_record(run
     row = run_a.row("llm4ad:logged_packing")
     kinds = json.loads(row["sandbox_denial_kinds"])
     assert kinds.get("network", 0) >= 1 and kinds.get("process", 0) >= 1 and kinds.get("syscall", 0) >= 1, kinds
+    assert kinds.get("file", 0) >= 3, f"each caught write outside /tmp is on the supervisor's record: {kinds}"
     events = [json.loads(line) for line in (run_a.job("llm4ad:logged_packing") / "events.jsonl").read_text().splitlines()]
     denied = [e for e in events if e["type"] == "sandbox_denial"]
     assert denied and all(e["caught"] for e in denied)
     assert any("shmget" in e["detail"] for e in denied) and any("socket" in e["detail"] for e in denied)
+    assert any("/etc/planted-by-candidate" in e["detail"] for e in denied if e["kind"] == "file")
     assert int(row["sandbox_denials"]) == sum(e["count"] for e in denied)
 
 

@@ -12,7 +12,8 @@ choose a score by itself (see :mod:`trace_bench.sandbox` on trusted scoring).
 
 Order matters: what needs privileges (mounting the call's ``/proc``) happens first, then the
 target is imported, then rlimits, capability drop, ``no_new_privs`` and the seccomp filter
-close the door, and only then does the target run.
+close the door (in the strong mode, an audit hook then tells the supervisor of every write outside
+``/tmp``: :mod:`.attempts`), and only then does the target run.
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ def seccomp_filter(network: bool, allow_processes: bool, notify: bool = False) -
 
 
 def _lock_down(limits: dict[str, Any], workdir: str, strong: bool, denied: list[str], mapped: int,
-               refusals: socket.socket | None) -> None:
+               refusals: socket.socket | None, attempts: tuple[int, list[str]] | None = None) -> None:
     _apply_rlimits(limits, strong, mapped)
     if not linux.is_linux():
         return
@@ -169,6 +170,10 @@ def _lock_down(limits: dict[str, Any], workdir: str, strong: bool, denied: list[
             send_listener(refusals, listener)
     if refusals is not None:
         refusals.close()
+    if strong and attempts is not None:  # the supervisor's record of writes outside /tmp (:mod:`.attempts`)
+        from trace_bench.sandbox.attempts import install
+
+        install(attempts[0], attempts[1], shm=processes)
     if not strong:  # the audit hook is a diagnostic for the weak mode, never the boundary
         from trace_bench.sandbox.guard import install_policy
 
@@ -248,7 +253,8 @@ def _failure(status: str, exc: BaseException, with_traceback: bool = True) -> di
 
 
 def await_request(to_child: socket.socket, output_fd: int, workdir: str, *, strong: bool,
-                  refusals: socket.socket | None = None) -> NoReturn:
+                  refusals: socket.socket | None = None, attempts: int | None = None,
+                  read_only: list[str] | None = None) -> NoReturn:
     """Body of the call's child: set up what needs no request, wait for it, then run it; never returns."""
     try:
         die_with_parent()
@@ -274,11 +280,13 @@ def await_request(to_child: socket.socket, output_fd: int, workdir: str, *, stro
         with contextlib.suppress(BaseException):
             print(f"sandbox call set-up failed: {type(exc).__name__}: {exc}", flush=True)
         os._exit(72)
-    run_child(request, fds[0], fds[1:], workdir, writer, strong=strong, refusals=refusals)
+    run_child(request, fds[0], fds[1:], workdir, writer, strong=strong, refusals=refusals,
+              attempts=None if attempts is None else (attempts, list(read_only or [])))
 
 
 def run_child(request: dict[str, Any], result_fd: int, channels: list[int], workdir: str, writer: TailWriter, *,
-              strong: bool, refusals: socket.socket | None = None) -> NoReturn:
+              strong: bool, refusals: socket.socket | None = None,
+              attempts: tuple[int, list[str]] | None = None) -> NoReturn:
     """Run one request in this (already isolated) process and write its result; never returns."""
     denied: list[str] = []
     mapped = _address_space()  # the warm interpreter's own mappings come on top of the memory limit
@@ -288,7 +296,7 @@ def run_child(request: dict[str, Any], result_fd: int, channels: list[int], work
             sys.path[:] = [p for p in request["sys_path"] if isinstance(p, str)]
         func = resolve_target(str(request["target"]))
         limits = request["limits"]
-        _lock_down(limits, workdir, strong, denied, mapped, refusals)
+        _lock_down(limits, workdir, strong, denied, mapped, refusals, attempts)
         payload = request["payload"]
         if channels:
             payload = {**payload, "channels": list(channels)}
@@ -302,6 +310,10 @@ def run_child(request: dict[str, Any], result_fd: int, channels: list[int], work
             message["denial"] = denial
     if os.getpid() != reporter:  # a process the target forked, come back here: the call's first process reports
         os._exit(0)
+    if attempts is not None:
+        from trace_bench.sandbox.attempts import end
+
+        end()
     message["denied_actions"] = denied[:20]
     message["stdout"] = writer.getvalue()
     try:

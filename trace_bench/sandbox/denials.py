@@ -6,7 +6,10 @@ forged result frame) or that runs past its limits leaves a trace here as the cal
 target, and whether the code caught the refusal itself.  Refused system calls (sockets, processes,
 SysV IPC, any call the seccomp filter refuses) are counted from the sandbox's own record
 (``SandboxResult.refused``, kept by the call's supervisor), so a refusal the code catches and hides
-is counted too; in the weak mode, the audit hook's ``denied_actions`` add what it refused.  The job process subscribes (:func:`listen`) and writes each one to its
+is counted too.  So are, in the strong mode, writes outside the call's writable directories
+(``SandboxResult.write_attempts``: each was on the supervisor's record before the kernel refused it,
+:mod:`.attempts`), and a record the code closed early.  In the weak mode, the audit hook's
+``denied_actions`` add what it refused.  The job process subscribes (:func:`listen`) and writes each one to its
 ``events.jsonl``; :func:`counts` gives this process's totals per kind for its record.  Nothing here
 changes what a call returns.
 """
@@ -90,8 +93,24 @@ def denials_of(target: str, result: Any) -> list[Denial]:
             listed = ", ".join(f"{name} x{n}" for name, n in sorted(names.items()))
             found.append(Denial(refused_kind, target, status, True, f"refused by seccomp: {listed}"[:DETAIL_CHARS],
                                 count))
+    found.extend(_writes(target, result, status, kind))
     for action in getattr(result, "denied_actions", None) or []:
         found.append(Denial(caught_kind(str(action)), target, status, True, str(action)[:DETAIL_CHARS]))
+    return found
+
+
+def _writes(target: str, result: Any, status: str, kind: str | None) -> list[Denial]:
+    """The supervisor's record of writes outside the call's directories (strong mode), as file denials."""
+    found = []
+    attempts = int(getattr(result, "write_attempts", 0) or 0)
+    count = attempts - (1 if kind == "file" and status == "denied" else 0)  # the uncaught one is counted above
+    if count > 0:
+        paths = ", ".join(getattr(result, "write_attempt_paths", None) or [])
+        found.append(Denial("file", target, status, True, f"writes outside the sandbox directory x{attempts}: "
+                            f"{paths}"[:DETAIL_CHARS], count))
+    if getattr(result, "write_record_closed", False):
+        found.append(Denial("file", target, status, True, "the code closed the sandbox's record of its writes: "
+                            "later attempts went unrecorded"))
     return found
 
 

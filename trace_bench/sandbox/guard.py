@@ -5,7 +5,9 @@ Used only where bubblewrap cannot run and the user allowed the weak mode (:mod:`
 directory, signals, ctypes and rlimit changes, and records each refusal so that feedback can
 name it.  It stops mistakes and naive attempts; it is *not* a boundary: code in the same process
 can switch it off (e.g. by rebinding this module's globals), which is why the strong mode does
-without it and relies on namespaces, read-only binds, rlimits and seccomp instead.
+without it and relies on namespaces, read-only binds, rlimits and seccomp instead.  Its table of
+the events that write a path (:func:`written`) also serves the strong mode's record of writes
+(:mod:`.attempts`), which refuses nothing.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ _ALWAYS_DENIED = frozenset({
     "os.link", "os.symlink", "os.mknod", "os.mkfifo", "os.chroot", "sys._current_frames",
 })
 # event -> (index of a written path, index of its dir_fd argument or None)
-_PATH_EVENTS: dict[str, tuple[tuple[int, int | None], ...]] = {
+PATH_EVENTS: dict[str, tuple[tuple[int, int | None], ...]] = {
     "os.remove": ((0, 1),), "os.rmdir": ((0, 1),), "os.mkdir": ((0, 2),), "os.rename": ((0, 2), (1, 3)),
     "os.chmod": ((0, 2),), "os.chown": ((0, 3),), "os.utime": ((0, 3),), "os.truncate": ((0, None),),
     "os.setxattr": ((0, None),), "os.removexattr": ((0, None),), "os.chflags": ((0, None),),
@@ -44,14 +46,14 @@ _PATH_EVENTS: dict[str, tuple[tuple[int, int | None], ...]] = {
     "shutil.copystat": ((1, None),), "shutil.copytree": ((1, None),), "shutil.move": ((0, None), (1, None)),
     "shutil.chown": ((0, None),), "sqlite3.connect": ((0, None),),
 }
-_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
 class SandboxDenied(TraceBenchError, PermissionError):
     """Raised by the sandbox's audit hook; an uncaught one gives the result status ``denied``."""
 
 
-def _resolve(path: Any, dir_fd: Any = None) -> str | None:
+def resolve(path: Any, dir_fd: Any = None) -> str | None:
     """Absolute real path of an audited path argument; None when it cannot be resolved."""
     if isinstance(path, int):
         return None
@@ -65,6 +67,24 @@ def _resolve(path: Any, dir_fd: Any = None) -> str | None:
         except OSError:
             return None
     return os.path.realpath(text)
+
+
+def written(event: str, args: tuple[Any, ...]) -> list[tuple[Any, Any]]:
+    """The (path, dir_fd) pairs an audit event writes to or changes; an open descriptor (an int path) is
+    none (it was opened, and judged, before)."""
+    if event == "open":
+        flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+        mode = args[1] if len(args) > 1 and isinstance(args[1], str) else ""
+        writing = bool(flags & WRITE_FLAGS) or any(c in mode for c in "wax+")
+        return [(args[0], None)] if writing and args and not isinstance(args[0], int) else []
+    found = []
+    for index, fd_index in PATH_EVENTS.get(event, ()):
+        if index >= len(args) or isinstance(args[index], int):
+            continue
+        if event == "sqlite3.connect" and args[index] in (":memory:", b":memory:", ""):
+            continue
+        found.append((args[index], args[fd_index] if fd_index is not None and fd_index < len(args) else None))
+    return found
 
 
 def install_policy(workdir: str, *, network: bool, max_processes: int,
@@ -90,19 +110,19 @@ def install_policy(workdir: str, *, network: bool, max_processes: int,
         if event == "open":
             flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
             mode = args[1] if len(args) > 1 and isinstance(args[1], str) else ""
-            writing = bool(flags & _WRITE_FLAGS) or any(c in mode for c in "wax+")
-            if writing and not isinstance(args[0], int) and not inside(_resolve(args[0])):
+            writing = bool(flags & WRITE_FLAGS) or any(c in mode for c in "wax+")
+            if writing and not isinstance(args[0], int) and not inside(resolve(args[0])):
                 deny(f"writing {args[0]!s} (outside the sandbox directory)")
             return
-        if event in _PATH_EVENTS:
-            for index, fd_index in _PATH_EVENTS[event]:
+        if event in PATH_EVENTS:
+            for index, fd_index in PATH_EVENTS[event]:
                 if index >= len(args) or isinstance(args[index], int):  # an open fd was allowed already
                     continue
                 target = args[index]
                 if event == "sqlite3.connect" and target in (":memory:", b":memory:", ""):
                     continue
                 dir_fd = args[fd_index] if fd_index is not None and fd_index < len(args) else None
-                if not inside(_resolve(target, dir_fd)):
+                if not inside(resolve(target, dir_fd)):
                     deny(f"{event} on {target!s} (outside the sandbox directory)")
             return
         if event in _PROCESS_EVENTS:

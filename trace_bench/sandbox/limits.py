@@ -88,7 +88,11 @@ class SandboxResult:
     Two figures come from the call's supervisor, outside the call, whatever the code did:
     ``refused`` counts the system calls the seccomp filter refused, by name (the sandbox's own record,
     caught refusals included: :mod:`.refusals`), and ``cpu_s`` is the CPU time the call's processes
-    used, as the kernel accounts it (None when the supervisor did not report).
+    used, as the kernel accounts it (None when the supervisor did not report).  In the strong mode,
+    ``write_attempts`` counts the call's attempts to write, create, rename or remove a path outside its
+    writable directories, caught or not, as its supervisor heard of them before the kernel refused each
+    (:mod:`.attempts`; the first few paths in ``write_attempt_paths``), and ``write_record_closed`` says
+    that the code closed that record early (later attempts went unheard).
     """
 
     status: Status
@@ -103,6 +107,9 @@ class SandboxResult:
     denial: Denial | None = None
     refused: dict[str, int] = field(default_factory=dict)
     cpu_s: float | None = None
+    write_attempts: int = 0
+    write_attempt_paths: list[str] = field(default_factory=list)
+    write_record_closed: bool = False
 
     @property
     def ok(self) -> bool:

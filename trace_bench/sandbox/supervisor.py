@@ -12,7 +12,9 @@ and the cancel pipe), keeps the tail of the child's stdout/stderr (a pipe it dra
 output costs nothing but CPU) and writes one status report to the status pipe: the child's wait
 status, CPU seconds, whether the wall-clock limit or the job ended it, the output tail, or why
 setup failed.  It also answers every system call the call's seccomp filter refuses and counts it
-(:mod:`.refusals`): the report's ``refused`` is the sandbox's own record of them.  The child cannot
+(:mod:`.refusals`): the report's ``refused`` is the sandbox's own record of them; in the strong
+mode, its ``attempts`` counts the writes outside the call's directories that the child's audit hook
+sent it before the kernel refused each (:mod:`.attempts`).  The child cannot
 reach the supervisor: it is outside the call's PID namespace and not dumpable.
 """
 
@@ -31,6 +33,7 @@ from typing import Any, NoReturn
 
 from trace_bench._util.processes import die_with_parent, kill_process_group
 from trace_bench.sandbox import codec, linux, policy
+from trace_bench.sandbox.attempts import Ledger
 from trace_bench.sandbox.frames import recv_frame
 from trace_bench.sandbox.refusals import Record
 
@@ -66,10 +69,14 @@ def _kill(pid: int, strong: bool) -> None:
         os.kill(pid, signal.SIGKILL)  # PID 1 of the call's namespace: the kernel ends the rest
 
 
+def _running(pid: int) -> bool:
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+
+
 def _watch(pid: int, output_fd: int, cancel_fd: int, wall_s: float, strong: bool,
-           record: Record) -> tuple[int, Any, str | None, _Output]:
+           record: Record, ledger: Ledger | None) -> tuple[int, Any, str | None, _Output]:
     """Drain the child's output until it exits; kill it at the deadline or when the job cancels; answer
-    the refused system calls of ``record``'s listener as they come.
+    the refused system calls of ``record``'s listener as they come, and count the writes ``ledger`` hears of.
 
     Returns (wait status, rusage, what ended it: "timeout", "cancelled" or None, output).
     """
@@ -87,6 +94,8 @@ def _watch(pid: int, output_fd: int, cancel_fd: int, wall_s: float, strong: bool
         poller.register(handover, select.POLLIN)
     if exited_fd >= 0:
         poller.register(exited_fd, select.POLLIN)
+    if ledger is not None:
+        poller.register(ledger.fd, select.POLLIN)
     ended_by: str | None = None
     while True:
         remaining = deadline - time.monotonic()
@@ -103,6 +112,13 @@ def _watch(pid: int, output_fd: int, cancel_fd: int, wall_s: float, strong: bool
             elif fd == record.listener and fd >= 0:
                 if not (_event & select.POLLIN) or not record.answer():
                     poller.unregister(fd)
+            elif ledger is not None and fd == ledger.fd:
+                data = os.read(fd, 1 << 16)
+                if data:
+                    ledger.feed(data)
+                else:
+                    poller.unregister(fd)
+                    ledger.finished(child_running=ended_by is None and _running(pid))
             elif fd == output_fd:
                 data = os.read(output_fd, 1 << 16)
                 if data:
@@ -111,7 +127,7 @@ def _watch(pid: int, output_fd: int, cancel_fd: int, wall_s: float, strong: bool
                     poller.unregister(output_fd)
             elif fd == cancel_fd:  # the job closed its end: it wants no more from this call, or died
                 poller.unregister(cancel_fd)
-                if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                if _running(pid):
                     _kill(pid, strong)
                     ended_by = ended_by or "cancelled"
         done, status, usage = os.wait4(pid, os.WNOHANG)
@@ -121,6 +137,11 @@ def _watch(pid: int, output_fd: int, cancel_fd: int, wall_s: float, strong: bool
         os.set_blocking(output_fd, False)
         while data := os.read(output_fd, 1 << 16):  # whatever is left; every writer is gone
             output.add(data)
+    if ledger is not None:
+        with contextlib.suppress(OSError):
+            os.set_blocking(ledger.fd, False)
+            while data := os.read(ledger.fd, 1 << 16):
+                ledger.feed(data)
     if exited_fd >= 0:
         os.close(exited_fd)
     return status, usage, ended_by, output
@@ -160,6 +181,7 @@ def prepare_call(to_supervisor: socket.socket, to_child: socket.socket, *, stron
     gc.disable()  # it allocates little and lives one call: no collections, no copied pages
     setup_error, pid, output_r, workdir = "", -1, -1, "/tmp"
     record: Record | None = None
+    ledger: Ledger | None = None
     try:
         die_with_parent()
         if strong:
@@ -169,13 +191,20 @@ def prepare_call(to_supervisor: socket.socket, to_child: socket.socket, *, stron
         output_r, output_w = os.pipe()
         mine, childs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         record = Record(mine)
+        heard, told = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM) if strong else (None, None)
         pid = os.fork()
         if pid == 0:
             os.close(output_r)
             to_supervisor.close()
             mine.close()
-            await_request(to_child, output_w, workdir, strong=strong, refusals=childs)
+            if heard is not None:
+                heard.close()
+            await_request(to_child, output_w, workdir, strong=strong, refusals=childs,
+                          attempts=told.detach() if told is not None else None, read_only=tmp_paths)
         childs.close()
+        if heard is not None and told is not None:
+            told.close()
+            ledger = Ledger(heard.detach())
         os.close(output_w)
         if linux.is_linux():
             linux.set_dumpable(False)
@@ -194,10 +223,12 @@ def prepare_call(to_supervisor: socket.socket, to_child: socket.socket, *, stron
     report: dict[str, Any] = {"setup_error": setup_error}
     if not setup_error and record is not None:
         try:
-            status, usage, ended_by, output = _watch(pid, output_r, cancel_fd, wall_s, strong, record)
+            status, usage, ended_by, output = _watch(pid, output_r, cancel_fd, wall_s, strong, record, ledger)
             report = {"wait_status": status, "cpu_s": usage.ru_utime + usage.ru_stime,
                       "timed_out": ended_by == "timeout", "cancelled": ended_by == "cancelled",
                       "output": output.text(), "output_bytes": output.total, "refused": record.report()}
+            if ledger is not None:
+                report["attempts"] = ledger.report()
         except BaseException as exc:  # noqa: B036
             report = {"setup_error": f"{type(exc).__name__}: {exc}"}
     if record is not None:

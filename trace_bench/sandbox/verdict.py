@@ -70,11 +70,20 @@ def report_of(status: bytes) -> dict[str, Any]:
 
 
 def with_record(result: SandboxResult, report: dict[str, Any]) -> SandboxResult:
-    """``result`` with what the supervisor measured: refused system calls and CPU time."""
+    """``result`` with what the supervisor measured: refused system calls, writes outside the call's
+    directories (strong mode) and CPU time."""
     refused = report.get("refused")
     if isinstance(refused, dict):
         result.refused = {str(name)[:60]: int(count) for name, count in refused.items()
                           if isinstance(count, int) and not isinstance(count, bool) and count > 0}
+    attempts = report.get("attempts")
+    if isinstance(attempts, dict):
+        count, paths = attempts.get("count"), attempts.get("paths")
+        if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+            result.write_attempts = count
+        if isinstance(paths, list):
+            result.write_attempt_paths = [_text(path, 300) for path in paths[:10]]
+        result.write_record_closed = attempts.get("closed") is True
     cpu_s = report.get("cpu_s")
     if isinstance(cpu_s, (int, float)) and not isinstance(cpu_s, bool) and cpu_s >= 0:
         result.cpu_s = float(cpu_s)
