@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from tests.conftest import only_run_dir, run_cli
-from trace_bench.sandbox import SandboxLimits, denials, run_sandboxed
+from trace_bench.sandbox import SandboxLimits, attempts, denials, run_sandboxed
 from trace_bench.sandbox.limits import DENIALS, SandboxResult
 
 ESCAPES = {"network": "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(('10.1.2.3', 80))",
@@ -191,3 +191,23 @@ def test_writes_outside_that_the_code_catches_are_counted_from_the_supervisors_r
     files = [d for d in seen if d.kind == "file"]
     assert [(d.count, d.caught, d.status) for d in files] == [(7, True, "ok"), (1, True, "ok")], files
     assert "closed" in files[1].detail
+
+
+def test_what_a_call_may_write_and_what_the_record_counts() -> None:
+    roots, covered = ("/tmp/",), ("/tmp/pytest-of-me/fixtures",)
+    assert attempts.call_writable("/tmp", roots, covered) and attempts.call_writable("/tmp/a/b", roots, covered)
+    assert attempts.call_writable("/dev/null", roots, covered) and attempts.call_writable(None, roots, covered)
+    assert not attempts.call_writable("/tmp/pytest-of-me/fixtures/planted.py", roots, covered), "a read-only bind"
+    assert not attempts.call_writable("/tmp/pytest-of-me/fixtures", roots, covered)
+    assert attempts.call_writable("/tmp/pytest-of-me/fixtures2", roots, covered)
+    assert not attempts.call_writable("/tmpx/a", roots, covered) and not attempts.call_writable("/etc/x", roots, covered)
+    assert not attempts.call_writable("/dev/shm/x", roots, covered), "/dev/shm is the call's only with a process budget"
+    ledger = attempts.Ledger(-1)
+    ledger.feed(b"/etc/a\n/et")
+    ledger.feed(b"c/b\n" + attempts.END)
+    ledger.finished(child_running=True)
+    assert (ledger.count, ledger.paths, ledger.ended, ledger.closed) == (2, ["/etc/a", "/etc/b"], True, False)
+    cut = attempts.Ledger(-1)
+    cut.feed(b"/etc/a\n")
+    cut.finished(child_running=True)
+    assert cut.report() == {"count": 1, "paths": ["/etc/a"], "closed": True}, "ended early while the child ran"

@@ -42,10 +42,7 @@ def install(channel: int, read_only: list[str], shm: bool) -> None:
     covered = tuple(os.path.realpath(path) for path in read_only)
 
     def writable(path: str | None) -> bool:
-        if path is None or path in _DEVICES:
-            return True
-        inside = path.startswith(roots) or path + os.sep in roots
-        return inside and not any(path == ro or path.startswith(ro + os.sep) for ro in covered)
+        return call_writable(path, roots, covered)
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event != "open" and event not in guard.PATH_EVENTS:
@@ -60,6 +57,15 @@ def install(channel: int, read_only: list[str], shm: bool) -> None:
                 _send(line.encode("utf-8", "replace"))
 
     sys.addaudithook(hook)
+
+
+def call_writable(path: str | None, roots: tuple[str, ...], covered: tuple[str, ...]) -> bool:
+    """Whether a call may write ``path`` (resolved; None: not a path): under one of ``roots`` (each ending
+    in a separator), or a device every call may write, and not under a read-only bind of ``covered``."""
+    if path is None or path in _DEVICES:
+        return True
+    inside = path.startswith(roots) or path + os.sep in roots
+    return inside and not any(path == ro or path.startswith(ro + os.sep) for ro in covered)
 
 
 def _send(data: bytes) -> None:
