@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from importlib import machinery
 from importlib.metadata import entry_points as standard
 from pathlib import Path
 
@@ -14,6 +15,11 @@ from trace_bench._util.entry_points import declares, entry_points
 def test_a_group_declared_on_the_path_is_found_as_the_standard_lookup_finds_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     group = "trace_bench_scan_test.plugins"
+    # what earlier tests of this process may have installed (an import hook that finds distributions,
+    # a zip on the path) makes the scan unsure, which is the case the next test covers
+    monkeypatch.setattr(sys, "meta_path", [finder for finder in sys.meta_path if finder is machinery.PathFinder
+                                           or not hasattr(finder, "find_distributions")])
+    monkeypatch.setattr(sys, "path", [entry for entry in sys.path if not Path(entry or ".").is_file()])
     assert not declares(group) and entry_points(group) == ()
     info = tmp_path / "scan_demo-0.1.dist-info"
     info.mkdir()

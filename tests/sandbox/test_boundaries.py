@@ -224,8 +224,10 @@ def test_seccomp_refuses_what_dockers_default_profile_refuses() -> None:
     assert {name: outcome for name, outcome in result.value.items() if tuple(outcome) != (-1, 1)} == {}  # EPERM
 
 
-def test_trace_benchs_own_modules_are_hidden_but_what_the_target_imports() -> None:
-    """Finding 4: an equation candidate imported the task module and regenerated its hidden target."""
+def test_trace_benchs_own_modules_are_hidden_but_what_the_target_imports(fresh_sandbox: None) -> None:
+    """Finding 4: an equation candidate imported the task module and regenerated its hidden target.
+    A sandbox of its own: a process's sandboxes show the union of what its calls needed so far (what
+    a candidate must not see is kept apart by the view's ``hide:`` entries, not by this)."""
     result = run('''
         import importlib
         outcomes = {}
