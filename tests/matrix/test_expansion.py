@@ -110,3 +110,19 @@ def test_listing_into_a_closed_pipe_is_quiet() -> None:
     proc = subprocess.run(f"{sys.executable} -m trace_bench list-tasks | head -1", shell=True, cwd=REPO,
                           capture_output=True, text=True, timeout=600)
     assert proc.stdout.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_a_budget_frees_the_iteration_knob_the_config_left_unset() -> None:
+    """ps_steps/num_steps, iterations, max_metric_calls: freed under a budget unless the config set
+    them (or, for PrioritySearch, num_epochs, which bounds the same iterations); no budget, no change."""
+    trainers = [{"id": "PrioritySearch", "params_variants": [{}, {"ps_steps": 3}, {"num_epochs": 2}]},
+                {"id": "UCBSearchAlgorithm"}, "NoOpTrainer"]
+    budgeted = _jobs({"tasks": ["internal:numeric_param"], "budget": {"llm_calls": 5}, "trainers": trainers})
+    steps = [(j.trainer, j.trainer_kwargs.get("num_steps", j.trainer_kwargs.get("num_search_iterations")))
+             for j in budgeted]
+    assert steps == [("PrioritySearch", 100_000), ("PrioritySearch", 3), ("PrioritySearch", None),
+                     ("UCBSearchAlgorithm", 100_000), ("NoOpTrainer", 1)]
+    plain = _jobs({"tasks": ["internal:numeric_param"], "trainers": trainers})
+    assert [j.trainer_kwargs.get("num_steps") for j in plain][:3] == [None, 3, None]
+    assert plain[3].trainer_kwargs["num_search_iterations"] == 100
+    assert budgeted[1].job_id == plain[1].job_id and budgeted[0].job_id != plain[0].job_id

@@ -131,3 +131,33 @@ def test_wall_clock_budget_end_to_end(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     [record] = _assert_stopped_by(only_run_dir(tmp_path / "r"), "wall_s")
     assert record["budget_spent"]["wall_s"] >= 3
+
+
+def test_budgets_bind_and_an_arm_that_stops_early_says_why(tmp_path: Path) -> None:
+    """Under a budget the iteration knob a config leaves unset is freed, so the arm spends all of it;
+    an arm bounded by its own knob (or a baseline that calls no LLM) is marked under_spent with the
+    reason in results.csv, leaderboard.csv and `table`."""
+    config = tmp_path / "c.yaml"
+    config.write_text("tasks: [internal:numeric_param]\nseeds: [1]\nbudget:\n  llm_calls: 6\nmax_workers: 2\n"
+                      "trainers:\n  - id: PrioritySearch\n    params_variants: [{}, {ps_steps: 1, ps_candidates: 1}]\n  - NoOpTrainer\n")
+    proc = run_cli("run", "--config", str(config), "--runs-dir", str(tmp_path / "r"), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    run = only_run_dir(tmp_path / "r")
+    rows = {(r["trainer"], r["params_label"]): r for r in _rows(run)}
+    freed = rows[("PrioritySearch", "default")]
+    assert freed["status"] == "budget_exhausted" and int(freed["llm_calls"]) == 6
+    assert float(freed["budget_used"]) == 1.0 and freed["under_spent"] == "false" and not freed["under_spent_reason"]
+    meta = json.loads((run / "jobs" / freed["job_id"] / "job_meta.json").read_text())
+    assert meta["trainer_kwargs"]["num_steps"] == 100_000
+    bounded = rows[("PrioritySearch", "ps_candidates=1,ps_steps=1")]
+    assert bounded["status"] == "ok" and int(bounded["llm_calls"]) < 6
+    assert bounded["under_spent"] == "true" and bounded["under_spent_reason"].startswith("knob: ")
+    baseline = rows[("NoOpTrainer", "default")]
+    assert float(baseline["budget_used"]) == 0.0 and baseline["under_spent_reason"].startswith("knob: ")
+    with open(run / "leaderboard.csv", encoding="utf-8") as handle:
+        board = {(r["trainer"], r["params_label"]): r for r in csv.DictReader(handle)}
+    assert board[("PrioritySearch", "default")]["under_spent"] == "0"
+    assert board[("PrioritySearch", "ps_candidates=1,ps_steps=1")]["under_spent"] == "1"
+    assert board[("PrioritySearch", "ps_candidates=1,ps_steps=1")]["under_spent_reasons"] == "knob"
+    table = run_cli("table", str(run), check=True).stdout
+    assert "budget spent" in table and "(1 under: knob)" in table and "| 100% |" in table

@@ -34,6 +34,9 @@ def check_arena_run(run: Path) -> None:
         assert 0 < float(row["pct_of_best_known"]) < 100 and row["score_trust"] == "trusted"
         assert float(row["pct_of_alphaevolve"]) > float(row["pct_of_best_known"])  # today's record is higher
         assert float(row["score_best"]) >= float(row["score_initial"])
+        # budgets bind: no arm sets its iteration knob, so each spends >= 90 % of its budget or says why
+        assert float(row["budget_used"]) >= 0.9 or row["under_spent_reason"], row
+        assert (row["under_spent"] == "true") == bool(row["under_spent_reason"])
         per_arm[(row["trainer"], row["params_label"])] = per_arm.get((row["trainer"], row["params_label"]), 0) + 1
         if row["trainer"] in BASELINES:
             assert int(row["llm_calls"]) == 0 and int(row["total_tokens"]) == 0, row

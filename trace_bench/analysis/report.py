@@ -92,14 +92,24 @@ def _per_task(runs: RunSet) -> str:
             rows.append([*_arm_cells(r), _seeds(int(r["count"]), int(r["planned"])), r["failed"], budget,
                          metric_cell(r["metric"]), r["mean"], interval_cell(r), r["std"], r["mean_best"],
                          r["mean_test"], r["mean_test_last"], r["mean_initial"],
-                         h.mean_pm(gap["gap_mean"], gap["gap_ci_half"]) if gap is not None else ""])
+                         h.mean_pm(gap["gap_mean"], gap["gap_ci_half"]) if gap is not None else "", _spent(r)])
         classes = ["" if r["complete"] else "incomplete" for _, r in group.iterrows()]
         parts += [h.heading(3, task), h.table(rows, ["trainer", "params", "seeds", "failed", "budget exhausted",
                                                       "metric", "mean", "95% CI", "std",
                                                       "best, selection split (optimistic)", "test, best state",
-                                                      "test, last iterate", "initial (selection split)", "best − test"],
+                                                      "test, last iterate", "initial (selection split)", "best − test",
+                                                      "budget spent"],
                                               numeric=[2, 3, 4, *range(6, 14)], row_classes=classes)]
     return "".join(parts) or h.paragraph("no jobs")
+
+
+def _spent(row: pd.Series) -> str:
+    """The arm's mean share of its budget spent, and its jobs that left over 10 % unspent, with why."""
+    used = row.get("mean_budget_used")
+    if used is None or pd.isna(used):
+        return "no budget"
+    under = int(row.get("under_spent") or 0)
+    return f"{used:.0%}" + (f" ({under} under-spent: {row['under_spent_reasons']})" if under else "")
 
 
 def _seeds(count: int, planned: int) -> str:

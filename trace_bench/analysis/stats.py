@@ -199,4 +199,8 @@ def _arm_job(row: dict[str, Any]) -> ArmJob:
                   number("score_best"), number("score_test_best"), number("score_test_last"), number("score_initial"),
                   number("llm_calls") or 0.0, number("total_tokens") or 0.0, number("cost_usd") or 0.0,
                   (declared[0], declared[1]) if isinstance(declared, (list, tuple)) and len(declared) == 2 else None,
-                  str(row.get("mode") or ""))
+                  str(row.get("mode") or ""), number("budget_used"), _text(row.get("under_spent_reason")))
+
+
+def _text(value: Any) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)

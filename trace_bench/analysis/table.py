@@ -34,7 +34,7 @@ FORMATS = ("md", "csv", "latex")
 DEFAULT_TABLE_METRIC = DEFAULT_METRIC
 COLUMNS = ("task", "rank", "trainer", "params_label", "metric", "vs_best", "p_vs_best", "n", "failed", "planned",
            "complete", "mean", "se", "wall_s", "tokens", Spend.COST, "mode", "leaked_test_items", "sandbox_denials",
-           "integrity", "pct_of_best_known", "score_trust")
+           "integrity", "pct_of_best_known", "score_trust", "budget_used", "under_spent", "under_spent_reasons")
 STUB_CAPTION = (" Stub mode: a deterministic stub answered every LLM call, so tokens count its answers and USD is "
                 "0; these are not measurements of a real model.")
 AUDIT_MARK = "†"
@@ -102,11 +102,19 @@ class PaperTable:
         if self.candidate_reachable:
             text += (f" {REACHABLE_MARK} the candidate ran in the process that scored it (plain evaluate()): "
                      "candidate-reachable.")
+        if self.budgeted:
+            text += (" Budget spent: the mean share of its budget a job spent; k under: jobs that left over 10 % "
+                     "unspent, with their reasons (results.csv under_spent_reason; docs/trainers.md).")
         if "stub" in set(self.rows["mode"]):
             text += STUB_CAPTION
         if self.reach_columns:
             text += " " + REACH_NOTE
         return text
+
+    @property
+    def budgeted(self) -> bool:
+        """Whether the jobs had a budget (then the table shows how fully each arm spent it)."""
+        return bool(self.rows["budget_used"].notna().any())
 
     @property
     def with_best_known(self) -> bool:
@@ -147,7 +155,8 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
                      "wall_s": ran["time_seconds"].mean(), "tokens": ran["total_tokens"].mean(),
                      Spend.COST: ran["cost_usd"].mean(), "mode": str(group["mode"].iloc[0]) if "mode" in group else "",
                      "pct_of_best_known": scored["pct_of_best_known"].mean(),
-                     "score_trust": ",".join(sorted({str(t) for t in group["score_trust"] if t}))})
+                     "score_trust": ",".join(sorted({str(t) for t in group["score_trust"] if t})),
+                     **_spend_cells(verdict)})
     audit = integrity_table(jobs).set_index(["task", "trainer", "params_label"])
     for row in rows:
         found = audit.loc[(row["task"], row["trainer"], row["params_label"])]
@@ -161,6 +170,20 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
         frame["rank"] = frame["rank"].astype("Int64")
     table = PaperTable(frame, metric).with_reach(reach_table(jobs, runs.curves))
     return table.with_frontier(frontier_table(jobs, metric, cost_axis)) if frontier else table
+
+
+def _spend_cells(verdict: pd.Series | None) -> dict[str, object]:
+    """The arm's mean share of its budget spent, its under-spent jobs and their reasons' codes."""
+    if verdict is None or verdict.get("mean_budget_used") is None or pd.isna(verdict.get("mean_budget_used")):
+        return {"budget_used": math.nan, "under_spent": 0, "under_spent_reasons": ""}
+    return {"budget_used": float(verdict["mean_budget_used"]), "under_spent": int(verdict["under_spent"] or 0),
+            "under_spent_reasons": str(verdict["under_spent_reasons"] or "")}
+
+
+def _spend_cell(row: pd.Series) -> str:
+    """``100%``, or ``83% (2 under: trainer_rule)`` for an arm some of whose jobs left over 10 % unspent."""
+    cell = f"{row['budget_used']:.0%}"
+    return cell + (f" ({row['under_spent']} under: {row['under_spent_reasons']})" if row["under_spent"] else "")
 
 
 def _num(value: float, digits: int = 3) -> str:
@@ -207,7 +230,7 @@ def _display_rows(table: PaperTable) -> list[list[str]]:
         rows.append(row + [seeds, str(r["failed"]), _num(r["wall_s"], 1),
                            "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}", _num(r[Spend.COST], 4),
                            *(str(r[c]) if isinstance(r[c], str) else "-" for c in table.reach_columns),
-                           *([_frontier_cell(r)] if frontier else [])])
+                           *([_spend_cell(r)] if table.budgeted else []), *([_frontier_cell(r)] if frontier else [])])
     return rows
 
 
@@ -228,6 +251,7 @@ def _header(table: PaperTable) -> list[str]:
     if "stub" in set(table.rows["mode"]):
         header = [("tokens (stub)" if h == "tokens" else "USD (stub: 0)" if h == "USD" else h) for h in header]
     header += [f"to {column[6:]} %" for column in table.reach_columns]
+    header += ["budget spent"] if table.budgeted else []
     return [*header, "frontier"] if table.frontier is not None else header
 
 

@@ -70,11 +70,15 @@ def cmd_list_trainers(args: Namespace) -> int:
 
     rows = [{"trainer_id": row.id, "status": "available" if row.available else "unavailable",
              "reason": row.reason or "", "source": row.source, "parameters": ",".join(row.parameters),
-             "description": row.description}
+             "description": row.description, "budget_knob": row.budget_knob or "",
+             "budget_stop": row.budget_stop or "not declared"}
             for row in list_trainer_rows(include_unavailable=args.all)]
-    # parameters: the kinds of task it fits, in the words of list-tasks' parameters column
-    print_text(render(rows, ["trainer_id", "status", "source", "parameters", "description", "reason"], args.format,
-                  ["trainer_id", "status", "parameters", "description", "reason"]))
+    # parameters: the kinds of task it fits, in the words of list-tasks' parameters column;
+    # budget_knob/budget_stop (--all, and always in json/csv): what a budget frees and how it then stops
+    budget = ["budget_knob", "budget_stop"] if args.all else []
+    print_text(render(rows, ["trainer_id", "status", "source", "parameters", "description", "budget_knob", "budget_stop",
+                         "reason"], args.format, ["trainer_id", "status", "parameters", "description", *budget,
+                                                  "reason"]))
     return 0
 
 

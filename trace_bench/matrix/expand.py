@@ -60,8 +60,10 @@ def _last(key: str, layers: list[dict[str, Any]]) -> Any:
 
 
 def resolve_variant(entry: TrainerEntry, variant: dict[str, Any], global_kwargs: dict[str, Any],
-                    where: str) -> tuple[str, dict[str, Any], str | None, dict[str, Any], str | None]:
-    """(trainer id, validated trainer kwargs, optimizer, optimizer kwargs, logger) for one variant."""
+                    where: str, budgeted: bool = False) -> tuple[str, dict[str, Any], str | None, dict[str, Any],
+                                                             str | None]:
+    """(trainer id, validated trainer kwargs, optimizer, optimizer kwargs, logger) for one variant;
+    ``budgeted``: the jobs have a budget, so the trainer's iteration knob is freed unless set."""
     try:
         info = resolve_trainer(entry.id)
     except ConfigError as exc:
@@ -83,6 +85,8 @@ def resolve_variant(entry: TrainerEntry, variant: dict[str, Any], global_kwargs:
     # a trainer ignores the ones it does not have. Knobs given for this trainer must all be valid.
     shared = {k: v for k, v in cls.resolve_kwargs(layers[0]).items() if k in cls.Params.model_fields}
     kwargs = {**shared, **cls.resolve_kwargs({**layers[1], **layers[2]})}
+    if budgeted:  # budgets bind: the iteration knob the config left unset is freed
+        kwargs = cls.free_for_budget(kwargs)
     for key in kwargs:
         if key not in cls.Params.model_fields:
             hint = did_you_mean(key, allowed)
@@ -158,7 +162,8 @@ def expand_matrix(config: RunConfig, catalog: TaskCatalog, *, logger_override: s
             if trainer_entry.optimizer is not None and "optimizer" not in shown:
                 shown = {"optimizer": trainer_entry.optimizer, **shown}  # two entries differing only here: two arms
             resolved_trainers.append((where, shown,
-                                      *resolve_variant(trainer_entry, variant, config.trainer_kwargs, where)))
+                                      *resolve_variant(trainer_entry, variant, config.trainer_kwargs, where,
+                                                      budgeted=any(v is not None for v in config.budget.model_dump().values()))))
     jobs: list[JobSpec] = []
     origin: dict[str, str] = {}
     eval_variants: dict[str, int] = {}

@@ -38,6 +38,10 @@ class TrainerMetadata:
     aliases: tuple[str, ...] = ()
     #: the kinds of trainable parameter it optimizes: the words of list-tasks' ``parameters`` column
     parameters: tuple[str, ...] = ()
+    #: the knob freed under a budget, the knobs that keep it bounded when set, how it then stops
+    budget_knob: str | None = None
+    budget_bounds: tuple[str, ...] = ()
+    budget_stop: str = ""
 
     @property
     def module(self) -> str:
@@ -94,6 +98,8 @@ class TrainerListing:
     reason: str | None
     description: str
     parameters: tuple[str, ...] = ()
+    budget_knob: str | None = None
+    budget_stop: str = ""
 
     @property
     def available(self) -> bool:
@@ -119,7 +125,8 @@ def _plugin_rows() -> list[TrainerListing]:
         reason = unavailable_reason(tuple(getattr(cls, "requires", ())), getattr(cls, "extra", None),
                                     getattr(cls, "probe", None))
         rows.append(TrainerListing(getattr(cls, "id", point.name), "plugin", reason,
-                                   getattr(cls, "description", ""), tuple(getattr(cls, "parameters", ()))))
+                                   getattr(cls, "description", ""), tuple(getattr(cls, "parameters", ())),
+                                   getattr(cls, "budget_knob", None), getattr(cls, "budget_stop", "")))
     return rows
 
 
@@ -149,7 +156,7 @@ def list_trainer_rows(include_unavailable: bool = False) -> list[TrainerListing]
     few ``find_spec`` calls.  A plugin replaces a built-in trainer of the same id, as in resolution.
     """
     rows = {meta.id: TrainerListing(meta.id, meta.source, unavailable_reason(meta.requires, meta.extra, meta.probe),
-                                    meta.description, meta.parameters)
+                                    meta.description, meta.parameters, meta.budget_knob, meta.budget_stop)
             for meta in BUILTIN_TRAINERS if meta.present()}
     rows.update({row.id: row for row in _plugin_rows()})
     rows.update({row.id: row for row in _opto_native_rows(set(rows))})

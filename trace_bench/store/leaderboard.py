@@ -54,6 +54,8 @@ class ArmJob:
     cost_usd: float = 0.0
     score_range: ScoreRange | None = None
     mode: str = ""
+    budget_used: float | None = None
+    under_spent_reason: str = ""
 
     @classmethod
     def of(cls, record: JobResult) -> ArmJob:
@@ -61,7 +63,8 @@ class ArmJob:
         return cls(record.spec.seed, record.spec.suite, record.status in SUCCESSFUL and record.score_best is not None,
                    record.status in RAN, record.score_best, record.score_test_best, record.score_test_last,
                    record.score_initial, record.llm_calls, record.total_tokens, record.cost_usd,
-                   (declared[0], declared[1]) if declared and len(declared) == 2 else None, record.spec.mode)
+                   (declared[0], declared[1]) if declared and len(declared) == 2 else None, record.spec.mode,
+                   record.budget_used, record.under_spent_reason)
 
     def get(self, metric: str) -> float | None:
         """The score a metric names (``METRIC_FIELDS``)."""
@@ -92,7 +95,18 @@ def _row(arm: Arm, members: Sequence[ArmJob], planned: int, metric: str, score_r
             "mean_best": mean_best, "std_best": std_best, "mean_test": _mean(m.test_best for m in scored),
             "mean_test_last": _mean(m.test_last for m in scored), "mean_initial": _mean(m.initial for m in scored),
             "mean_llm_calls": _mean(float(m.llm_calls) for m in ran), "mean_tokens": _mean(float(m.tokens) for m in ran),
-            "mean_cost_usd": _mean(m.cost_usd for m in ran), "mode": next((m.mode for m in members if m.mode), "")}
+            "mean_cost_usd": _mean(m.cost_usd for m in ran), "mode": next((m.mode for m in members if m.mode), ""),
+            **_spend_columns(ran)}
+
+
+def _spend_columns(ran: Sequence[ArmJob]) -> dict[str, Any]:
+    """How fully the arm's jobs spent their budget: the mean share, how many left over 10 % unspent
+    and their reasons' codes (see :mod:`trace_bench.store.models.budget_use`)."""
+    reasons = [m.under_spent_reason for m in ran if m.under_spent_reason]
+    codes = sorted({reason.split(":", 1)[0] for reason in reasons})
+    return {"mean_budget_used": _mean(m.budget_used for m in ran),
+            "under_spent": len(reasons) if any(m.budget_used is not None for m in ran) else None,
+            "under_spent_reasons": ",".join(codes)}
 
 
 def task_decisions(arms: Mapping[Arm, Sequence[ArmJob]], metric: str, alpha: float = ALPHA) -> list[PairDecision]:

@@ -13,6 +13,12 @@ A built-in trainer's names and listing metadata (``id``, ``aliases``, ``family``
 ``source``, ``requires``, ``extra``, ``probe``) are written once, in its row of ``catalog.json``
 beside this module, which ``list-trainers`` reads without importing any trainer; the class gets
 them from that row when it is defined.  A plugin trainer declares them as class attributes.
+
+Budgets bind: when a job has a budget, the knob that bounds a trainer's iterations
+(``budget_knob``) is freed to :data:`UNBOUNDED_ITERATIONS` unless the config set it or one of the
+knobs that also bound it (``budget_bounds``: PrioritySearch's ``num_epochs``), so the trainer runs
+until the budget is spent (:meth:`Trainer.free_for_budget`, applied where the config is resolved,
+so the job id says so).  ``budget_stop`` says in words how the trainer then stops.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from trace_bench.store.models.budget_use import UNBOUNDED_ITERATIONS
 from trace_bench.trainers.context import TrainerContext
 
 
@@ -69,6 +76,12 @@ class Trainer(ABC, Generic[ParamsT]):
     #: ``numeric``, ``code``, as tasks declare theirs); a task with none of them is refused before
     #: the run (its jobs could only fail).  Empty: any kind.
     optimizes_only: ClassVar[tuple[str, ...]] = ()
+    #: the knob that bounds its iterations, freed under a budget (None: nothing is freed)
+    budget_knob: ClassVar[str | None] = None
+    #: other knobs that bound the same iterations: when the config sets one, nothing is freed
+    budget_bounds: ClassVar[tuple[str, ...]] = ()
+    #: how the trainer stops under a budget, in words (``list-trainers --all``, docs/trainers.md)
+    budget_stop: ClassVar[str] = ""
 
     params: ParamsT
 
@@ -80,6 +93,8 @@ class Trainer(ABC, Generic[ParamsT]):
             cls.aliases, cls.family = tuple(row.get("aliases", ())), row.get("family", "")
             cls.source, cls.requires = row.get("source", "built-in"), tuple(row.get("requires", ()))
             cls.extra, cls.probe = row.get("extra"), row.get("probe")
+            cls.budget_knob, cls.budget_stop = row.get("budget_knob"), row.get("budget_stop", "")
+            cls.budget_bounds = tuple(row.get("budget_bounds", ()))
 
     def __init__(self, context: TrainerContext, params: ParamsT) -> None:
         self.ctx = context
@@ -101,6 +116,15 @@ class Trainer(ABC, Generic[ParamsT]):
                 continue
             resolved[target] = value
         return resolved
+
+    @classmethod
+    def free_for_budget(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """``kwargs`` (the knobs the config set, aliases resolved) with the iteration knob freed,
+        unless the config set it or another knob that bounds the same iterations."""
+        knob = cls.budget_knob
+        if knob is None or knob in kwargs or any(name in kwargs for name in cls.budget_bounds):
+            return kwargs
+        return {**kwargs, knob: UNBOUNDED_ITERATIONS}
 
     @classmethod
     def allowed_knobs(cls) -> list[str]:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trace_bench.config.model_names import ROLES
 from trace_bench.store.models._base import StoreModel, Upgrade
+from trace_bench.store.models.budget_use import budget_used, under_spent_reason
 from trace_bench.store.models.error import JobError, error_from_text
 from trace_bench.store.models.spec import (
     DEFAULT_OPTIMIZER,
@@ -244,6 +245,14 @@ class JobResult(StoreModel):
                                        "the provider received whose answer never came back usable (client timeouts, "
                                        "lost connections, unusable answers, cancelled or cut-off calls), each "
                                        "charged estimated; null in records written before it was counted")
+    budget_used: float | None = Field(default=None, description="the largest share of a budget limit the job spent "
+                                      "(1.0: a limit reached); null without a budget (derived from ``spec.budget``, "
+                                      "``budget_spent`` and ``n_evals``)")
+    under_spent: bool | None = Field(default=None, description="the job left more than 10 % of its budget unspent; "
+                                     "null without a budget (derived)")
+    under_spent_reason: str = Field(default="", description="why, when ``under_spent``: `error: ...`, "
+                                    "`reservation: ...`, `trainer_rule: ...` or `knob: ...` (derived; see "
+                                    "docs/trainers.md, \"How each trainer spends a budget\")")
     key_refused: KeyRefusal | None = Field(default=None, description="the provider refused the key (401/403) or "
                                            "reported its quota spent for good during this job: the run stopped "
                                            "scheduling jobs", json_schema_extra=NOT_A_COLUMN)
@@ -328,6 +337,18 @@ class JobResult(StoreModel):
                 flagged.append(f"metrics_best.{key}")
         if flagged != self.non_finite:
             object.__setattr__(self, "non_finite", sorted(set(flagged)))
+        return self
+
+    @model_validator(mode="after")
+    def _budget_use(self) -> JobResult:
+        """``budget_used``, ``under_spent`` and its reason follow from the record (never set by hand)."""
+        spent = {**self.budget_spent, "evaluations": self.n_evals} if self.budget_spent else {}
+        used = budget_used(self.spec.budget, spent)
+        reason = under_spent_reason(self.status, used, self.spec.trainer_kwargs)
+        for name, value in (("budget_used", used), ("under_spent", None if used is None else bool(reason)),
+                            ("under_spent_reason", reason)):
+            if getattr(self, name) != value:
+                object.__setattr__(self, name, value)  # no re-validation loop
         return self
 
     @classmethod

@@ -58,6 +58,12 @@ class LeaderboardRow(StoreModel):
     mean_tokens: float | None = None
     mean_cost_usd: float | None = None
     mode: str = Field(default="", description="`stub` or `real`: in stub mode tokens are the stub's and USD is 0")
+    mean_budget_used: float | None = Field(default=None, description="mean share of its budget a job of the arm "
+                                           "spent (results.csv `budget_used`); empty without a budget")
+    under_spent: int | None = Field(default=None, description="jobs of the arm that left more than 10 % of their "
+                                    "budget unspent; empty without a budget")
+    under_spent_reasons: str = Field(default="", description="their reasons' codes (`error`, `reservation`, "
+                                     "`trainer_rule`, `knob`), comma-separated; results.csv says each in full")
     frontier_axis: str = ""
     on_frontier: bool = False
 
