@@ -29,10 +29,12 @@ from trace_bench.analysis.integrity import denial_events, describe_row, integrit
 from trace_bench.analysis.load import ARM, RunDirError, RunSet, distinguish_runs, load_runs
 from trace_bench.analysis.reach import REACH_NOTE, reach_html, reach_table
 from trace_bench.analysis.report_verdict import (
+    budget_spent_cell,
     interval_cell,
     leaderboard_section,
     metric_cell,
     power_section,
+    seeds_cell,
     verdict_section,
     win_matrix_section,
 )
@@ -89,10 +91,10 @@ def _per_task(runs: RunSet) -> str:
             key = (r["task"], r["trainer"], r["params_label"])
             gap = gaps.loc[key] if key in gaps.index else None
             budget = int(stats.loc[key, "budget_exhausted"]) if key in stats.index else 0
-            rows.append([*_arm_cells(r), _seeds(int(r["count"]), int(r["planned"])), r["failed"], budget,
+            rows.append([*_arm_cells(r), seeds_cell(int(r["count"]), int(r["planned"])), r["failed"], budget,
                          metric_cell(r["metric"]), r["mean"], interval_cell(r), r["std"], r["mean_best"],
                          r["mean_test"], r["mean_test_last"], r["mean_initial"],
-                         h.mean_pm(gap["gap_mean"], gap["gap_ci_half"]) if gap is not None else "", _spent(r)])
+                         h.mean_pm(gap["gap_mean"], gap["gap_ci_half"]) if gap is not None else "", budget_spent_cell(r)])
         classes = ["" if r["complete"] else "incomplete" for _, r in group.iterrows()]
         parts += [h.heading(3, task), h.table(rows, ["trainer", "params", "seeds", "failed", "budget exhausted",
                                                       "metric", "mean", "95% CI", "std",
@@ -101,19 +103,6 @@ def _per_task(runs: RunSet) -> str:
                                                       "budget spent"],
                                               numeric=[2, 3, 4, *range(6, 14)], row_classes=classes)]
     return "".join(parts) or h.paragraph("no jobs")
-
-
-def _spent(row: pd.Series) -> str:
-    """The arm's mean share of its budget spent, and its jobs that left over 10 % unspent, with why."""
-    used = row.get("mean_budget_used")
-    if used is None or pd.isna(used):
-        return "no budget"
-    under = int(row.get("under_spent") or 0)
-    return f"{used:.0%}" + (f" ({under} under-spent: {row['under_spent_reasons']})" if under else "")
-
-
-def _seeds(count: int, planned: int) -> str:
-    return str(count) if count == planned else f"{count}/{planned} (incomplete)"
 
 
 def _colours(runs: RunSet) -> dict[tuple[str, str], int]:

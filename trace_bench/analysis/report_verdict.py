@@ -35,6 +35,15 @@ def interval_cell(row: pd.Series, low: str = "ci95_low", high: str = "ci95_high"
     return h.interval(row[low], row[high])
 
 
+def budget_spent_cell(row: pd.Series) -> str:
+    """An arm's mean share of its budget spent, and its jobs that left over 10 % unspent, with why."""
+    used = row.get("mean_budget_used")
+    if used is None or pd.isna(used):
+        return "no budget"
+    under = int(row.get("under_spent") or 0)
+    return f"{used:.0%}" + (f" ({under} under-spent: {row['under_spent_reasons']})" if under else "")
+
+
 def seeds_cell(count: int, planned: int) -> str:
     return str(count) if count == planned else f"{count}/{planned} (incomplete)"
 

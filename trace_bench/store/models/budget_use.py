@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from trace_bench.config.models import BudgetConfig
 from trace_bench.store.status import FAILED, Status
 
 #: the value a freed iteration knob holds under a budget: more iterations than any budget buys, so the
@@ -26,7 +27,8 @@ UNBOUNDED_ITERATIONS = 100_000
 UNDER_SPENT_MARGIN = 0.10
 #: the reasons' codes, in the order a reader checks them
 REASONS = ("error", "reservation", "trainer_rule", "knob")
-LIMITS = ("llm_calls", "tokens", "usd", "wall_s", "evaluations")
+#: the limits a budget can set, as the config declares them
+LIMITS: tuple[str, ...] = tuple(BudgetConfig.model_fields)
 
 
 def budget_limits(budget: Any) -> dict[str, float]:
