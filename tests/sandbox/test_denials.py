@@ -13,6 +13,8 @@ from tests.conftest import only_run_dir, run_cli
 from trace_bench.sandbox import SandboxLimits, attempts, denials, run_sandboxed
 from trace_bench.sandbox.limits import DENIALS, SandboxResult
 
+#: the checkout lies under /tmp, inside what each call sees as its own private /tmp
+PACKAGE_UNDER_TMP = Path(__file__).resolve().is_relative_to("/tmp")
 ESCAPES = {"network": "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(('10.1.2.3', 80))",
            "process": "import os\nresult = os.fork()",
            "file": "open('/etc/escaped-by-candidate', 'w').write('x')",
@@ -182,14 +184,17 @@ def test_writes_outside_that_the_code_catches_are_counted_from_the_supervisors_r
         closer = run_sandboxed("tests.sandbox.targets:run_code", {"code": CLOSER}, SandboxLimits(wall_s=5))
     finally:
         stop()
-    assert careful.status == "ok" and careful.value == 6, careful.describe()
-    assert careful.write_attempts == 7 and not careful.write_record_closed, "a rename writes two paths"
+    # a checkout under /tmp lies in the call's private /tmp: the write into the package folder succeeds
+    # there (in the call's own tmpfs) and is no attempt outside
+    inside = 1 if PACKAGE_UNDER_TMP else 0
+    assert careful.status == "ok" and careful.value == 6 - inside, careful.describe()
+    assert careful.write_attempts == 7 - inside and not careful.write_record_closed, "a rename writes two paths"
     assert "/etc/planted-by-candidate" in careful.write_attempt_paths
-    assert any(path.endswith("trace_bench/planted.py") for path in careful.write_attempt_paths)
+    assert inside or any(path.endswith("trace_bench/planted.py") for path in careful.write_attempt_paths)
     assert honest.ok and honest.write_attempts == 0 and not honest.write_record_closed, "writes in /tmp are the call's"
     assert closer.ok and closer.write_record_closed, "closing the record is itself on record"
     files = [d for d in seen if d.kind == "file"]
-    assert [(d.count, d.caught, d.status) for d in files] == [(7, True, "ok"), (1, True, "ok")], files
+    assert [(d.count, d.caught, d.status) for d in files] == [(7 - inside, True, "ok"), (1, True, "ok")], files
     assert "closed" in files[1].detail
 
 

@@ -343,7 +343,9 @@ def test_refusals_the_candidate_catches_are_counted_from_the_sandboxs_record(run
     row = run_a.row("llm4ad:logged_packing")
     kinds = json.loads(row["sandbox_denial_kinds"])
     assert kinds.get("network", 0) >= 1 and kinds.get("process", 0) >= 1 and kinds.get("syscall", 0) >= 1, kinds
-    assert kinds.get("file", 0) >= 3, f"each caught write outside /tmp is on the supervisor's record: {kinds}"
+    # a checkout under /tmp lies in the call's private /tmp: the package-folder write lands there, no attempt
+    outside = 2 if Path(__file__).resolve().is_relative_to("/tmp") else 3
+    assert kinds.get("file", 0) >= outside, f"each caught write outside /tmp is on the supervisor's record: {kinds}"
     events = [json.loads(line) for line in (run_a.job("llm4ad:logged_packing") / "events.jsonl").read_text().splitlines()]
     denied = [e for e in events if e["type"] == "sandbox_denial"]
     assert denied and all(e["caught"] for e in denied)
