@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from tests.conftest import only_run_dir, run_cli
-from trace_bench.sandbox import SandboxLimits, attempts, denials, run_sandboxed
+from trace_bench.sandbox import SandboxLimits, attempts, denials, run_sandboxed, verdict
 from trace_bench.sandbox.limits import DENIALS, SandboxResult
 
 #: the checkout lies under /tmp, inside what each call sees as its own private /tmp
@@ -168,6 +168,17 @@ except OSError:
     pass
 result = "closed"
 """
+FORGER = """import os
+from trace_bench.sandbox import attempts
+record = attempts.channel()
+os.write(record, b"\\n" + attempts.END + b"0" * 24 + b"\\n")  # an end, without the call's nonce
+os.dup2(os.open("/dev/null", os.O_WRONLY), record)  # the record's descriptor now writes nowhere
+try:
+    open("/etc/unrecorded", "w")
+except OSError:
+    pass
+result = "forged"
+"""
 
 
 @pytest.mark.usefixtures("strong")
@@ -182,6 +193,7 @@ def test_writes_outside_that_the_code_catches_are_counted_from_the_supervisors_r
                                {"code": "open('/tmp/x.txt', 'w').write('1')\nopen('y.txt', 'a').close()\nresult = 1"},
                                SandboxLimits(wall_s=5))
         closer = run_sandboxed("tests.sandbox.targets:run_code", {"code": CLOSER}, SandboxLimits(wall_s=5))
+        forger = run_sandboxed("tests.sandbox.targets:run_code", {"code": FORGER}, SandboxLimits(wall_s=5))
     finally:
         stop()
     # a checkout under /tmp lies in the call's private /tmp: the write into the package folder succeeds
@@ -192,12 +204,12 @@ def test_writes_outside_that_the_code_catches_are_counted_from_the_supervisors_r
     assert "/etc/planted-by-candidate" in careful.write_attempt_paths
     assert inside or any(path.endswith("trace_bench/planted.py") for path in careful.write_attempt_paths)
     assert honest.ok and honest.write_attempts == 0 and not honest.write_record_closed, "writes in /tmp are the call's"
-    # closing the record is itself on record when the supervisor sees the close before the call ends (a
-    # race with the child's exit: not asserted every time, the note on issue 40 says so)
-    assert closer.ok
+    assert closer.ok and closer.write_record_closed, "closing the record is itself on record, on every run"
+    assert forger.value == "forged" and forger.write_record_closed, "an end without the nonce ends nothing"
     files = [d for d in seen if d.kind == "file"]
-    assert [(d.count, d.caught, d.status) for d in files][:1] == [(7 - inside, True, "ok")], files
-    assert len(files) == 1 + closer.write_record_closed and all("closed" in d.detail for d in files[1:])
+    assert [(d.count, d.caught, d.status) for d in files] == [(7 - inside, True, "ok"), (1, True, "ok"),
+                                                              (1, True, "ok")], files
+    assert "closed" in files[1].detail and "closed" in files[2].detail
 
 
 def test_what_a_call_may_write_and_what_the_record_counts() -> None:
@@ -209,12 +221,29 @@ def test_what_a_call_may_write_and_what_the_record_counts() -> None:
     assert attempts.call_writable("/tmp/pytest-of-me/fixtures2", roots, covered)
     assert not attempts.call_writable("/tmpx/a", roots, covered) and not attempts.call_writable("/etc/x", roots, covered)
     assert not attempts.call_writable("/dev/shm/x", roots, covered), "/dev/shm is the call's only with a process budget"
+
+
+def _ledger(*chunks: bytes) -> attempts.Ledger:
     ledger = attempts.Ledger(-1)
-    ledger.feed(b"/etc/a\n/et")
-    ledger.feed(b"c/b\n" + attempts.END)
-    ledger.finished(child_running=True)
-    assert (ledger.count, ledger.paths, ledger.ended, ledger.closed) == (2, ["/etc/a", "/etc/b"], True, False)
-    cut = attempts.Ledger(-1)
-    cut.feed(b"/etc/a\n")
-    cut.finished(child_running=True)
-    assert cut.report() == {"count": 1, "paths": ["/etc/a"], "closed": True}, "ended early while the child ran"
+    for chunk in chunks:
+        ledger.feed(chunk)
+    return ledger
+
+
+def test_a_record_is_whole_only_with_the_end_that_names_its_own_nonce() -> None:
+    begin, end = attempts.BEGIN + b"n0nce\n", b"\n" + attempts.END + b"n0nce\n"
+    whole = _ledger(begin + b"/etc/a\n/et", b"c/b\n" + end)
+    assert (whole.count, whole.paths, whole.ended, whole.broken) == (2, ["/etc/a", "/etc/b"], True, False)
+    assert _ledger(begin + b"/etc/a\n").report() == {"count": 1, "paths": ["/etc/a"], "broken": True}, "no end"
+    assert _ledger(begin + b"/etc/a\n" + attempts.END + b"guess\n").broken, "an end without the nonce"
+    assert _ledger(begin, end, end).broken and _ledger(begin, attempts.BEGIN + b"other\n", end).broken
+    assert _ledger(begin + b"/etc/a\n/etc/cut-sh", end).paths == ["/etc/a", "/etc/cut-sh"], "a line left open"
+    assert not _ledger(b"").broken and not _ledger(b"/etc/a\n").broken, "never opened: the hook never ran"
+
+
+def test_only_a_call_that_delivered_a_result_can_have_closed_its_record() -> None:
+    report = {"attempts": {"count": 0, "paths": [], "broken": True}}
+    assert verdict.with_record(SandboxResult("ok"), report, delivered=True).write_record_closed
+    assert not verdict.with_record(SandboxResult("timeout"), report, delivered=False).write_record_closed
+    whole = {"attempts": {"count": 0, "paths": [], "broken": False}}
+    assert not verdict.with_record(SandboxResult("ok"), whole, delivered=True).write_record_closed

@@ -144,10 +144,12 @@ def seccomp_filter(network: bool, allow_processes: bool, notify: bool = False) -
 
 
 def _lock_down(limits: dict[str, Any], workdir: str, strong: bool, denied: list[str], mapped: int,
-               refusals: socket.socket | None, attempts: tuple[int, list[str]] | None = None) -> None:
+               refusals: socket.socket | None,
+               attempts: tuple[int, list[str]] | None = None) -> Callable[[], None] | None:
+    """Apply the call's limits; returns the closing step of the strong mode's record of writes, if any."""
     _apply_rlimits(limits, strong, mapped)
     if not linux.is_linux():
-        return
+        return None
     if strong:
         linux.drop_capabilities()
     linux.no_new_privs()
@@ -173,12 +175,13 @@ def _lock_down(limits: dict[str, Any], workdir: str, strong: bool, denied: list[
     if strong and attempts is not None:  # the supervisor's record of writes outside /tmp (:mod:`.attempts`)
         from trace_bench.sandbox.attempts import install
 
-        install(attempts[0], attempts[1], shm=processes)
+        return install(attempts[0], attempts[1], shm=processes)
     if not strong:  # the audit hook is a diagnostic for the weak mode, never the boundary
         from trace_bench.sandbox.guard import install_policy
 
         install_policy(workdir, network=bool(limits["network"]), max_processes=int(limits["max_processes"]),
                        record=lambda what: denied.append(what) if len(denied) < 20 else None)
+    return None
 
 
 def _own_proc() -> None:
@@ -291,12 +294,13 @@ def run_child(request: dict[str, Any], result_fd: int, channels: list[int], work
     denied: list[str] = []
     mapped = _address_space()  # the warm interpreter's own mappings come on top of the memory limit
     reporter = os.getpid()  # only this process reports: a forked child that returns from the target does not
+    end_record: Callable[[], None] | None = None
     try:
         if request.get("sys_path"):
             sys.path[:] = [p for p in request["sys_path"] if isinstance(p, str)]
         func = resolve_target(str(request["target"]))
         limits = request["limits"]
-        _lock_down(limits, workdir, strong, denied, mapped, refusals, attempts)
+        end_record = _lock_down(limits, workdir, strong, denied, mapped, refusals, attempts)
         payload = request["payload"]
         if channels:
             payload = {**payload, "channels": list(channels)}
@@ -310,10 +314,8 @@ def run_child(request: dict[str, Any], result_fd: int, channels: list[int], work
             message["denial"] = denial
     if os.getpid() != reporter:  # a process the target forked, come back here: the call's first process reports
         os._exit(0)
-    if attempts is not None:
-        from trace_bench.sandbox.attempts import end
-
-        end()
+    if end_record is not None:  # before the result: a result whose record lacks its end was tampered with
+        end_record()
     message["denied_actions"] = denied[:20]
     message["stdout"] = writer.getvalue()
     try:

@@ -8,7 +8,7 @@ SysV IPC, any call the seccomp filter refuses) are counted from the sandbox's ow
 (``SandboxResult.refused``, kept by the call's supervisor), so a refusal the code catches and hides
 is counted too.  So are, in the strong mode, writes outside the call's writable directories
 (``SandboxResult.write_attempts``: each was on the supervisor's record before the kernel refused it,
-:mod:`.attempts`), and a record the code closed early.  In the weak mode, the audit hook's
+:mod:`.attempts`), and a result whose record the code closed or tampered with.  In the weak mode, the audit hook's
 ``denied_actions`` add what it refused.  The job process subscribes (:func:`listen`) and writes each one to its
 ``events.jsonl``; :func:`counts` gives this process's totals per kind for its record.  Nothing here
 changes what a call returns.
@@ -109,8 +109,8 @@ def _writes(target: str, result: Any, status: str, kind: str | None) -> list[Den
         found.append(Denial("file", target, status, True, f"writes outside the sandbox directory x{attempts}: "
                             f"{paths}"[:DETAIL_CHARS], count))
     if getattr(result, "write_record_closed", False):
-        found.append(Denial("file", target, status, True, "the code closed the sandbox's record of its writes: "
-                            "later attempts went unrecorded"))
+        found.append(Denial("file", target, status, True, "the code closed (or tampered with) the sandbox's "
+                            "record of its writes: later attempts went unrecorded"))
     return found
 
 

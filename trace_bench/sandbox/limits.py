@@ -92,7 +92,8 @@ class SandboxResult:
     ``write_attempts`` counts the call's attempts to write, create, rename or remove a path outside its
     writable directories, caught or not, as its supervisor heard of them before the kernel refused each
     (:mod:`.attempts`; the first few paths in ``write_attempt_paths``), and ``write_record_closed`` says
-    that the code closed that record early (later attempts went unheard).
+    that the call delivered a result whose record lacks the end its child writes before the result: the
+    code closed, shut or replaced the record (later attempts went unheard), or forged a line on it.
     """
 
     status: Status

@@ -186,7 +186,7 @@ def _collect(handle: server.ZygoteHandle, result_r: int, status_r: int, cancel: 
         for fd in buffers:
             os.close(fd)
     if early is not None:
-        return verdict.with_record(early, verdict.report_of(bytes(status)))
+        return verdict.with_record(early, verdict.report_of(bytes(status)), delivered=True)
     return verdict.interpret(bytes(status), read, limits)
 
 

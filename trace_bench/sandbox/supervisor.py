@@ -118,7 +118,6 @@ def _watch(pid: int, output_fd: int, cancel_fd: int, wall_s: float, strong: bool
                     ledger.feed(data)
                 else:
                     poller.unregister(fd)
-                    ledger.finished(child_running=ended_by is None and _running(pid))
             elif fd == output_fd:
                 data = os.read(output_fd, 1 << 16)
                 if data:

@@ -69,9 +69,11 @@ def report_of(status: bytes) -> dict[str, Any]:
     return report if isinstance(report, dict) else {}
 
 
-def with_record(result: SandboxResult, report: dict[str, Any]) -> SandboxResult:
+def with_record(result: SandboxResult, report: dict[str, Any], delivered: bool) -> SandboxResult:
     """``result`` with what the supervisor measured: refused system calls, writes outside the call's
-    directories (strong mode) and CPU time."""
+    directories (strong mode) and CPU time.  ``delivered``: the child wrote a result, which its own
+    code does only after ending its record of writes, so a broken record then means tampering (a call
+    ended without a result, by a limit or a crash, leaves its record unended by nature)."""
     refused = report.get("refused")
     if isinstance(refused, dict):
         result.refused = {str(name)[:60]: int(count) for name, count in refused.items()
@@ -83,7 +85,7 @@ def with_record(result: SandboxResult, report: dict[str, Any]) -> SandboxResult:
             result.write_attempts = count
         if isinstance(paths, list):
             result.write_attempt_paths = [_text(path, 300) for path in paths[:10]]
-        result.write_record_closed = attempts.get("closed") is True
+        result.write_record_closed = delivered and attempts.get("broken") is True
     cpu_s = report.get("cpu_s")
     if isinstance(cpu_s, (int, float)) and not isinstance(cpu_s, bool) and cpu_s >= 0:
         result.cpu_s = float(cpu_s)
@@ -93,7 +95,8 @@ def with_record(result: SandboxResult, report: dict[str, Any]) -> SandboxResult:
 def interpret(status: bytes, result: ResultBytes, limits: SandboxLimits) -> SandboxResult:
     """The call's result from the supervisor's report and, where it says the child ended well, its result."""
     report = report_of(status)
-    return with_record(_interpret(report, result, limits), report)
+    delivered = not result.empty
+    return with_record(_interpret(report, result, limits), report, delivered)
 
 
 def _interpret(report: dict[str, Any], result: ResultBytes, limits: SandboxLimits) -> SandboxResult:
