@@ -391,8 +391,6 @@ OVERSIZED = {
     "trace_bench/store/models/job.py": "job_meta.json and results.json with their columns (415 lines once "
                                        "spend.py and artifacts.py left it): to be split further",
     "trace_bench/ui/tabs/browse.py:build": "a Gradio tab's layout and its event wiring in one Blocks context",
-    "trace_bench/ui/tabs/inspector.py:build": "a Gradio tab's layout and its event wiring in one Blocks context",
-    "trace_bench/ui/tabs/launch.py:build": "a Gradio tab's layout and its event wiring in one Blocks context",
 }
 
 
