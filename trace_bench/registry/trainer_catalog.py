@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 from trace_bench.registry.rows import read_rows
 from trace_bench.registry.specs import missing_packages
@@ -21,6 +24,21 @@ from trace_bench.registry.specs import missing_packages
 ENTRY_POINT_GROUP = "trace_bench.trainers"
 #: what opto's own trainers optimize: any trainable node, through an opto optimizer
 OPTO_PARAMETERS = ("text", "code", "numeric")
+
+
+@dataclass(frozen=True)
+class ContractSettings:
+    """Short settings the trainer contract check runs a built-in trainer with (its ``contract`` in
+    catalog.json): knobs that keep each job to a few steps, and the task when the default one
+    (``trace_bench.testing``'s ``internal:numeric_param``) has no parameter kind the trainer
+    optimizes.  Every registered trainer runs the contract in the test suite with these, so a new
+    row is covered with no edit to the test; they bound its cost, not its result."""
+
+    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
+    task: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
 
 
 @dataclass(frozen=True)
@@ -42,6 +60,12 @@ class TrainerMetadata:
     budget_knob: str | None = None
     budget_bounds: tuple[str, ...] = ()
     budget_stop: str = ""
+    #: what the contract test runs it with (a ``{"params": ..., "task": ...}`` object in the file)
+    contract: ContractSettings = field(default_factory=ContractSettings)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.contract, Mapping):  # as read from the file
+            object.__setattr__(self, "contract", ContractSettings(**self.contract))
 
     @property
     def module(self) -> str:

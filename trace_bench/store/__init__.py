@@ -11,11 +11,11 @@ from trace_bench._util.lazy import exports
 
 _EXPORTS = {
     "RunStore": "trace_bench.store.run_store",
-    "RunLock": "trace_bench.store.run_store",
-    "RunLocked": "trace_bench.store.run_store",
+    "RunLock": "trace_bench.store.run_guard",
+    "RunLocked": "trace_bench.store.run_guard",
     "RunNotFound": "trace_bench.store.run_store",
     "JobStore": "trace_bench.store.job_store",
-    "HeartbeatThread": "trace_bench.store.job_store",
+    "HeartbeatThread": "trace_bench.store.heartbeat",
     "Status": "trace_bench.store.status",
     "SUCCESSFUL": "trace_bench.store.status",
     "COMPLETE": "trace_bench.store.status",

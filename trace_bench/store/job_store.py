@@ -6,27 +6,29 @@ Who writes what (one writer per file, so no file needs a lock):
 * the driver: ``job_meta.json`` before each attempt, ``attempts.json`` (the budget ledger),
   ``results.json`` when the job ended, and the files a remote job sent back;
 * the job process (:meth:`open_events`, :meth:`open_curve`, :meth:`open_state_history`,
-  :meth:`open_spend_journal`, :meth:`open_transcript`, :meth:`write_state`, :class:`HeartbeatThread`, and ``stdout.log``
-  through its file descriptors): everything else, appended or replaced as it goes, so a killed
-  job leaves its curve, events, best state and LLM spend behind.
+  :meth:`open_spend_journal`, :meth:`open_transcript`, :meth:`write_state`,
+  :class:`~trace_bench.store.heartbeat.HeartbeatThread`, and ``stdout.log`` through its file
+  descriptors): everything else, appended or replaced as it goes, so a killed job leaves its
+  curve, events, best state and LLM spend behind.
+
+This class is the directory's one entrance; the formats of its larger file kinds live beside it,
+one module each: the curve (``store.curve_file``), the state files (``store.state_files``), the
+spend journal (``store.spend``), the transcript (``store.transcript``), the heartbeat thread
+(``store.heartbeat``).
 """
 
 from __future__ import annotations
 
-import csv
 import functools
 import os
 import shutil
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import yaml
-
-from trace_bench.store import jsonio
-from trace_bench.store.atomic import write_bytes, write_json, write_text
+from trace_bench.store import curve_file, state_files
+from trace_bench.store.atomic import write_bytes, write_json
+from trace_bench.store.curve_file import CurveWriter
 from trace_bench.store.events import (
     EventLog,
     LineLog,
@@ -37,8 +39,6 @@ from trace_bench.store.events import (
     utc_now,
 )
 from trace_bench.store.models import (
-    CURVE_COLUMNS,
-    OBJECTIVE_PREFIX,
     Attempts,
     CurveRow,
     Event,
@@ -64,11 +64,9 @@ from trace_bench.store.transcript import (
     transcript_steps,
 )
 
-STATE_KINDS = ("initial", "best", "final")
-
-
 META_FILE = "job_meta.json"
 RESULTS_FILE = "results.json"
+
 
 class JobStore:
     """A job directory; cheap to create (no I/O until a method is called)."""
@@ -256,45 +254,12 @@ class JobStore:
         """Add a row to the curve of a job that no longer runs (the driver closing a killed job's
         curve at its total spend), in the file's column order; a row torn by the kill stays a
         torn line of its own (readers drop it)."""
-        header, _ = self._curve_table()
-        if not header:
-            return
-        values = jsonio.finite(row.model_dump())
-        objectives = values.get("objectives") or {}
-        cells = [objectives.get(name[len(OBJECTIVE_PREFIX):]) if name.startswith(OBJECTIVE_PREFIX) else values.get(name)
-                 for name in header]
-        with open(self.curve_path, "rb") as handle:
-            torn = False
-            if handle.seek(0, os.SEEK_END) > 0:
-                handle.seek(-1, os.SEEK_END)
-                torn = handle.read(1) != b"\n"
-        with open(self.curve_path, "a", encoding="utf-8", newline="") as handle:
-            if torn:
-                handle.write("\n")
-            csv.writer(handle, lineterminator="\n").writerow(["" if value is None else value for value in cells])
+        curve_file.append_curve_row(self.curve_path, row)
 
     def read_curve(self) -> list[CurveRow]:
         """Curve points (objective columns included); a torn last row and cells that are not
         numbers are dropped/blank."""
-        header, rows = self._curve_table()
-        points = []
-        for row in rows:
-            data: dict[str, Any] = {}
-            objectives: dict[str, float] = {}
-            for name, cell in zip(header, row, strict=True):
-                if cell in ("", "nan"):
-                    continue
-                if name.startswith(OBJECTIVE_PREFIX):
-                    value = _number(cell)
-                    if value is not None:
-                        objectives[name[len(OBJECTIVE_PREFIX):]] = value
-                elif name in CURVE_COLUMNS:
-                    data[name] = cell
-            try:
-                points.append(CurveRow.model_validate({**data, "objectives": objectives}))
-            except ValueError:
-                continue
-        return points
+        return curve_file.read_curve(self.curve_path)
 
     def read_stdout_tail(self, lines: int = 40) -> str:
         """The last ``lines`` lines of ``stdout.log`` (empty when there is none)."""
@@ -311,28 +276,7 @@ class JobStore:
         """(the file's header, rows as strings in ``CURVE_COLUMNS`` order, objective columns left
         out); a row with the wrong number of cells (torn by a kill) is dropped.  Fast path for bulk
         readers (analysis)."""
-        header, body = self._curve_table()
-        if header and header != list(CURVE_COLUMNS):
-            order = [header.index(c) if c in header else None for c in CURVE_COLUMNS]
-            body = [[row[i] if i is not None else "" for i in order] for row in body]
-        return header, body
-
-    def _curve_table(self) -> tuple[list[str], list[list[str]]]:
-        """The file's header and its whole rows, as written."""
-        try:
-            with open(self.curve_path, encoding="utf-8", newline="") as handle:
-                rows = list(csv.reader(handle))
-        except FileNotFoundError:
-            return [], []
-        except (OSError, UnicodeDecodeError, csv.Error) as exc:
-            raise StoreError(f"{self.curve_path}: cannot be read ({exc})") from None
-        if not rows:
-            return [], []
-        header, body = rows[0], [row for row in rows[1:] if len(row) == len(rows[0])]
-        lacking = [c for c in ("step", "best_score") if c not in header]
-        if lacking:
-            raise StoreError(f"{self.curve_path}: header lacks column(s) {', '.join(lacking)}")
-        return header, body
+        return curve_file.curve_cells(self.curve_path)
 
     def open_spend_journal(self, *, durable: bool) -> SpendJournal:
         """The budget journal of this attempt (``durable``: fsync'd per line, for real mode)."""
@@ -364,27 +308,10 @@ class JobStore:
     def write_state(self, kind: str, state: StateFile) -> None:
         """``<kind>_state.yaml`` and the same record as ``<kind>_state.json`` (each replaced
         atomically; not fsync'd: they are rewritten as the job goes; the YAML file is the one read)."""
-        data = jsonio.finite(state.model_dump(mode="json"))
-        version = data.pop("schema_version")
-        if data.get("step") is None:
-            data.pop("step", None)
-        data["schema_version"] = version
-        write_text(self.state_path(kind), yaml.dump(data, Dumper=_YAML_DUMPER, sort_keys=False, allow_unicode=True),
-                   durable=False)
-        write_json(self.state_json_path(kind), data, durable=False)
+        state_files.write_state(self.state_path(kind), self.state_json_path(kind), state)
 
     def read_state(self, kind: str) -> StateFile | None:
-        try:
-            text = self.state_path(kind).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise StoreError(f"{self.state_path(kind)}: cannot be read ({exc})") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise StoreError(f"{self.state_path(kind)}: not valid YAML ({str(exc).splitlines()[0]})") from None
-        return StateFile.load(data, source=self.state_path(kind))
+        return state_files.read_state(self.state_path(kind))
 
     def open_stdout(self) -> int:
         """A file descriptor appending to ``stdout.log``; the job process makes it its fds 1 and 2
@@ -401,71 +328,4 @@ class JobStore:
             return read_record(self.heartbeat_path, Heartbeat)
         except StoreError:
             return None
-
-
-def _number(cell: str) -> float | None:
-    try:
-        return float(cell)
-    except ValueError:
-        return None
-
-
-# libyaml's emitter writes the same text as the pure-Python one, five times faster
-_YAML_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-class CurveWriter:
-    """``artifacts/curve.csv``, one row per step, flushed per row (non-finite numbers left empty):
-    the fixed ``CURVE_COLUMNS``, then ``obj_<metric>`` per objective named up front (a row's
-    ``objectives`` outside those names are not written: the header is fixed once written)."""
-
-    def __init__(self, path: Path, objectives: list[str] | None = None) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - open for the job's life
-        self._writer = csv.writer(self._handle, lineterminator="\n")
-        self._objectives = list(objectives or [])
-        self._writer.writerow([*CURVE_COLUMNS, *(OBJECTIVE_PREFIX + name for name in self._objectives)])
-        self._handle.flush()
-
-    @property
-    def closed(self) -> bool:
-        return self._handle.closed
-
-    def row(self, row: CurveRow) -> None:
-        values = jsonio.finite(row.model_dump())
-        objectives = values.get("objectives") or {}
-        cells = [values.get(c) for c in CURVE_COLUMNS] + [objectives.get(name) for name in self._objectives]
-        self._writer.writerow(["" if value is None else value for value in cells])
-        self._handle.flush()
-
-    def close(self) -> None:
-        self._handle.close()
-
-
-class HeartbeatThread:
-    """Rewrites ``heartbeat.json`` (pid, time) every few seconds while the job runs, so a driver or
-    a person can tell a live job from a lost one, and find its process."""
-
-    def __init__(self, job: JobStore, interval_s: float = 2.0) -> None:
-        self.job = job
-        self.interval_s = interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="heartbeat", daemon=True)
-
-    def _beat(self) -> None:
-        try:
-            self.job.write_heartbeat()
-        except OSError:
-            pass
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self._beat()
-
-    def start(self) -> None:
-        self._beat()
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
 

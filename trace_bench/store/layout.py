@@ -37,3 +37,22 @@ def find_run(reference: str | Path, runs_dir: str | Path) -> Path | None:
 def snapshot_file(run_dir: str | Path) -> Path:
     """The config snapshot of the run at ``run_dir``."""
     return Path(run_dir) / META_DIR / SNAPSHOT_FILE
+
+
+def find_runs(runs_dir: str | Path, depth: int = 1) -> list[Path]:
+    """The run directories of ``runs_dir`` (or ``runs_dir`` itself when it is a run), sorted; with
+    ``depth`` > 1 also those in subdirectories down to that depth, never inside a run."""
+    root = Path(runs_dir)
+    if not root.is_dir():
+        return []
+    if is_run(root):
+        return [root]
+    found: list[Path] = []
+    for child in sorted(root.iterdir()):
+        if not child.is_dir() or child.name.startswith("."):
+            continue
+        if is_run(child):
+            found.append(child)
+        elif depth > 1:
+            found.extend(find_runs(child, depth - 1))
+    return found

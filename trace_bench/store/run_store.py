@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from trace_bench.store import layout
-from trace_bench.store.atomic import write_json, write_text, write_text_chunks
+from trace_bench.store import layout, manifest_file, run_guard
+from trace_bench.store.atomic import write_json, write_text
 from trace_bench.store.columns import Column, typed, typed_rows
 from trace_bench.store.events import (
     EventLog,
@@ -28,7 +28,6 @@ from trace_bench.store.events import (
 )
 from trace_bench.store.files_index import write_files_index
 from trace_bench.store.job_store import JobStore
-from trace_bench.store.jsonio import listing_chunks, loads
 from trace_bench.store.models import (
     RUN_EVENTS,
     EnvInfo,
@@ -43,45 +42,14 @@ from trace_bench.store.models import (
 )
 from trace_bench.store.reading import read_csv, read_record, read_yaml
 from trace_bench.store.results_index import INDEX_FILE, ResultsIndex
+from trace_bench.store.run_guard import RunLock as RunLock
+from trace_bench.store.run_guard import RunLocked as RunLocked
+from trace_bench.store.run_guard import RunVanished as RunVanished
 from trace_bench.store.tables import LEADERBOARD_TYPES, ResultTables
 
 
 class RunNotFound(StoreError):
     """A path or id that is not a run directory."""
-
-
-class RunLocked(StoreError):
-    """Another process is executing the run."""
-
-
-class RunVanished(StoreError):
-    """The run directory was deleted or replaced under a running driver: nothing more is written
-    (the driver would recreate part of it), its jobs are stopped, the run ends with an error."""
-
-
-class RunLock:
-    """An exclusive ``flock`` on ``<run>/.lock``, held until :meth:`release` or the process dies
-    (the kernel releases it then, so a killed driver's run can be resumed at once)."""
-
-    def __init__(self, path: Path) -> None:
-        import fcntl
-
-        self.path = path
-        self._handle = open(path, "a+")  # noqa: SIM115 - held until released
-        try:
-            fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self._handle.close()
-            raise RunLocked(f"run {path.parent.name} is being executed by another trace-bench process") from None
-
-    def release(self) -> None:
-        self._handle.close()
-
-    def __enter__(self) -> RunLock:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
 
 
 class RunStore:
@@ -122,6 +90,11 @@ class RunStore:
       newer ones with a message (``NewerSchemaError``), see ``trace_bench.store.models``.
     * *Masked.*  Every record, log line and ``stdout.log`` passes through ``mask_secrets``.
 
+    This class is the run directory's one entrance; the formats of its larger file kinds live
+    beside it, one module each: the manifest (``store.manifest_file``), the lock and the
+    directory's identity (``store.run_guard``), the tables (``store.tables``), the results
+    index (``store.results_index``), the files index (``store.files_index``).
+
     Missing files read as ``None``; files that cannot be read raise :class:`StoreError` with the
     file's path and the problem.
     """
@@ -159,20 +132,7 @@ class RunStore:
         """The runs of a runs directory (or the directory itself when it is a run); with
         ``depth`` > 1 also runs in subdirectories down to that depth (a run's own directories are
         not searched), as in a tree of runs by date or project."""
-        root = Path(runs_dir)
-        if not root.is_dir():
-            return []
-        if cls.is_run(root):
-            return [cls(root)]
-        found: list[RunStore] = []
-        for child in sorted(root.iterdir()):
-            if not child.is_dir() or child.name.startswith("."):
-                continue
-            if cls.is_run(child):
-                found.append(cls(child))
-            elif depth > 1:
-                found.extend(cls.find(child, depth - 1))
-        return found
+        return [cls(path) for path in layout.find_runs(runs_dir, depth)]
 
     def exists(self) -> bool:
         return self.root.is_dir()
@@ -187,21 +147,12 @@ class RunStore:
 
     def identity(self) -> tuple[int, int]:
         """(device, inode) of the run directory, to tell it from a replacement at the same path."""
-        info = os.stat(self.root)
-        return info.st_dev, info.st_ino
+        return run_guard.directory_identity(self.root)
 
     def check_identity(self, identity: tuple[int, int]) -> None:
         """:class:`RunVanished` when the directory at this path is gone, or is not the one that
         had ``identity`` (deleted and made again, moved away and replaced)."""
-        gone = f"the run directory {self.root} was deleted or replaced while the run was going"
-        try:
-            now = self.identity()
-        except FileNotFoundError:
-            raise RunVanished(gone) from None
-        except OSError as exc:
-            raise RunVanished(f"{gone} ({exc})") from None
-        if now != identity:  # a job process that was still writing may have made the path again
-            raise RunVanished(gone)
+        run_guard.check_identity(self.root, identity)
 
     def lock(self) -> RunLock:
         """Hold the run for this process (:class:`RunLocked` when another process holds it)."""
@@ -298,88 +249,27 @@ class RunStore:
     def write_manifest_stream(self, head: Manifest, entries: Iterable[dict[str, Any]]) -> None:
         """The manifest ``head`` with ``entries`` (JSON-ready job entries) as its jobs, one per line,
         written as they come (a 100,000-job manifest is never one string in memory)."""
-        write_text_chunks(self.manifest_path, listing_chunks(head.record(), "jobs", entries))
+        manifest_file.write_manifest_stream(self.manifest_path, head, entries)
 
     def read_manifest(self) -> Manifest | None:
-        return read_record(self.manifest_path, Manifest)
+        return manifest_file.read_manifest(self.manifest_path)
 
     def read_manifest_head(self) -> Manifest | None:
         """The manifest without its job entries (``jobs`` empty): what admission and the task root
         need, read from the first line of the one-entry-per-line layout (the whole file otherwise)."""
-        marker = ', "jobs": ['
-        try:
-            with open(self.manifest_path, encoding="utf-8") as handle:
-                first = handle.readline().rstrip("\n")
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise StoreError(f"{self.manifest_path}: cannot read it ({exc})") from exc
-        if first.endswith(marker):
-            try:
-                return Manifest.load({**loads(first[: -len(marker)] + "}"), "jobs": []}, source=self.manifest_path)
-            except (ValueError, StoreError):
-                pass
-        manifest = self.read_manifest()
-        return None if manifest is None else manifest.model_copy(update={"jobs": []})
+        return manifest_file.read_manifest_head(self.manifest_path)
 
     def manifest_entries(self) -> Iterator[ManifestJob]:
         """The manifest's job entries one at a time, each upgraded and validated as it is read (a
         manifest in the one-entry-per-line layout is never whole in memory); none without a manifest.
         :class:`StoreError` for an entry that cannot be read."""
-        marker = ', "jobs": ['
-        try:
-            handle = open(self.manifest_path, encoding="utf-8")  # noqa: SIM115 - closed below
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise StoreError(f"{self.manifest_path}: cannot read it ({exc})") from exc
-        with handle:
-            first = handle.readline().rstrip("\n")
-            head: dict[str, Any] | None = None
-            if first.endswith(marker):
-                try:
-                    head = loads(first[: -len(marker)] + "}")
-                except ValueError:
-                    head = None
-            if isinstance(head, dict):
-                version = head.get("schema_version") or 1
-                for line in handle:
-                    if not line.startswith("{"):
-                        continue
-                    try:
-                        entry = loads(line.rstrip().rstrip(","))
-                        data = {**head, "jobs": [entry]} if version == Manifest.SCHEMA_VERSION else \
-                            Manifest.upgrade({**head, "jobs": [entry]})
-                        yield ManifestJob.model_validate(data["jobs"][0])
-                    except (ValueError, KeyError, TypeError) as exc:
-                        raise StoreError(f"{self.manifest_path}: a job entry cannot be read ({exc})") from None
-                return
-        manifest = self.read_manifest()  # an older, indented layout: read whole
-        yield from manifest.jobs if manifest is not None else ()
+        return manifest_file.manifest_entries(self.manifest_path)
 
     def read_manifest_listing(self) -> tuple[Manifest, list[str]] | None:
         """(the manifest's head, as :meth:`read_manifest_head`; its job ids, in order), in one
         pass over the file and without building its entries: what opening a run needs of it.
         ``None`` when there is none; :class:`StoreError` when it cannot be read."""
-        marker = ', "jobs": ['
-        try:
-            handle = open(self.manifest_path, encoding="utf-8")  # noqa: SIM115 - closed below
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise StoreError(f"{self.manifest_path}: cannot read it ({exc})") from exc
-        with handle:
-            first = handle.readline().rstrip("\n")
-            if first.endswith(marker):
-                try:
-                    head = Manifest.load({**loads(first[: -len(marker)] + "}"), "jobs": []}, source=self.manifest_path)
-                    return head, [_entry_id(line) for line in handle if line.startswith("{")]
-                except (ValueError, KeyError, TypeError, StoreError):
-                    pass  # not the streamed layout after all: read it whole
-        manifest = self.read_manifest()
-        if manifest is None:
-            return None
-        return manifest.model_copy(update={"jobs": []}), [job.job_id for job in manifest.jobs]
+        return manifest_file.read_manifest_listing(self.manifest_path)
 
     def write_environment(self, env: EnvInfo, git: GitInfo) -> None:
         write_json(self.env_path, env.record())
@@ -491,14 +381,4 @@ class RunStore:
         target = Path(out) if out is not None else self.report_path
         write_text(target, html)
         return target
-
-
-def _entry_id(line: str) -> str:
-    """The job id of one manifest entry line; entries start with it, so most need no parsing."""
-    prefix = '{"job_id": "'
-    if line.startswith(prefix):
-        end = line.find('"', len(prefix))
-        if end > 0 and "\\" not in line[len(prefix):end]:
-            return line[len(prefix):end]
-    return str(loads(line.rstrip().rstrip(","))["job_id"])
 

@@ -22,7 +22,8 @@ from trace_bench.runner.job.recorder import JobRecorder
 from trace_bench.runner.job.setup import JobSetup, announce_job, set_up_job
 from trace_bench.runner.job.training import fill_usage, finalise, train
 from trace_bench.store.events import utc_now
-from trace_bench.store.job_store import HeartbeatThread, JobStore
+from trace_bench.store.heartbeat import HeartbeatThread
+from trace_bench.store.job_store import JobStore
 from trace_bench.store.live_result import LiveResult
 from trace_bench.store.models import JobFinished, JobResult, JobSpec, JobStarted, Spend
 from trace_bench.store.status import Status

@@ -20,8 +20,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from trace_bench.store.curve_file import CurveWriter
 from trace_bench.store.events import EventLog, LineLog
-from trace_bench.store.job_store import CurveWriter, JobStore
+from trace_bench.store.job_store import JobStore
 from trace_bench.store.models import CurveRow, Spend, StateFile, StateHistoryLine, StateSnapshot, Step
 from trace_bench.trainers.objectives import ObjectiveConfig, front_order, objective_names, pareto_front
 

@@ -10,6 +10,7 @@ The step and the two states picked stay picked while the job grows.
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from trace_bench.store.run_store import RunStore
@@ -90,42 +91,68 @@ def inspection(run_dir: Path, job_id: str, step: str | None, before: str | None,
 
 
 def build(ctx: UIContext) -> dict[str, Any]:
+    """The tab: its layout (:func:`_layout`), then its events wired to the handlers of
+    :func:`_handlers`."""
+    ui = _layout(ctx)
+    view = [ui.header, ui.meta, ui.results, ui.curve, ui.events, ui.stdout]
+    inspect = [ui.step, ui.conversation, ui.before, ui.after, ui.diff]
+    outputs = [*view, *inspect, ui.stamp]
+    on = _handlers(ctx, len(outputs))
+    ui.run.change(on.run, ui.run, [ui.job, ui.stamp])
+    ui.job.change(on.job, [ui.run, ui.job, ui.axis], outputs)
+    ui.axis.input(on.view, [ui.run, ui.job, ui.axis, ui.step, ui.before, ui.after], outputs)
+    ui.step.input(on.step, [ui.run, ui.job, ui.step], ui.conversation)
+    ui.before.input(on.diff, [ui.run, ui.job, ui.before, ui.after], ui.diff)
+    ui.after.input(on.diff, [ui.run, ui.job, ui.before, ui.after], ui.diff)
+    ui.timer.tick(on.tick, [ui.run, ui.job, ui.axis, ui.follow, ui.stamp, ui.step, ui.before, ui.after], outputs,
+                  show_progress="hidden")
+    ui.refresh.click(on.refresh, [ui.run, ui.job], [ui.run, ui.job])
+    return {"run": ui.run, "job": ui.job, "refresh": on.refresh}
+
+
+def _layout(ctx: UIContext) -> SimpleNamespace:
+    """The tab's components, placed; no event is wired here."""
     import gradio as gr
 
+    ui = SimpleNamespace()
     # the run and the job each get a whole row: their labels (run id, date, counts; job id, task,
     # trainer and params) were cut off when they shared one
     with gr.Row():
-        run = gr.Dropdown(ctx.run_choices(), value=None, label="Run (the newest is picked on load)", scale=6,
-                          elem_id="tb-inspect-run")
-        follow = gr.Checkbox(True, label="Follow live", scale=1, min_width=120, elem_id="tb-follow")
-        refresh = gr.Button("Refresh", scale=1, min_width=120, elem_id="tb-inspect-refresh")
+        ui.run = gr.Dropdown(ctx.run_choices(), value=None, label="Run (the newest is picked on load)", scale=6,
+                             elem_id="tb-inspect-run")
+        ui.follow = gr.Checkbox(True, label="Follow live", scale=1, min_width=120, elem_id="tb-follow")
+        ui.refresh = gr.Button("Refresh", scale=1, min_width=120, elem_id="tb-inspect-refresh")
     # a timer tick may still carry the previous run's job while the run changes: not an error
-    job = gr.Dropdown([], value=None, label="Job", elem_id="tb-inspect-job", allow_custom_value=True)
-    header = gr.Markdown("Pick a run and a job.", elem_id="tb-job-header")
-    axis = gr.Radio([(v, k) for k, v in AXES.items()], value="step", label="x axis", elem_id="tb-job-axis")
-    curve = gr.HTML(line_chart(None, title="score and best score", x_label="step", y_label="score"),
-                    elem_id="tb-job-curve")
+    ui.job = gr.Dropdown([], value=None, label="Job", elem_id="tb-inspect-job", allow_custom_value=True)
+    ui.header = gr.Markdown("Pick a run and a job.", elem_id="tb-job-header")
+    ui.axis = gr.Radio([(v, k) for k, v in AXES.items()], value="step", label="x axis", elem_id="tb-job-axis")
+    ui.curve = gr.HTML(line_chart(None, title="score and best score", x_label="step", y_label="score"),
+                       elem_id="tb-job-curve")
     with gr.Row():
-        events = gr.Code("", language="json", interactive=False, lines=12, max_lines=20,
-                         label="events.jsonl (tail)", elem_id="tb-job-events")
-        stdout = gr.Code("", language="shell", interactive=False, lines=12, max_lines=20,
-                         label="stdout.log (tail)", elem_id="tb-job-stdout")
+        ui.events = gr.Code("", language="json", interactive=False, lines=12, max_lines=20,
+                            label="events.jsonl (tail)", elem_id="tb-job-events")
+        ui.stdout = gr.Code("", language="shell", interactive=False, lines=12, max_lines=20,
+                            label="stdout.log (tail)", elem_id="tb-job-stdout")
     gr.Markdown("#### LLM transcript: a step's calls beside the state they led to")
-    step = gr.Dropdown([], value=None, label="Step", elem_id="tb-transcript-step")
-    conversation = gr.HTML("", elem_id="tb-transcript")
+    ui.step = gr.Dropdown([], value=None, label="Step", elem_id="tb-transcript-step")
+    ui.conversation = gr.HTML("", elem_id="tb-transcript")
     gr.Markdown("#### What changed between two states")
     with gr.Row():
-        before = gr.Dropdown([], value=None, label="From state", elem_id="tb-diff-from")
-        after = gr.Dropdown([], value=None, label="To state", elem_id="tb-diff-to")
-    diff = gr.HTML("", elem_id="tb-state-diff")
+        ui.before = gr.Dropdown([], value=None, label="From state", elem_id="tb-diff-from")
+        ui.after = gr.Dropdown([], value=None, label="To state", elem_id="tb-diff-to")
+    ui.diff = gr.HTML("", elem_id="tb-state-diff")
     with gr.Row():
-        meta = gr.Code("", language="json", interactive=False, max_lines=20, label="job_meta.json")
-        results = gr.Code("", language="json", interactive=False, max_lines=20, label="results.json")
-    stamp = gr.State(None)
-    timer = gr.Timer(TICK_S)
-    view = [header, meta, results, curve, events, stdout]
-    inspect = [step, conversation, before, after, diff]
-    outputs = [*view, *inspect, stamp]
+        ui.meta = gr.Code("", language="json", interactive=False, max_lines=20, label="job_meta.json")
+        ui.results = gr.Code("", language="json", interactive=False, max_lines=20, label="results.json")
+    ui.stamp = gr.State(None)
+    ui.timer = gr.Timer(TICK_S)
+    return ui
+
+
+def _handlers(ctx: UIContext, n_outputs: int) -> SimpleNamespace:
+    """The tab's event handlers; ``n_outputs``: the components a whole view fills (header, files,
+    curve, transcript and diff pickers, the files' stamp)."""
+    import gradio as gr
 
     def blank(message: str) -> tuple[Any, ...]:
         return (message, "", "", line_chart(None, title="score", x_label="step", y_label="score"), "", "",
@@ -141,7 +168,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
         running = [e["job_id"] for e in entries if e["status"] == "running"]
         return gr.update(choices=choices, value=running[0] if running else choices[0][1]), None
 
-    @guarded(len(outputs), 0)
+    @guarded(n_outputs, 0)
     def on_view(run_dir: str | None, job_id: str | None, axis_value: str, step_value: str | None = None,
                 before_value: str | None = None, after_value: str | None = None) -> tuple[Any, ...]:
         if not run_dir or not job_id:
@@ -153,14 +180,14 @@ def build(ctx: UIContext) -> dict[str, Any]:
     def on_job(run_dir: str | None, job_id: str | None, axis_value: str) -> Any:
         return on_view(run_dir, job_id, axis_value)  # another job: its latest step, initial → best
 
-    @guarded(len(outputs), None)
+    @guarded(n_outputs, None)
     def on_tick(run_dir: str | None, job_id: str | None, axis_value: str, live: bool, last: Any,
                 step_value: str | None, before_value: str | None, after_value: str | None) -> tuple[Any, ...]:
         if not live or not run_dir or not job_id or not RunStore(run_dir).job(job_id).exists():
-            return tuple(gr.skip() for _ in outputs)
+            return tuple(gr.skip() for _ in range(n_outputs))
         current = file_stamp(*job_files(Path(run_dir), job_id).values())
         if last is not None and tuple(map(tuple, last)) == current:
-            return tuple(gr.skip() for _ in outputs)
+            return tuple(gr.skip() for _ in range(n_outputs))
         return (*job_view(Path(run_dir), job_id, axis_value),
                 *inspection(Path(run_dir), job_id, step_value, before_value, after_value), current)
 
@@ -179,13 +206,5 @@ def build(ctx: UIContext) -> dict[str, Any]:
             return gr.update(choices=fresh, value=picked), gr.skip()
         return gr.update(choices=fresh, value=run_dir), gr.update(choices=job_choices(run_dir), value=job_id)
 
-    run.change(on_run, run, [job, stamp])
-    job.change(on_job, [run, job, axis], outputs)
-    axis.input(on_view, [run, job, axis, step, before, after], outputs)
-    step.input(on_step, [run, job, step], conversation)
-    before.input(on_diff, [run, job, before, after], diff)
-    after.input(on_diff, [run, job, before, after], diff)
-    timer.tick(on_tick, [run, job, axis, follow, stamp, step, before, after], outputs, show_progress="hidden")
-    refresh.click(on_refresh, [run, job], [run, job])
-    return {"run": run, "job": job, "refresh": on_refresh}
-
+    return SimpleNamespace(run=on_run, view=on_view, job=on_job, tick=on_tick, step=on_step, diff=on_diff,
+                           refresh=on_refresh)

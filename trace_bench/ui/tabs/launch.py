@@ -7,7 +7,9 @@ to clear it; the key travels only to the child process's environment.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from trace_bench.store.run_store import RunStore
@@ -71,49 +73,87 @@ def finished_board(run_dir: str | None, state: str) -> Any:
 
 
 def build(ctx: UIContext) -> dict[str, Any]:
+    """The tab: its layout (:func:`_layout`), then its events wired to the handlers that start,
+    resume and stop runs (:func:`_launching`) and follow the shown one (:func:`_following`)."""
     import gradio as gr
 
+    ui = _layout(ctx)
+    on_start, on_resume, on_stop = _launching(ctx)
+    on_tick = _following(ctx)
+
+    def load_config(name: str | None) -> tuple[str, int]:
+        text = ctx.config_text(name)
+        return text, config_workers(text)
+
+    def on_refresh(run_dir: str | None) -> Any:
+        return gr.update(choices=ctx.run_choices(), value=run_dir)
+
+    def on_rescan(name: str | None) -> Any:
+        names = ctx.config_names()
+        return gr.update(choices=names, value=name if name in names else None)
+
+    ui.config_name.change(load_config, ui.config_name, [ui.editor, ui.workers])
+    ui.start.click(on_start, [ui.editor, ui.mode, ui.workers, ui.timeout, ui.api_key, ui.state],
+                   [ui.message, ui.api_key, ui.state, ui.progress])
+    ui.resume.click(on_resume, [ui.run, ui.workers, ui.timeout, ui.api_key, ui.state],
+                    [ui.message, ui.api_key, ui.state, ui.progress])
+    ui.stop.click(on_stop, [ui.run, ui.state], [ui.message])
+    ui.timer.tick(on_tick, [ui.state, ui.run], [ui.progress, ui.log, ui.run, ui.state, ui.message, ui.stop, ui.board],
+                  show_progress="hidden")
+    ui.refresh.click(on_refresh, ui.run, ui.run)
+    ui.rescan.click(on_rescan, ui.config_name, ui.config_name)
+    return {"run": ui.run, "refresh": on_refresh, "config": ui.config_name, "rescan": on_rescan}
+
+
+def _layout(ctx: UIContext) -> SimpleNamespace:
+    """The tab's components, placed; no event is wired here."""
+    import gradio as gr
+
+    ui = SimpleNamespace()
     names = ctx.config_names()
     default = "smoke.yaml" if "smoke.yaml" in names else (names[0] if names else None)
     with gr.Row():
         with gr.Column(scale=3):
             with gr.Row():
-                config_name = gr.Dropdown(names, value=default, label="Config (from configs/)", scale=5,
-                                          elem_id="tb-config")
-                rescan = gr.Button("Rescan configs/", scale=1, elem_id="tb-config-rescan")
-            editor = gr.Code(ctx.config_text(default), language="yaml", interactive=True, lines=14, max_lines=30,
-                             label="Config YAML (edit freely; Start uses this text)", elem_id="tb-editor")
+                ui.config_name = gr.Dropdown(names, value=default, label="Config (from configs/)", scale=5,
+                                             elem_id="tb-config")
+                ui.rescan = gr.Button("Rescan configs/", scale=1, elem_id="tb-config-rescan")
+            ui.editor = gr.Code(ctx.config_text(default), language="yaml", interactive=True, lines=14, max_lines=30,
+                                label="Config YAML (edit freely; Start uses this text)", elem_id="tb-editor")
         with gr.Column(scale=2):
-            mode = gr.Radio(MODES, value="config", label="Mode (config = keep the config's mode)", elem_id="tb-mode")
+            ui.mode = gr.Radio(MODES, value="config", label="Mode (config = keep the config's mode)",
+                               elem_id="tb-mode")
             with gr.Row():
-                workers = gr.Number(config_workers(ctx.config_text(default)), precision=0, minimum=1,
-                                    label="max_workers (the config's; change to override)", elem_id="tb-workers")
-                timeout = gr.Number(0, minimum=0, label="job_timeout s (0 = config)", elem_id="tb-timeout")
-            api_key = gr.Textbox("", type="password", label="API key (optional, real mode)",
-                                 info="Sent only to the run process, as the variable named by llm.api_key_env "
-                                      "(default OPENAI_API_KEY). Never stored or shown.",
-                                 placeholder="leave empty to use the server's environment",
-                                 elem_id="tb-api-key")
+                ui.workers = gr.Number(config_workers(ctx.config_text(default)), precision=0, minimum=1,
+                                       label="max_workers (the config's; change to override)", elem_id="tb-workers")
+                ui.timeout = gr.Number(0, minimum=0, label="job_timeout s (0 = config)", elem_id="tb-timeout")
+            ui.api_key = gr.Textbox("", type="password", label="API key (optional, real mode)",
+                                    info="Sent only to the run process, as the variable named by llm.api_key_env "
+                                         "(default OPENAI_API_KEY). Never stored or shown.",
+                                    placeholder="leave empty to use the server's environment",
+                                    elem_id="tb-api-key")
             with gr.Row():
-                start = gr.Button("Start", variant="primary", elem_id="tb-start")
-                stop = gr.Button("Stop", variant="stop", interactive=False, elem_id="tb-stop")
-                resume = gr.Button("Resume", elem_id="tb-resume")
-            message = gr.Markdown("", elem_id="tb-launch-message")
+                ui.start = gr.Button("Start", variant="primary", elem_id="tb-start")
+                ui.stop = gr.Button("Stop", variant="stop", interactive=False, elem_id="tb-stop")
+                ui.resume = gr.Button("Resume", elem_id="tb-resume")
+            ui.message = gr.Markdown("", elem_id="tb-launch-message")
     with gr.Row():
-        run = gr.Dropdown(ctx.run_choices(), value=None, label="Run shown below (Stop/Resume act on it)",
-                          elem_id="tb-follow-run", scale=5)
-        refresh = gr.Button("Refresh runs", scale=1, elem_id="tb-launch-refresh")
-    progress = gr.HTML(progress_html(None), elem_id="tb-progress-box")
-    board = gr.Dataframe(visible=False, interactive=False, max_height=360, elem_id="tb-launch-leaderboard",
-                         label="Leaderboard of the run (ranked by the verdict's paired test; written when it ended)")
-    log = gr.Code("", language=None, lines=8, max_lines=14, interactive=False, label="Driver output (tail)",
-                  elem_id="tb-driver-log")
-    state = gr.State({"launch": None, "pending": False, "stoppable": False})
-    timer = gr.Timer(TICK_S)
+        ui.run = gr.Dropdown(ctx.run_choices(), value=None, label="Run shown below (Stop/Resume act on it)",
+                             elem_id="tb-follow-run", scale=5)
+        ui.refresh = gr.Button("Refresh runs", scale=1, elem_id="tb-launch-refresh")
+    ui.progress = gr.HTML(progress_html(None), elem_id="tb-progress-box")
+    ui.board = gr.Dataframe(visible=False, interactive=False, max_height=360, elem_id="tb-launch-leaderboard",
+                            label="Leaderboard of the run (ranked by the verdict's paired test; written when it ended)")
+    ui.log = gr.Code("", language=None, lines=8, max_lines=14, interactive=False, label="Driver output (tail)",
+                     elem_id="tb-driver-log")
+    ui.state = gr.State({"launch": None, "pending": False, "stoppable": False})
+    ui.timer = gr.Timer(TICK_S)
+    return ui
 
-    def load_config(name: str | None) -> tuple[str, int]:
-        text = ctx.config_text(name)
-        return text, config_workers(text)
+
+def _launching(ctx: UIContext) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+    """The Start, Resume and Stop handlers."""
+    import gradio as gr
 
     @guarded(4, 0)
     def on_start(text: str, mode_value: str, max_workers: Any, job_timeout: Any, key: str,
@@ -150,6 +190,14 @@ def build(ctx: UIContext) -> dict[str, Any]:
         ctx.launcher.stop(launch)
         return (f"Stop requested for `{(launch.run_dir or Path('?')).name}`: running jobs are killed and recorded "
                 "as interrupted; Resume continues the run.")
+
+    return on_start, on_resume, on_stop
+
+
+def _following(ctx: UIContext) -> Callable[..., Any]:
+    """The timer's handler: the followed launch's or shown run's progress, driver log, run label,
+    Stop button and (once the run ended) leaderboard."""
+    import gradio as gr
 
     @guarded(7, None)
     def on_tick(current: dict[str, Any], run_dir: str | None) -> tuple[Any, ...]:
@@ -195,21 +243,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
             run_update = gr.update(choices=ctx.run_choices(), value=run_dir)
         return progress_html(progress, note), _log(shown), run_update, current, gr.skip()
 
-    def on_refresh(run_dir: str | None) -> Any:
-        return gr.update(choices=ctx.run_choices(), value=run_dir)
-
-    def on_rescan(name: str | None) -> Any:
-        names = ctx.config_names()
-        return gr.update(choices=names, value=name if name in names else None)
-
-    config_name.change(load_config, config_name, [editor, workers])
-    start.click(on_start, [editor, mode, workers, timeout, api_key, state], [message, api_key, state, progress])
-    resume.click(on_resume, [run, workers, timeout, api_key, state], [message, api_key, state, progress])
-    stop.click(on_stop, [run, state], [message])
-    timer.tick(on_tick, [state, run], [progress, log, run, state, message, stop, board], show_progress="hidden")
-    refresh.click(on_refresh, run, run)
-    rescan.click(on_rescan, config_name, config_name)
-    return {"run": run, "refresh": on_refresh, "config": config_name, "rescan": on_rescan}
+    return on_tick
 
 
 def stoppable_launch(ctx: UIContext, run_dir: str | None, current: dict[str, Any]) -> Launch | None:
