@@ -40,6 +40,14 @@ CASES = [
     ("bad_optimizer", "tasks: [internal:numeric_param]\ntrainers:\n  - id: PrioritySearch\n    optimizer: Adam\n",
      ["unknown optimizer 'Adam'"]),
     ("bad_executor", BASE + "executor: slurm\n", ["executor", "'local' or 'ray'"]),
+    ("race_typo", BASE + "race: {min_seedz: 3}\n", ["race.min_seedz", "did you mean 'min_seeds'?"]),
+    ("race_min_above_max", BASE + "seeds: [1, 2, 3, 4]\nrace: {min_seeds: 4, max_seeds: 3}\n",
+     ["race", "min_seeds (4) is larger than max_seeds (3)"]),
+    ("race_more_seeds_than_listed", BASE + "seeds: [1, 2, 3]\nrace: {max_seeds: 10}\n",
+     ["race.max_seeds is 10 but seeds lists 3", "list at least 10 seeds"]),
+    ("race_alpha", BASE + "seeds: [1, 2, 3]\nrace: {alpha: 1.5}\n", ["race.alpha", "less than 1"]),
+    ("race_max_jobs_below_first_round", BASE + "seeds: [1, 2, 3, 4]\nrace: {min_seeds: 3, max_jobs: 2}\n",
+     ["race.max_jobs is 2 but the race's first round alone runs 3 jobs", "raise race.max_jobs"]),
     ("trainer_without_id", "tasks: [internal:numeric_param]\ntrainers:\n  - params: {}\n", ["trainers[0].id", "missing"]),
 ]
 

@@ -33,8 +33,8 @@ from trace_bench.config.race import RaceConfig
 from trace_bench.store.events import utc_now
 from trace_bench.store.leaderboard import ArmJob, leaderboard_rows
 from trace_bench.store.models import Arm, JobResult, JobSpec, RaceArm, RaceDecision, RaceRecord, RaceRound
-from trace_bench.store.models.race import RaceEnd, RaceOutcome
 from trace_bench.store.models.leaderboard import LeaderboardRow
+from trace_bench.store.models.race import RaceEnd, RaceOutcome
 from trace_bench.store.paired import CORRECTION, TEST_NAME
 from trace_bench.store.results_index import LazyResult, loaded
 from trace_bench.store.run_store import RunStore
@@ -73,11 +73,8 @@ class Race:
         record = None if fresh else store.read_race()
         race = cls(settings, store, record or cls._new_record(settings, seeds, len(cells)), cells, arms)
         if record is None:
+            check_first_round(config, jobs)
             race._start_round(seeds[: settings.min_seeds], arms)
-            if settings.max_jobs is not None and len(race.record.job_ids) > settings.max_jobs:
-                raise ConfigError(f"race.max_jobs is {settings.max_jobs} but the first round alone runs "
-                                  f"{len(race.record.job_ids)} jobs ({len(arms)} arms x {settings.min_seeds} seeds)",
-                                  key_path="race.max_jobs", hint="raise race.max_jobs, or lower race.min_seeds")
             store.write_race(race.record)
         else:
             race._check_matches(seeds)
@@ -87,12 +84,13 @@ class Race:
     def _new_record(settings: RaceConfig, seeds: list[int], full_jobs: int) -> RaceRecord:
         return RaceRecord(min_seeds=settings.min_seeds, max_seeds=len(seeds), alpha=settings.alpha,
                           seeds_per_round=settings.seeds_per_round, max_jobs=settings.max_jobs, seeds=seeds,
-                          full_jobs=full_jobs, test=f"{TEST_NAME}, {CORRECTION} (the racing arms), the leaderboard's "
-                          "metric")
+                          full_jobs=full_jobs, test=f"{TEST_NAME} over seeds on the leaderboard's "
+                          f"metric, {CORRECTION.replace('arms', 'racing arms')}")
 
     def _check_matches(self, seeds: list[int]) -> None:
         missing = [job_id for job_id in self.record.job_ids if job_id not in {s.job_id for s in self.cells.values()}]
-        if self.record.seeds != seeds or missing:
+        started = {arm_of(a) for a in self.record.rounds[0].arms} if self.record.rounds else set()
+        if self.record.seeds != seeds or missing or started != set(self.arms):
             raise ConfigError("the run's race (meta/race.json) was run on other seeds or another matrix than this "
                               "config's", key_path="race", hint="resume a raced run with its own config; a raced "
                               "run cannot be extended: start a new run")
@@ -157,6 +155,21 @@ class Race:
             return f"{text}; race ended ({self.record.ended}): {len(self.record.job_ids)} of " \
                    f"{self.record.full_jobs} jobs run"
         return f"{text}; {len(self.record.rounds[-1].arms)} arm(s) race on"
+
+
+def check_first_round(config: RunConfig, jobs: list[JobSpec]) -> None:
+    """ConfigError (exit 2) when round 0 alone (every arm on ``min_seeds`` seeds) passes ``race.max_jobs``:
+    checked when the matrix is expanded, before anything is written."""
+    race = config.race
+    if race is None or race.max_jobs is None:
+        return
+    first = set(race.seeds_of(config.seeds)[: race.min_seeds])
+    count = sum(1 for spec in jobs if spec.seed in first)
+    if count > race.max_jobs:
+        arms = len({spec.arm for spec in jobs})
+        raise ConfigError(f"race.max_jobs is {race.max_jobs} but the race's first round alone runs {count} jobs "
+                          f"({arms} arms x {race.min_seeds} seeds)", key_path="race.max_jobs",
+                          hint="raise race.max_jobs, or lower race.min_seeds")
 
 
 def _racing_arms(decisions: list[RaceDecision]) -> list[Arm]:
