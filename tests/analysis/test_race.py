@@ -80,13 +80,17 @@ def test_race_stops_the_worse_arm_and_records_why(raced_run: Path) -> None:
     noop = [r for r in rows if r["trainer"] == "NoOpTrainer"]
     assert sorted(int(r["seed"]) for r in noop) == given == list(range(1, decision.seeds + 1))
     assert all("NoOpTrainer" not in {a.label for a in later.arms} for later in record.rounds[round_.index + 1:])
-    # the recorded p-value is the paired t-test against the leader, Holm-corrected over the 3 pairs of racing arms
+    # the recorded p-value is the paired t-test against the leader, Holm-corrected over the task's 3 pairs of arms
     leader = next(d for d in round_.decisions if d.outcome == "leader")
     leader_rows = {int(r["seed"]): float(r["score_best"]) for r in rows if r["trainer"] == leader.arm.trainer}
     raw = ttest_rel([leader_rows[s] for s in given], [float(r["score_best"]) for r in sorted(noop, key=lambda r: int(
         r["seed"]))]).pvalue
     assert decision.p_vs_leader is not None and raw <= decision.p_vs_leader <= 3 * raw + 1e-12
     assert decision.p_vs_leader < record.alpha and "worse than the leader" in decision.reason
+    # the run's own leaderboard, over every seed that ran, says what the race said
+    with open(raced_run / "leaderboard.csv", encoding="utf-8") as handle:
+        board = {row["trainer"]: row for row in csv.DictReader(handle)}
+    assert board["NoOpTrainer"]["vs_best"] == "below" and board[leader.arm.trainer]["vs_best"] == "best"
     # the other arms raced on to the last seed; the run holds exactly the jobs the race planned
     assert record.ended in ("decided", "max_seeds")
     assert len(rows) == len(record.job_ids) < record.full_jobs == 12

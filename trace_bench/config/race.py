@@ -28,7 +28,7 @@ class RaceConfig(BaseModel):
     max_seeds: int | None = Field(default=None, ge=2, description="seeds an arm runs at most; default: every seed "
                                   "the config lists")
     alpha: float = Field(default=DEFAULT_ALPHA, gt=0, lt=1, description="level of the verdict's test (Holm-corrected "
-                         "over the racing arms of a task) below which an arm is stopped as worse than the leader")
+                         "over the task's pairs of arms) below which an arm is stopped as worse than the leader")
     seeds_per_round: int = Field(default=1, ge=1, description="seeds added to each racing arm per round")
     max_jobs: int | None = Field(default=None, ge=1, description="total jobs the race may run (its budget); a round "
                                  "that would pass it is not started")

@@ -2,11 +2,12 @@
 
 A run with a ``race:`` block expands the full matrix as any run does, then plans only part of it:
 round 0 is every arm (trainer x params variant, per task) on the first ``min_seeds`` of the config's
-seeds.  When a round's jobs have ended, each task's racing arms are compared by the run's own verdict
-(:func:`trace_bench.store.leaderboard.leaderboard_rows`: the metric the leaderboard ranks on, the
-paired t-test over seeds, Holm over the pairs of the task's racing arms, at ``race.alpha``): the
-leader is the verdict's best arm, an arm the verdict puts *below* it is eliminated, and the others
-continue.  The next round adds the next ``seeds_per_round`` seeds to the continuing arms of the tasks
+seeds.  When a round's jobs have ended, each task's racing arms are judged by the run's own verdict
+as it would read if the run stopped there (:func:`trace_bench.store.leaderboard.leaderboard_rows` over
+every arm of the task, those stopped earlier on the seeds they ran: the metric the leaderboard ranks
+on, the paired t-test over seeds, Holm over the task's pairs of arms, at ``race.alpha``): the leader
+is the verdict's best arm, a racing arm the verdict puts *below* it is eliminated, and the others
+continue.  So an arm is stopped only when the report would call it worse than the best.  The next round adds the next ``seeds_per_round`` seeds to the continuing arms of the tasks
 still undecided.  A task is decided when its leader alone is left; the race ends when every task is
 decided, when the racing arms ran ``max_seeds`` seeds, or when the next round would pass
 ``max_jobs``.
@@ -85,7 +86,7 @@ class Race:
         return RaceRecord(min_seeds=settings.min_seeds, max_seeds=len(seeds), alpha=settings.alpha,
                           seeds_per_round=settings.seeds_per_round, max_jobs=settings.max_jobs, seeds=seeds,
                           full_jobs=full_jobs, test=f"{TEST_NAME} over seeds on the leaderboard's "
-                          f"metric, {CORRECTION.replace('arms', 'racing arms')}")
+                          f"metric, {CORRECTION} (every arm, on the seeds it ran)")
 
     def _check_matches(self, seeds: list[int]) -> None:
         missing = [job_id for job_id in self.record.job_ids if job_id not in {s.job_id for s in self.cells.values()}]
@@ -173,35 +174,47 @@ def check_first_round(config: RunConfig, jobs: list[JobSpec]) -> None:
 
 
 def _racing_arms(decisions: list[RaceDecision]) -> list[Arm]:
-    """The arms of the tasks still undecided (more than one arm left) that run the next round."""
+    """The arms of the tasks still undecided (more than one arm left, or a lone arm that is not yet the
+    verdict's best) that run the next round."""
     by_task: dict[str, list[RaceDecision]] = {}
     for decision in decisions:
         if decision.outcome != "eliminated":
             by_task.setdefault(decision.arm.task, []).append(decision)
-    return [arm_of(d.arm) for task in by_task.values() if len(task) > 1 for d in task]
+    return [arm_of(d.arm) for task in by_task.values()
+            if len(task) > 1 or all(d.outcome != "leader" for d in task) for d in task]
 
 
 def decide_round(current: RaceRound, rounds: list[RaceRound], cells: Mapping[tuple[Arm, int], JobSpec],
                  records: Records, alpha: float) -> list[RaceDecision]:
-    """Per task, each arm of ``current`` against the task's leader, by the leaderboard's own verdict
-    restricted to those arms over every seed the race gave them."""
-    seeds = [seed for round_ in rounds[: current.index + 1] for seed in round_.seeds]
+    """Per task, each arm of ``current`` against the task's leader: the leaderboard's own verdict as
+    it stands after the round, over every arm of the task (those eliminated earlier too, on the seeds
+    they ran: the verdict's Holm family is the task's every pair of arms) and every seed the race gave."""
+    tasks = {racing.task for racing in current.arms}
+    given: dict[Arm, list[int]] = {}
+    for round_ in rounds[: current.index + 1]:
+        for arm in (arm_of(a) for a in round_.arms if a.task in tasks):
+            given.setdefault(arm, []).extend(round_.seeds)
     members: dict[Arm, list[ArmJob]] = {}
     planned: dict[Arm, int] = {}
-    for racing in current.arms:
-        arm = arm_of(racing)
+    for arm, seeds in given.items():
         specs = [cells[(arm, seed)] for seed in seeds if (arm, seed) in cells]
         members[arm] = [ArmJob.of(loaded(records[s.job_id])) for s in specs if s.job_id in records]
         planned[arm] = len(specs)
     rows = {(row.task, row.trainer, row.params_label): row for row in leaderboard_rows(members, planned, alpha=alpha)}
-    return [_decision(racing, rows[(racing.task, racing.trainer, racing.params_label)], alpha) for racing in current.arms]
+    racing_best = {r.task for r in current.arms if rows[(r.task, r.trainer, r.params_label)].vs_best == "best"}
+    return [_decision(racing, rows[(racing.task, racing.trainer, racing.params_label)], alpha,
+                      racing.task in racing_best) for racing in current.arms]
 
 
-def _decision(racing: RaceArm, row: LeaderboardRow, alpha: float) -> RaceDecision:
+def _decision(racing: RaceArm, row: LeaderboardRow, alpha: float, leader_racing: bool) -> RaceDecision:
+    """The verdict's word on one racing arm; while the task's best arm is one the race stopped earlier
+    (its mean, over fewer seeds, is ahead), no racing arm is stopped: they need more seeds."""
     p_value = row.p_vs_best
     outcome: RaceOutcome
     if row.vs_best == "best":
-        outcome, reason = "leader", "the best mean of the task's racing arms"
+        outcome, reason = "leader", "the best arm of the task's verdict"
+    elif not leader_racing:
+        outcome, reason = "continues", "the task's best mean is an arm stopped earlier, over fewer seeds"
     elif row.vs_best == "below":
         outcome = "eliminated"
         reason = f"worse than the leader: p = {p_value:.3g} < alpha {alpha:g} over {row.count} seeds"

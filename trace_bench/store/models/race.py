@@ -38,14 +38,14 @@ class RaceDecision(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     arm: RaceArm
-    outcome: RaceOutcome = Field(description="leader: the task's best mean among its racing arms; continues: the "
+    outcome: RaceOutcome = Field(description="leader: the verdict's best arm of the task; continues: the "
                                  "test cannot separate it from the leader; eliminated: the test finds it worse "
                                  "(no more seeds); finished: its task's race ended (decided or out of seeds)")
     seeds: int = Field(description="scored seeds the arm had when decided")
     mean: float | None = Field(default=None, description="its mean on the verdict's metric over those seeds")
     metric: str = ""
     p_vs_leader: float | None = Field(default=None, description="Holm-corrected p-value of the paired test "
-                                      "against the leader (over the task's racing arms)")
+                                      "against the leader (over the task's pairs of arms)")
     reason: str = ""
 
 
