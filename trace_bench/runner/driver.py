@@ -190,15 +190,19 @@ class _Rounds:
     ran: list[PlannedJob] = field(default_factory=list)
 
     def next(self) -> list[PlannedJob]:
-        """The jobs of the next round that must run; [] when the race ended."""
+        """The jobs of the next round that must run; [] when the race ended, or when a job of the
+        open round has no record (it was not run: ``--resume failed`` runs no job that never ran), so
+        a round is never decided on missing jobs."""
         while True:
+            if not self.race.round_complete(self.tables.records):
+                return []
             new = self.race.advance(self.tables.records)
             self.console.line(self.race.summary())
             if not new:
                 return []
             self.jobs.extend(new)
             self.jobs.sort(key=lambda spec: spec.index)
-            plan = plan_jobs(new, self.store, self.resume)
+            plan = plan_jobs(new, self.store, "auto" if self.resume == "failed" else self.resume)  # new cells run
             self.planned.jobs.extend(plan.jobs)
             self.planned.index_complete = self.planned.index_complete and plan.index_complete
             ids = [j.job_id for j in self.jobs] + [e.job_id for e in self.carried]

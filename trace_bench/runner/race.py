@@ -100,6 +100,10 @@ class Race:
     def ended(self) -> bool:
         return bool(self.record.ended)
 
+    def round_complete(self, records: Records) -> bool:
+        """Whether every job of the open round has a record (what a decision needs)."""
+        return self.ended or all(job_id in records for job_id in self.record.rounds[-1].jobs)
+
     def jobs(self) -> list[JobSpec]:
         """Every job the race planned so far, in matrix order."""
         planned = set(self.record.job_ids)
