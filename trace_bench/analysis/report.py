@@ -27,7 +27,6 @@ from trace_bench.analysis.frontier import frontier_lines, frontier_table
 from trace_bench.analysis.frontier_chart import frontier_chart
 from trace_bench.analysis.integrity import denial_events, describe_row, integrity_table, leak_findings
 from trace_bench.analysis.load import ARM, RunDirError, RunSet, distinguish_runs, load_runs
-from trace_bench.analysis.race_history import race_history
 from trace_bench.analysis.reach import REACH_NOTE, reach_html, reach_table
 from trace_bench.analysis.report_verdict import (
     budget_spent_cell,
@@ -360,7 +359,7 @@ NOTES = {
 def build_report(runs: RunSet) -> str:
     """The report's HTML for loaded runs."""
     runs = distinguish_runs(runs)
-    builders = {"leaderboard": lambda r: leaderboard_section(r) + _best_known(r) + race_history(r), "verdict": lambda r: verdict_section(r.jobs),
+    builders = {"leaderboard": lambda r: leaderboard_section(r) + _best_known(r), "verdict": lambda r: verdict_section(r.jobs),
                 "per-task": _per_task, "curves": _curves, "frontier": _frontier,
                 "reach": lambda r: reach_html(reach_table(r.jobs, r.curves)), "win-matrix": win_matrix_section,
                 "power": power_section, "integrity": _integrity, "cost": _cost, "failures": _failures}

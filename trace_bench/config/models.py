@@ -205,11 +205,11 @@ class RunConfig(_Strict):
     trainers: list[TrainerEntry] = Field(default_factory=list)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
-    race: RaceConfig | None = Field(default=None, description="race the seeds (trace_bench.config.race); none: "
-                                    "every arm runs every seed")
     tags: list[str] = Field(default_factory=list)
     eval_kwargs: dict[str, Any] = Field(default_factory=dict)
     trainer_kwargs: dict[str, Any] = Field(default_factory=dict)
+    race: RaceConfig | None = Field(default=None, description="race the seeds (trace_bench.config.race); none: "
+                                    "every arm runs every seed")
     executor: Literal["local", "ray"] = "local"
     max_retries: int = Field(default=0, ge=0, description="re-runs of a job whose worker process was lost")
     ray: RayConfig = Field(default_factory=RayConfig)
@@ -291,8 +291,8 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     path = tuple(p for p in loc if not isinstance(p, int))
     table: dict[tuple[str, ...], type[BaseModel]] = {
         (): RunConfig, ("llm",): LLMConfig, ("budget",): BudgetConfig, ("ray",): RayConfig,
-        ("race",): RaceConfig,
         ("tasks",): TaskEntry,
+        ("race",): RaceConfig,
     }
     if len(path) == 3 and path[:2] == ("llm", "roles"):
         return RoleConfig
