@@ -146,3 +146,11 @@ def test_killed_race_resumes_to_the_uninterrupted_race(raced_run: Path, tmp_path
     assert after.rounds[: len(before.rounds) - 1] == before.rounds[:-1]
     assert _rounds(after) == _rounds(_race(raced_run))
     assert _rows(run) == _rows(raced_run)
+
+
+def test_a_raced_run_is_not_extended(raced_run: Path, tmp_path: Path) -> None:
+    snapshot = (raced_run / "meta" / "config.snapshot.yaml").read_text()
+    (tmp_path / "more.yaml").write_text(RACE.replace("seeds: [1, 2, 3, 4]", "seeds: [1, 2, 3, 4, 5]"))
+    proc = run_cli("run", "--config", str(tmp_path / "more.yaml"), "--runs-dir", str(raced_run.parent), "--quiet")
+    assert proc.returncode == 2 and "races its seeds and cannot be extended" in proc.stderr
+    assert (raced_run / "meta" / "config.snapshot.yaml").read_text() == snapshot

@@ -197,6 +197,10 @@ def _expand(config: RunConfig, options: RunOptions, opened: OpenedRun) -> list[J
         jobs = expand_matrix(config, TaskCatalog.create(options.root), logger_override=options.logger)
         check_first_round(config, jobs)
         if opened.extended:
+            if config.race is not None:  # its rounds were planned over the run's matrix and seeds
+                raise ConfigError(f"run {opened.store.run_id} races its seeds and cannot be extended with other "
+                                  "tasks, trainers or seeds", key_path="race",
+                                  hint="resume it with its own config, or start a new run")
             _refuse_pooling(opened.store, jobs)
             opened.store.write_snapshot(snapshot_text(config, options.overrides, options.config_path))
         return jobs
