@@ -89,7 +89,8 @@ class Race:
                           f"metric, {CORRECTION} (every arm, on the seeds it ran)")
 
     def _check_matches(self, seeds: list[int]) -> None:
-        missing = [job_id for job_id in self.record.job_ids if job_id not in {s.job_id for s in self.cells.values()}]
+        known = {spec.job_id for spec in self.cells.values()}
+        missing = [job_id for job_id in self.record.job_ids if job_id not in known]
         started = {arm_of(a) for a in self.record.rounds[0].arms} if self.record.rounds else set()
         if self.record.seeds != seeds or missing or started != set(self.arms):
             raise ConfigError("the run's race (meta/race.json) was run on other seeds or another matrix than this "
