@@ -40,6 +40,10 @@ CASES = [
     ("bad_optimizer", "tasks: [internal:numeric_param]\ntrainers:\n  - id: PrioritySearch\n    optimizer: Adam\n",
      ["unknown optimizer 'Adam'"]),
     ("bad_executor", BASE + "executor: slurm\n", ["executor", "'local' or 'ray'"]),
+    ("race_more_seeds_than_listed", BASE + "seeds: [1, 2, 3]\nrace: {max_seeds: 10}\n",
+     ["race.max_seeds is 10 but seeds lists 3", "list at least 10 seeds"]),
+    ("race_max_jobs_below_first_round", BASE + "seeds: [1, 2, 3, 4]\nrace: {min_seeds: 3, max_jobs: 2}\n",
+     ["race.max_jobs is 2 but the race's first round alone runs 3 jobs", "raise race.max_jobs"]),
     ("trainer_without_id", "tasks: [internal:numeric_param]\ntrainers:\n  - params: {}\n", ["trainers[0].id", "missing"]),
 ]
 
@@ -88,3 +92,20 @@ def test_hyphenated_top_level_knobs_of_the_original_are_accepted() -> None:
     config = parse_config({"tasks": ["internal:numeric_param"], "ps-steps": 2, "gepa-train-bs": 4,
                            "num-threads": 1, "trainer_kwargs": {"ps_batches": 1}})
     assert config.trainer_kwargs == {"ps_batches": 1, "ps_steps": 2, "gepa_train_bs": 4, "num_threads": 1}
+
+
+@pytest.mark.parametrize(("race", "expected"), [
+    ({"min_seedz": 3}, "race.min_seedz: unknown key 'min_seedz' (did you mean 'min_seeds'?)"),
+    ({"min_seeds": 4, "max_seeds": 3}, "race: min_seeds (4) is larger than max_seeds (3)"),
+    ({"min_seeds": 5}, "race.min_seeds is 5 but seeds lists 4: list at least 5 seeds"),
+    ({"min_seeds": 1}, "race.min_seeds: Input should be greater than or equal to 2"),
+    ({"alpha": 1.5}, "race.alpha: Input should be less than 1"),
+    ({"seeds_per_round": 0}, "race.seeds_per_round: Input should be greater than or equal to 1"),
+])
+def test_race_errors_name_the_key_and_the_fix(race: dict[str, object], expected: str) -> None:
+    from trace_bench._util.errors import ConfigError
+    from trace_bench.config.models import parse_config
+
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"tasks": ["internal:numeric_param"], "seeds": [1, 2, 3, 4], "race": race})
+    assert expected in str(caught.value)

@@ -15,6 +15,7 @@ from trace_bench.analysis.pairs import pairwise_tests, win_matrix
 from trace_bench.analysis.power import DEFAULT_ALPHA, DEFAULT_EFFECT, DEFAULT_POWER, power_table, seeds_text
 from trace_bench.analysis.power import describe as describe_power
 from trace_bench.analysis.protocol import RANK_SCORE, describe, task_metrics, with_rank_score
+from trace_bench.analysis.race_history import race_history
 from trace_bench.analysis.stats import leaderboard
 from trace_bench.analysis.table import verdict_cell
 from trace_bench.analysis.verdict_output import summary_lines
@@ -58,7 +59,7 @@ def leaderboard_section(runs: RunSet) -> str:
                         if c) for _, r in board.iterrows()]
     table = h.table(rows, ["task", "rank", "trainer", "params", "metric", "verdict", "seeds", "failed", "mean", "std",
                            "95% CI"], numeric=range(6, 10), empty="no jobs", row_classes=classes)
-    return "".join([h.paragraph(describe(task_metrics(runs.jobs))), table])
+    return "".join([h.paragraph(describe(task_metrics(runs.jobs))), table, race_history(runs)])
 
 
 def verdict_section(jobs: pd.DataFrame, rope: float = DEFAULT_ROPE) -> str:

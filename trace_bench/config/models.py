@@ -30,6 +30,7 @@ from trace_bench._util.entry_points import skip_empty_pydantic_plugin_scan
 from trace_bench._util.errors import ConfigError
 from trace_bench.config.messages import config_error, format_loc
 from trace_bench.config.model_names import Role
+from trace_bench.config.race import RaceConfig, check_race_seeds
 from trace_bench.config.safe_yaml import MAX_NODES
 
 skip_empty_pydantic_plugin_scan()  # before the first model: pydantic looks for plugins there
@@ -207,6 +208,8 @@ class RunConfig(_Strict):
     tags: list[str] = Field(default_factory=list)
     eval_kwargs: dict[str, Any] = Field(default_factory=dict)
     trainer_kwargs: dict[str, Any] = Field(default_factory=dict)
+    race: RaceConfig | None = Field(default=None, description="race the seeds (trace_bench.config.race); none: "
+                                    "every arm runs every seed")
     executor: Literal["local", "ray"] = "local"
     max_retries: int = Field(default=0, ge=0, description="re-runs of a job whose worker process was lost")
     ray: RayConfig = Field(default_factory=RayConfig)
@@ -265,6 +268,12 @@ class RunConfig(_Strict):
             raise ValueError("seeds has duplicates")
         return value
 
+    @model_validator(mode="after")
+    def _race_within_seeds(self) -> RunConfig:
+        if self.race is not None:
+            check_race_seeds(self.race, self.seeds)
+        return self
+
     @field_validator("tags", mode="before")
     @classmethod
     def _tags(cls, value: Any) -> Any:
@@ -283,6 +292,7 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     table: dict[tuple[str, ...], type[BaseModel]] = {
         (): RunConfig, ("llm",): LLMConfig, ("budget",): BudgetConfig, ("ray",): RayConfig,
         ("tasks",): TaskEntry,
+        ("race",): RaceConfig,
     }
     if len(path) == 3 and path[:2] == ("llm", "roles"):
         return RoleConfig

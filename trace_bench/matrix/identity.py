@@ -30,8 +30,12 @@ CHECK_FIELDS: dict[str, Any] = {"llm": {"any_model", "transcripts", "transcript_
 
 def config_hash(config: RunConfig) -> str:
     """Hash of the resolved config without run-local fields (where/how fast it runs) and without
-    the preflight's settings (:data:`CHECK_FIELDS`)."""
-    data = config.model_dump(mode="json", exclude={**dict.fromkeys(RUN_LOCAL_FIELDS, True), **CHECK_FIELDS})
+    the preflight's settings (:data:`CHECK_FIELDS`).  An unset ``race`` is left out, so a config
+    without one keeps the hash it had before racing existed; a race changes the hash (which jobs run)."""
+    exclude: dict[str, Any] = {**dict.fromkeys(RUN_LOCAL_FIELDS, True), **CHECK_FIELDS}
+    if config.race is None:
+        exclude["race"] = True
+    data = config.model_dump(mode="json", exclude=exclude)
     return sha256(data)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from trace_bench.config.models import RunConfig
@@ -20,7 +22,8 @@ from trace_bench.runner.executors import make_executor
 from trace_bench.runner.interrupts import InterruptHandler
 from trace_bench.runner.manifest import manifest_entries, manifest_head
 from trace_bench.runner.options import OpenedRun, RunOptions, RunOutcome
-from trace_bench.runner.plan import PlannedJob, ResumeMode, plan_jobs, prepare_attempt
+from trace_bench.runner.plan import Plan, PlannedJob, ResumeMode, plan_jobs, prepare_attempt
+from trace_bench.runner.race import Race
 from trace_bench.runner.salvage import record_for, salvage_record
 from trace_bench.sandbox import sandbox_info, weak_warning
 from trace_bench.store.environment import environment_info, git_info
@@ -52,6 +55,9 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
     identity = store.identity()  # the directory this driver writes: one deleted or replaced stops the run
     listed = opened.listed  # the manifest as opened: read once per command (runner/run.py)
     on_disk_digest = opened.entries_digest
+    race = Race.open(config, jobs, store, fresh=resume == "none") if config.race is not None else None
+    if race is not None:
+        jobs = race.jobs()  # the rounds planned so far: a raced run's manifest lists what it plans
     carried = carried_entries(store, jobs, listed)
     meta = {"run_id": run_id, "config_hash": opened.digest, "mode": config.mode, "tags": config.tags,
             "total_jobs": len(jobs) + len(carried), "created_at": opened.created_at,
@@ -83,11 +89,16 @@ def drive(config: RunConfig, options: RunOptions, jobs: list[JobSpec], store: Ru
         loop = _Loop(config, store, tables, console, events, interrupts, job_timeout, fresh=resume == "none",
                      identity=identity)
         executor = make_executor(config, options.executor, options.ray_address)
+        rounds = None if race is None else _Rounds(race, jobs, planned, carried, meta, opened, store, tables,
+                                                   console, resume, reused)
         try:
-            interrupted = loop.run(executor, to_run)
+            interrupted = loop.run(executor, to_run, None if rounds is None else rounds.next)
         finally:
             if hasattr(executor, "shutdown"):
                 executor.shutdown()
+        if race is not None and not race.ended and interrupts.stop_scheduling:
+            interrupted = True  # the race had rounds left to run
+        to_run = to_run or (rounds.ran if rounds is not None else [])
         not_run = [item.spec.job_id for item in plan if item.spec.job_id not in tables.records]
         if not planned.index_complete:
             stores = {item.spec.job_id: item.job for item in plan} | {e.job_id: store.job(e.job_id) for e in carried}
@@ -160,6 +171,54 @@ def _write_final_manifest(meta: dict[str, Any], store: RunStore, opened: OpenedR
         store.write_manifest_stream(head, manifest_entries(jobs, statuses, records=tables.records, carried=carried))
 
 
+@dataclass
+class _Rounds:
+    """A raced run's next round, planned like the first (:mod:`trace_bench.runner.race`): its jobs
+    join the run's plan, tables and manifest, and the loop runs the ones without a record."""
+
+    race: Race
+    jobs: list[JobSpec]  # the run's planned jobs so far: grown in place, as the driver reads them at its end
+    planned: Plan
+    carried: list[ManifestJob]
+    meta: dict[str, Any]
+    opened: OpenedRun
+    store: RunStore
+    tables: ResultTables
+    console: ConsoleReporter
+    resume: ResumeMode
+    reused: set[str]
+    ran: list[PlannedJob] = field(default_factory=list)
+
+    def next(self) -> list[PlannedJob]:
+        """The jobs of the next round that must run; [] when the race ended, or when a job of the
+        open round has no record (it was not run: ``--resume failed`` runs no job that never ran), so
+        a round is never decided on missing jobs."""
+        while True:
+            if not self.race.round_complete(self.tables.records):
+                return []
+            new = self.race.advance(self.tables.records)
+            self.console.line(self.race.summary())
+            if not new:
+                return []
+            self.jobs.extend(new)
+            self.jobs.sort(key=lambda spec: spec.index)
+            plan = plan_jobs(new, self.store, "auto" if self.resume == "failed" else self.resume)  # new cells run
+            self.planned.jobs.extend(plan.jobs)
+            self.planned.index_complete = self.planned.index_complete and plan.index_complete
+            ids = [j.job_id for j in self.jobs] + [e.job_id for e in self.carried]
+            self.meta["total_jobs"] = len(ids)
+            self.tables.set_order(ids)
+            self.tables.set_planned([j.arm for j in self.jobs] + [e.spec.arm for e in self.carried])
+            self.reused |= _table_what_does_not_run(plan.jobs, [], self.store, self.tables)
+            self.store.write_manifest_stream(manifest_head(self.meta, self.opened.config_hashes),
+                                             manifest_entries(self.jobs, {}, carried=self.carried))
+            self.console.total = len(self.jobs)
+            to_run = [item for item in plan.jobs if item.run]
+            if to_run:
+                self.ran.extend(to_run)
+                return to_run
+
+
 class _Loop:
     """Submits planned jobs while slots are free and records each job that ends."""
 
@@ -174,14 +233,19 @@ class _Loop:
         #: the first job's refusal of the key (401/403, a quota spent for good): no job starts after it
         self.key_refused: KeyRefusal | None = None
 
-    def run(self, executor: Any, to_run: list[PlannedJob]) -> bool:
-        """Run ``to_run``; True when an interrupt left some of it unstarted."""
+    def run(self, executor: Any, to_run: list[PlannedJob], more: Callable[[], list[PlannedJob]] | None = None) -> bool:
+        """Run ``to_run``, then what ``more`` gives each time the run is idle (a race's next round)
+        until it gives nothing; True when an interrupt left some of it unstarted."""
         pending = list(to_run)
         by_id = {item.spec.job_id: item for item in to_run}
-        while pending or executor.running:
+        while True:
+            if not pending and not executor.running:
+                pending = more() if more is not None and not self._stopped() else []
+                if not pending:
+                    break
+                by_id.update((item.spec.job_id, item) for item in pending)
             self._check_run_dir(executor)
-            stop = (self.interrupts.stop_scheduling or (self.config.fail_fast and self.failed_seen)
-                    or self.key_refused is not None)
+            stop = self._stopped()
             while pending and executor.free_slots > 0 and not stop:
                 self._submit(executor, pending.pop(0))
             if self.interrupts.kill_running and executor.running:
@@ -198,6 +262,10 @@ class _Loop:
                 else:
                     self._record(item, finished)
         return self.interrupts.stop_scheduling and bool(pending)
+
+    def _stopped(self) -> bool:
+        return (self.interrupts.stop_scheduling or (self.config.fail_fast and self.failed_seen)
+                or self.key_refused is not None)
 
     def _check_run_dir(self, executor: Any) -> None:
         """:class:`RunVanished` (after stopping every job) when the run directory was deleted or

@@ -29,6 +29,7 @@ from trace_bench.runner.interrupts import InterruptHandler
 from trace_bench.runner.manifest import snapshot_text
 from trace_bench.runner.options import OpenedRun, RunOptions, RunOutcome
 from trace_bench.runner.plan import ResumeMode
+from trace_bench.runner.race import check_first_round
 from trace_bench.store.events import utc_now
 from trace_bench.store.models import Manifest, StoreError
 from trace_bench.store.run_store import RunLocked, RunNotFound, RunStore
@@ -194,7 +195,12 @@ def _expand(config: RunConfig, options: RunOptions, opened: OpenedRun) -> list[J
     admitted: it never pools two tasks under one label, :func:`~trace_bench.runner.extend.pooled_tasks`)."""
     try:
         jobs = expand_matrix(config, TaskCatalog.create(options.root), logger_override=options.logger)
+        check_first_round(config, jobs)
         if opened.extended:
+            if config.race is not None:  # its rounds were planned over the run's matrix and seeds
+                raise ConfigError(f"run {opened.store.run_id} races its seeds and cannot be extended with other "
+                                  "tasks, trainers or seeds", key_path="race",
+                                  hint="resume it with its own config, or start a new run")
             _refuse_pooling(opened.store, jobs)
             opened.store.write_snapshot(snapshot_text(config, options.overrides, options.config_path))
         return jobs

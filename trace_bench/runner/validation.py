@@ -19,6 +19,7 @@ from trace_bench.matrix.expand import JobSpec, expand_matrix
 from trace_bench.matrix.identity import config_hash
 from trace_bench.registry.tasks import TaskCatalog
 from trace_bench.runner.manifest import manifest_entry, snapshot_text
+from trace_bench.runner.race import check_first_round
 from trace_bench.runner.run import plan_run_id
 from trace_bench.store.events import utc_now
 from trace_bench.store.models import Manifest
@@ -64,6 +65,7 @@ def validate_config(config: RunConfig, *, root: str | None = None, benches: list
         config = config.model_copy(update={"tasks": [t for t in config.tasks if _suite(t.id) in benches]})
     catalog = TaskCatalog.create(root)
     validation = Validation(expand_matrix(config, catalog))
+    check_first_round(config, validation.jobs)
     validation.sandbox_checks = check_sandbox(validation.jobs, catalog, config)
     if strict:
         validation.task_checks = check_tasks(validation.jobs)

@@ -37,6 +37,7 @@ from trace_bench.store.models import (
     JobResult,
     Manifest,
     ManifestJob,
+    RaceRecord,
     StoreError,
     Summary,
 )
@@ -189,6 +190,10 @@ class RunStore:
         return self.meta_dir / "files_index.json"
 
     @property
+    def race_path(self) -> Path:
+        return self.meta_dir / "race.json"
+
+    @property
     def results_csv_path(self) -> Path:
         return self.root / "results.csv"
 
@@ -280,6 +285,13 @@ class RunStore:
 
     def read_git(self) -> GitInfo | None:
         return read_record(self.git_path, GitInfo)
+
+    def write_race(self, race: RaceRecord) -> None:
+        """``meta/race.json`` (a raced run's rounds), replaced atomically and made durable."""
+        write_json(self.race_path, race.record(), durable=True)
+
+    def read_race(self) -> RaceRecord | None:
+        return read_record(self.race_path, RaceRecord)
 
     def write_files_index(self) -> int:
         """Every file of the run with its size, so a reader knows what exists without listing dirs;

@@ -41,6 +41,7 @@ from trace_bench.store.models.events import (
 )
 from trace_bench.store.models.job import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobMeta, JobResult, KeyRefusal
 from trace_bench.store.models.leaderboard import LEADERBOARD_COLUMNS, LeaderboardRow
+from trace_bench.store.models.race import RaceArm, RaceDecision, RaceRecord, RaceRound
 from trace_bench.store.models.run import (
     EnvInfo,
     FileEntry,
@@ -85,5 +86,5 @@ __all__ = [
     "OtherEvent", "RoleUsage", "RunEvent", "RunFinished", "RunStarted", "SandboxDenial", "SandboxSetting", "SpendEntry", "StateFile",
     "StateHistoryLine", "StateParameter", "StateSnapshot", "Step", "StoreError", "StoreModel", "Summary",
     "TokenTotals", "TrackerWarning", "Preflight", "UpgradeError",
-    "CUT_MARKER", "TranscriptEntry", "TranscriptMessage",
+    "CUT_MARKER", "TranscriptEntry", "TranscriptMessage", "RaceArm", "RaceDecision", "RaceRecord", "RaceRound",
 ]
