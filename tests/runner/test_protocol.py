@@ -1,5 +1,5 @@
-"""The evaluation protocol of one job: its cost is the trainer's spend (what budgets count), the
-harness's measurements are recorded apart, and a task with a test split reports the held-out score
+"""The evaluation protocol of one job: its cost is what budgets count (the trainer's spend and the
+harness's selection scoring, its part in ``selection_*``), the test split's scoring is recorded apart, and a task with a test split reports the held-out score
 of both the last iterate and the best state."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, Path]:
     return done
 
 
-def test_cost_columns_are_the_trainer_phase_and_measurements_are_apart(job: tuple[object, Path]) -> None:
+def test_cost_columns_are_what_the_budget_counts_and_test_scoring_is_apart(job: tuple[object, Path]) -> None:
     result, job_dir = job
     assert result.status == "ok", (result.error, result.traceback)  # type: ignore[attr-defined]
     calls = [e for e in events(job_dir) if e["type"] == "llm_call" and not e.get("error")]
@@ -38,9 +38,12 @@ def test_cost_columns_are_the_trainer_phase_and_measurements_are_apart(job: tupl
     assert result.total_tokens == sum(e["total_tokens"] for e in train)  # type: ignore[attr-defined]
     assert result.measure_llm_calls == len(measure)  # type: ignore[attr-defined]
     assert result.measure_tokens == sum(e["total_tokens"] for e in measure)  # type: ignore[attr-defined]
+    selection = [e for e in train if e.get("caller") == "selection"]
+    assert result.selection_llm_calls == len(selection) > 0  # type: ignore[attr-defined]
+    assert result.selection_tokens == sum(e["total_tokens"] for e in selection)  # type: ignore[attr-defined]
     rows = curve_rows(job_dir)
-    assert rows[0]["llm_calls"] == "0", "the initial state is measured, which costs the trainer nothing"
-    assert int(rows[0]["measure_llm_calls"]) > 0
+    assert int(rows[0]["llm_calls"]) > 0, "the initial state's selection scoring is charged"
+    assert rows[0]["measure_llm_calls"] == "0", "nothing uncharged before training"
     assert int(rows[-1]["llm_calls"]) <= len(train) and int(rows[-1]["llm_calls"]) > 0
     assert int(rows[-1]["measure_llm_calls"]) <= len(measure)
 

@@ -128,8 +128,9 @@ class Gateway:
         with self._lock:
             self.requests += 1
         try:
+            caller = self.caller if self.phase else self.session.ambient_caller() or self.caller
             response = self.session.chat(role, messages, phase=self.phase or self.session.ambient_phase(),
-                                         caller=self.caller, **params)
+                                         caller=caller, **params)
         except BudgetExhausted as exc:
             first, self.budget_error = self.budget_error is None, exc
             if first and self.on_budget_stop is not None:

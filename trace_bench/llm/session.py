@@ -12,9 +12,16 @@ selection and test splits (:meth:`LLMSession.measuring`).  The phase follows the
 (a context variable, carried into rollout threads), so a trainer thread calling while another
 thread measures is still counted as ``train``.  Budgets count only ``train``.
 
+Selection is charged: the harness scoring a state the trainer reported on the selection split (the
+score that picks the best state) runs inside :meth:`LLMSession.selecting`, in the ``train`` phase
+with the caller ``selection``, so the budget counts and may refuse it like a trainer call; only the
+test split's scoring, and the scoring of the parameters a stopped trainer left (never credited), are
+``measure`` (docs/analysis.md, "Nothing uncounted moves a score").
+
 A call may carry a *caller*: ``evaluator`` for the calls a task's evaluator makes through its
-gateway.  It changes nothing of the phase or the budget; the totals count such calls again under
-:attr:`UsageTotals.by_caller` (training-phase ones only), which the job's record shows as ``eval_*``.
+gateway, ``selection`` for the harness's selection scoring.  It changes nothing of the phase or the
+budget; the totals count such calls again under :attr:`UsageTotals.by_caller` (training-phase ones
+only), which the job's record shows as ``eval_*`` and ``selection_*``.
 
 A call answered from the record/replay cache is charged like the call it replays (its recorded
 tokens and cost), so a replay stops where its recording stopped and draws the same curve;
@@ -67,6 +74,9 @@ from trace_bench.store.models import RoleUsage, Spend
 
 EventSink = Callable[[dict[str, Any]], None]
 _PHASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("trace_bench_llm_phase", default=None)
+_CALLER: contextvars.ContextVar[str | None] = contextvars.ContextVar("trace_bench_llm_caller", default=None)
+#: the caller of the harness's selection scoring (charged to the budget: results.json ``selection_*``)
+SELECTION_CALLER = "selection"
 
 
 class _Ledger:
@@ -121,6 +131,7 @@ class LLMSession:
         self._lock = threading.Lock()
         self._clients: dict[str, MeteredLLM] = {}
         self._measuring = 0
+        self._selecting = 0
         # the last failed call: OptoPrimeMulti swallows LLM errors and fails later with an unrelated
         # one (IndexError), so the job can report this as the cause instead
         self.last_error: LLMError | None = None
@@ -143,6 +154,33 @@ class LLMSession:
             _PHASE.reset(token)
             with self._lock:
                 self._measuring -= 1
+
+    @contextmanager
+    def selecting(self) -> Iterator[None]:
+        """Calls made inside (this thread and the rollout threads it starts) are the harness scoring
+        a reported state on the selection split: ``train`` phase, caller ``selection``, charged to
+        the budget, which may refuse them (``BudgetExhausted``) like a trainer call."""
+        phase, caller = _PHASE.set("train"), _CALLER.set(SELECTION_CALLER)
+        with self._lock:
+            self._selecting += 1
+        try:
+            yield
+        finally:
+            _CALLER.reset(caller)
+            _PHASE.reset(phase)
+            with self._lock:
+                self._selecting -= 1
+
+    def ambient_caller(self) -> str | None:
+        """The caller for a call that arrives from another thread (a task's gateway): ``selection``
+        while a selection scoring runs and no measurement does, else None."""
+        with self._lock:
+            return SELECTION_CALLER if self._selecting and not self._measuring else None
+
+    def harness_scoring(self) -> bool:
+        """Whether the harness is scoring a state (selection or measurement), not the trainer."""
+        with self._lock:
+            return bool(self._measuring or self._selecting)
 
     def ambient_phase(self) -> str:
         """The phase for a call that arrives without one from another thread (a task's own
@@ -184,6 +222,7 @@ class LLMSession:
         """One metered call.  ``phase`` overrides the calling thread's phase (a gateway knows
         whose calls it serves); a ``train`` call reserves its worst case against the budget first."""
         phase = phase or _PHASE.get() or "train"
+        caller = caller or _CALLER.get()
         backend = self.backend_for(role)
         n = int(params.pop("n", 1) or 1)
         # the config's max_tokens caps the caller's: in the request sent and in its cache key

@@ -62,7 +62,7 @@ class DenialWatch:
         from trace_bench.llm.current import get_session
 
         session = get_session()
-        if session is not None and session.ambient_phase() != "train":
+        if session is not None and session.harness_scoring():
             return  # the harness measuring a state: a right answer to a test item is no leak
         digest = hashlib.sha256(text.encode("utf-8", "replace")).digest()
         with self._lock:

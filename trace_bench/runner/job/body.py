@@ -127,6 +127,17 @@ def _finish(live: LiveResult, job: JobStore, setup: JobSetup | None, started: fl
     return live.freeze()
 
 
+def _initial_selection(initial: Any, setup: JobSetup) -> tuple[float | None, dict[str, float]]:
+    """The initial state's selection score, charged to the budget; a budget too small for it leaves
+    the initial state unscored (the trainer's first call then meets the spent budget)."""
+    from trace_bench.llm.errors import BudgetExhausted as BudgetExhaustedError
+
+    try:
+        return setup.measurer.selection(initial)
+    except BudgetExhaustedError:
+        return None, {}
+
+
 def _train_and_finalise(spec: JobSpec, job: JobStore, events: Any, setup: JobSetup, live: LiveResult) -> None:
     from trace_bench.trainers.state import snapshot
 
@@ -136,7 +147,7 @@ def _train_and_finalise(spec: JobSpec, job: JobStore, events: Any, setup: JobSet
                            console=spec.logger != "none")
     try:
         initial = snapshot(setup.parameters)
-        initial_score, initial_dict = setup.measurer.selection(initial)
+        initial_score, initial_dict = _initial_selection(initial, setup)
         live.set(score_initial=initial_score)
         recorder.start(initial, initial_score, initial_dict)
         outcome = train(spec, setup, recorder, events)

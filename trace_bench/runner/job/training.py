@@ -93,7 +93,9 @@ def finalise(live: LiveResult, setup: JobSetup, recorder: JobRecorder, outcome: 
         recorder.stop(outcome.n_evals)
         return
     final = snapshot(setup.parameters)
-    final_score, final_dict = setup.measurer.selection(final)
+    final_score, final_dict = _final_selection(final, setup, outcome)
+    if outcome.error is not None and live.error is not outcome.error:
+        live.fail(outcome.error)  # a refused charge stops the job
     credited = outcome.status == Status.OK  # a stopped trainer never validated what it left
     best_state = recorder.finish(final, final_score, final_dict, credited=credited, n_evals=outcome.n_evals)
     live.set(score_final=final_score, score_best=recorder.best.score, score_dict_best=recorder.best.score_dict,
@@ -103,6 +105,24 @@ def finalise(live: LiveResult, setup: JobSetup, recorder: JobRecorder, outcome: 
         test_best = setup.measurer.test(best_state)
         live.set(score_test_last=setup.measurer.test(final), score_test_best=test_best, score_test=test_best)
     apply_state(setup.parameters, best_state)
+
+
+def _final_selection(final: Any, setup: JobSetup, outcome: TrainingOutcome) -> tuple[float | None, dict[str, float]]:
+    """The final state's selection score: charged to the budget when training ended normally (the
+    state is credited like a step); when that charge is refused the job ends ``budget_exhausted``
+    and the state is scored uncharged, never credited, like a stopped trainer's."""
+    from trace_bench.llm.errors import BudgetExhausted as BudgetExhaustedError
+
+    if outcome.status == Status.OK:
+        try:
+            return setup.measurer.selection(final)
+        except BudgetExhaustedError as exc:
+            used = getattr(setup.session.budget_spent(), exc.resource, None)
+            used = exc.spent if used is None else used
+            message = budget_text(exc.resource, exc.limit, used, float(getattr(exc, "needed", 0.0) or 0.0))
+            outcome.error = JobError(status=Status.BUDGET_EXHAUSTED, type=type(exc).__name__, phase="finalise",
+                                     message=message)
+    return setup.measurer.selection(final, charged=False)
 
 
 def fill_usage(live: LiveResult, session: Any) -> None:
@@ -117,6 +137,10 @@ def fill_usage(live: LiveResult, session: Any) -> None:
     live.charge(totals.by_phase["train"], totals.by_phase["measure"], session.budget.carried, spent,
                 estimated=totals.estimated, evaluator=totals.by_caller.get("evaluator"), by_role=totals.by_role,
                 errors=totals.errors, retries=totals.retries)
+    selection = totals.by_caller.get("selection")
+    live.set(selection_llm_calls=selection.llm_calls if selection is not None else 0,
+             selection_tokens=selection.total_tokens if selection is not None else 0,
+             selection_cost_usd=round(selection.cost_usd, 10) if selection is not None else 0.0)
     refusal = getattr(session, "key_refusal", None)
     if refusal is not None:
         variable, error = refusal

@@ -231,8 +231,10 @@ class JobResult(StoreModel):
                                        "(version 7)")
     carried_cost_usd: float | None = Field(default=None, description="the part of ``cost_usd`` that earlier "
                                            "attempts spent (version 7)")
-    measure_llm_calls: int | None = Field(default=None, description="the harness's measurement calls (scoring "
-                                          "states on the selection and test splits); null in files before version 4, "
+    measure_llm_calls: int | None = Field(default=None, description="the harness's measurement calls outside the "
+                                          "budget (scoring states on the test split, and the parameters a stopped "
+                                          "trainer left on the selection split; before selection was charged, every "
+                                          "selection scoring too); null in files before version 4, "
                                           "whose ``llm_calls`` included them")
     measure_tokens: int | None = Field(default=None, description="total tokens of the measurement calls (version 4)")
     measure_cost_usd: float | None = Field(default=None, description="USD of the measurement calls (version 4)")
@@ -241,6 +243,12 @@ class JobResult(StoreModel):
                                        "trainer evaluated programs); null for tasks whose evaluator calls none")
     eval_tokens: int | None = Field(default=None, description="the part of ``total_tokens`` of the evaluator's calls")
     eval_cost_usd: float | None = Field(default=None, description="the part of ``cost_usd`` of the evaluator's calls")
+    selection_llm_calls: int | None = Field(default=None, description="the part of ``llm_calls`` that the harness "
+                                            "spent scoring reported states on the selection split (the scores that "
+                                            "pick the best state): charged to the budget and the cost; null in older "
+                                            "files and in a job salvaged after a kill")
+    selection_tokens: int | None = Field(default=None, description="the part of ``total_tokens`` of those calls")
+    selection_cost_usd: float | None = Field(default=None, description="the part of ``cost_usd`` of those calls")
     llm_unanswered: int | None = Field(default=None, description="of this attempt's trainer calls, the requests "
                                        "the provider received whose answer never came back usable (client timeouts, "
                                        "lost connections, unusable answers, cancelled or cut-off calls), each "
