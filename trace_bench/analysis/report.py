@@ -23,6 +23,7 @@ from trace_bench.analysis import _html as h
 from trace_bench.analysis.best_known import CANDIDATE_REACHABLE, best_known_summary
 from trace_bench.analysis.chart import Panel, Series, curve_chart
 from trace_bench.analysis.curves import AXES, arm_curves, best_so_far, generalization_gap, job_auc
+from trace_bench.analysis.equal_spend import equal_spend_html
 from trace_bench.analysis.frontier import frontier_lines, frontier_table
 from trace_bench.analysis.frontier_chart import frontier_chart
 from trace_bench.analysis.integrity import denial_events, describe_row, integrity_table, leak_findings
@@ -360,7 +361,7 @@ def build_report(runs: RunSet) -> str:
     """The report's HTML for loaded runs."""
     runs = distinguish_runs(runs)
     builders = {"leaderboard": lambda r: leaderboard_section(r) + _best_known(r), "verdict": lambda r: verdict_section(r.jobs),
-                "per-task": _per_task, "curves": _curves, "frontier": _frontier,
+                "per-task": _per_task, "curves": lambda r: _curves(r) + equal_spend_html(r), "frontier": _frontier,
                 "reach": lambda r: reach_html(reach_table(r.jobs, r.curves)), "win-matrix": win_matrix_section,
                 "power": power_section, "integrity": _integrity, "cost": _cost, "failures": _failures}
     body = [h.section(sid, name, NOTES[sid], h.Safe(builders[sid](runs))) for sid, name in SECTIONS]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from trace_bench.analysis.equal_spend import equal_spend_arms
 from trace_bench.analysis.frontier import FRONTIER_NOTE, frontier_lines, frontier_table
 from trace_bench.analysis.integrity import describe_row, integrity_table
 from trace_bench.analysis.load import RunDirError, RunSet, distinguish_runs, load_runs, ran_jobs
@@ -68,6 +69,23 @@ class PaperTable:
         rows = self.rows.merge(reach_columns(reach), on=keys, how="left", sort=False)
         return PaperTable(rows, self.preferred, self.frontier)
 
+    def with_equal_spend(self, equal: pd.DataFrame) -> PaperTable:
+        """The table with :func:`.equal_spend.equal_spend_arms`'s columns (``at_equal``,
+        ``equal_spend``, ``auc``, ``at_<spend>`` per checkpoint); unchanged without curves."""
+        if equal.empty:
+            return self
+        rows = self.rows.merge(equal, on=["task", "trainer", "params_label"], how="left", sort=False)
+        return PaperTable(rows, self.preferred, self.frontier)
+
+    @property
+    def equal_spend_columns(self) -> list[str]:
+        """The equal-spend columns the table shows: ``at_equal``, then each checkpoint, then ``auc``."""
+        if "at_equal" not in self.rows:
+            return []
+        marks = sorted((c for c in self.rows.columns if c.startswith("at_") and c != "at_equal"),
+                       key=lambda c: float(c[3:]))
+        return ["at_equal", *marks, "auc"]
+
     @property
     def reach_columns(self) -> list[str]:
         return sorted((c for c in self.rows.columns if c.startswith("reach_")), key=lambda c: float(c[6:]))
@@ -109,6 +127,8 @@ class PaperTable:
             text += STUB_CAPTION
         if self.reach_columns:
             text += " " + REACH_NOTE
+        if self.equal_spend_columns:
+            text += " " + EQUAL_NOTE
         return text
 
     @property
@@ -168,8 +188,24 @@ def paper_table(runs: RunSet, metric: str = DEFAULT_TABLE_METRIC, frontier: bool
             .sort_values(["task", "_rank", "_mean", "trainer", "params_label"]).drop(columns=["_rank", "_mean"]) \
             .reset_index(drop=True)
         frame["rank"] = frame["rank"].astype("Int64")
-    table = PaperTable(frame, metric).with_reach(reach_table(jobs, runs.curves))
+    table = PaperTable(frame, metric).with_reach(reach_table(jobs, runs.curves)).with_equal_spend(equal_spend_arms(runs))
     return table.with_frontier(frontier_table(jobs, metric, cost_axis)) if frontier else table
+
+
+EQUAL_HEADERS = {"at_equal": "at equal spend", "auc": "AUC"}
+EQUAL_NOTE = ("At equal spend: the best-so-far score on the selection split (optimistic) once every scored job of the "
+              "task had spent the least any of them spent (@ that spend, in the budget's unit); at N: once N was "
+              "spent; AUC: the mean best-so-far score over the budget; means over seeds.")
+
+
+def _equal_cells(row: pd.Series, columns: list[str]) -> list[str]:
+    cells = []
+    for column in columns:
+        value = _num(row[column])
+        if column == "at_equal" and value != "-":
+            value += f" @{row['equal_spend']:g}"
+        cells.append(value)
+    return cells
 
 
 def _spend_cells(verdict: pd.Series | None) -> dict[str, object]:
@@ -230,7 +266,8 @@ def _display_rows(table: PaperTable) -> list[list[str]]:
         rows.append(row + [seeds, str(r["failed"]), _num(r["wall_s"], 1),
                            "-" if math.isnan(r["tokens"]) else f"{r['tokens']:,.0f}", _num(r[Spend.COST], 4),
                            *(str(r[c]) if isinstance(r[c], str) else "-" for c in table.reach_columns),
-                           *([_spend_cell(r)] if table.budgeted else []), *([_frontier_cell(r)] if frontier else [])])
+                           *([_spend_cell(r)] if table.budgeted else []), *_equal_cells(r, table.equal_spend_columns),
+                           *([_frontier_cell(r)] if frontier else [])])
     return rows
 
 
@@ -252,6 +289,7 @@ def _header(table: PaperTable) -> list[str]:
         header = [("tokens (stub)" if h == "tokens" else "USD (stub: 0)" if h == "USD" else h) for h in header]
     header += [f"to {column[6:]} %" for column in table.reach_columns]
     header += ["budget spent"] if table.budgeted else []
+    header += [EQUAL_HEADERS.get(c, f"at {c[3:]}") for c in table.equal_spend_columns]
     return [*header, "frontier"] if table.frontier is not None else header
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from trace_bench.analysis.across_tasks import DEFAULT_ROPE, CrossTaskVerdict, cross_task_verdict
+from trace_bench.analysis.equal_spend import as_metric, equal_spend_text, is_equal_spend_metric
 from trace_bench.analysis.load import RunDirError, distinguish_runs, load_runs
 from trace_bench.analysis.protocol import DEFAULT_METRIC, METRICS, describe, task_metrics
 from trace_bench.analysis.stats import leaderboard
@@ -201,19 +202,24 @@ def verdict_main(run_paths: Sequence[str], fmt: str = "md", rope: float = DEFAUL
     try:
         if fmt not in RENDERERS:
             raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-        if metric not in METRICS:
-            raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
+        if metric not in METRICS and not is_equal_spend_metric(metric):
+            raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}, at_equal, auc, "
+                             "at_<spend>")
         if not 0 <= rope < 1:
             raise ValueError(f"--rope is a width on the normalized 0–1 scale: 0 <= rope < 1, got {rope}")
         runs = distinguish_runs(load_runs(list(run_paths)))
         if runs.jobs.empty:
             raise ValueError("no jobs in the given run(s) yet")
-        board = leaderboard(runs.jobs, metric, alpha)
-        verdict = cross_task_verdict(runs.jobs, metric, rope, alpha)
+        ranked, text = metric, ""
+        if is_equal_spend_metric(metric):  # the curve's reading replaces the selection-split score
+            runs, ranked, text = as_metric(runs, metric), "best", equal_spend_text(metric)
+        board = leaderboard(runs.jobs, ranked, alpha)
+        verdict = cross_task_verdict(runs.jobs, ranked, rope, alpha)
     except (RunDirError, ValueError) as exc:
         print(f"trace-bench: error: {exc}", file=sys.stderr)
         return 2
-    header = {"runs": runs.run_ids, "metric": metric, "metric_text": describe(task_metrics(runs.jobs, metric)),
+    header = {"runs": runs.run_ids, "metric": metric,
+              "metric_text": text or describe(task_metrics(runs.jobs, metric)),
               "test": test_text(alpha), "alpha": alpha, "rope": rope,
               "stub": bool("mode" in runs.jobs and (runs.jobs["mode"] == "stub").any())}
     sys.stdout.write(RENDERERS[fmt](board, verdict, header))

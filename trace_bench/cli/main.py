@@ -185,7 +185,8 @@ def _add_analysis_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rope", type=rope_width, default=0.01,
                    help="region of practical equivalence on the normalized 0-1 scale (default: 0.01)")
     p.add_argument("--alpha", type=probability, default=0.05, help="level of the tests (default: 0.05)")
-    p.add_argument("--metric", choices=metrics, default="test_best", help=metric_help)
+    p.add_argument("--metric", default="test_best", metavar="METRIC",
+                   help="test_best (default), test_last, best; at_equal, auc, at_<spend>: the curves at equal spend")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -70,6 +70,22 @@ class BudgetConfig(_Frozen):
     evaluations: int | None = Field(default=None, ge=1)
 
 
+class AnalysisConfig(_Frozen):
+    """How the run is read: ``at`` lists spends (in the budget's unit: its first limit among
+    llm_calls, tokens, usd, wall_s; LLM calls without a budget) at which ``table``, report.html, the
+    UI and ``verdict --metric at_<value>`` read each arm's anytime curve (docs/analysis.md,
+    "Scores at equal spend").  Not part of the config's identity: it changes no job."""
+
+    at: list[float] = Field(default_factory=list, description="spends at which each arm's curve is read")
+
+    @field_validator("at")
+    @classmethod
+    def _positive(cls, values: list[float]) -> list[float]:
+        if any(not value > 0 for value in values):
+            raise ValueError("every spend in analysis.at must be > 0")
+        return sorted(set(values))
+
+
 class PriceConfig(_Frozen):
     input_per_mtok: float = Field(ge=0)
     output_per_mtok: float = Field(ge=0)
@@ -205,6 +221,7 @@ class RunConfig(_Strict):
     trainers: list[TrainerEntry] = Field(default_factory=list)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    analysis: AnalysisConfig = Field(default_factory=AnalysisConfig)
     tags: list[str] = Field(default_factory=list)
     eval_kwargs: dict[str, Any] = Field(default_factory=dict)
     trainer_kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -282,7 +299,7 @@ class RunConfig(_Strict):
 
 _HYPHEN_KEYS = {"job-timeout", "n-concurrent", "max-workers", "runs-dir", "fail-fast", "job-memory-mb"}
 
-RUN_LOCAL_FIELDS = ("run_id", "runs_dir", "max_workers", "resume", "force", "executor", "ray", "trackers",
+RUN_LOCAL_FIELDS = ("run_id", "runs_dir", "max_workers", "resume", "force", "executor", "ray", "trackers", "analysis",
                     "max_retries", "sandbox")
 
 
@@ -291,6 +308,7 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     path = tuple(p for p in loc if not isinstance(p, int))
     table: dict[tuple[str, ...], type[BaseModel]] = {
         (): RunConfig, ("llm",): LLMConfig, ("budget",): BudgetConfig, ("ray",): RayConfig,
+        ("analysis",): AnalysisConfig,
         ("tasks",): TaskEntry,
         ("race",): RaceConfig,
     }

@@ -143,3 +143,17 @@ def reach_html(run_dir: Path) -> str:
         return f'<p class="tb-frontier-note">no cost to reach: {html.escape(str(exc))}</p>'
     return (f'<h4 id="tb-reach">Cost to reach</h4><p class="tb-frontier-note">{html.escape(REACH_NOTE)}</p>'
             + reach_tables(reach_table(runs.jobs, runs.curves)))
+
+
+def equal_spend_section(run_dir: Path) -> str:
+    """Each arm's curve at equal spend, at the config's checkpoints and as the normalized AUC, as
+    report.html shows it under the curves; empty for a run without curves."""
+    try:
+        from trace_bench.analysis.equal_spend import equal_spend_html
+        from trace_bench.analysis.load import RunDirError, load_runs
+    except ImportError as exc:
+        return f'<p class="tb-frontier-note">scores at equal spend need the analysis extra: {html.escape(str(exc))}</p>'
+    try:
+        return equal_spend_html(load_runs([run_dir]))
+    except RunDirError as exc:
+        return f'<p class="tb-frontier-note">no scores at equal spend: {html.escape(str(exc))}</p>'

@@ -17,7 +17,7 @@ from trace_bench.ui.discovery import run_info
 from trace_bench.ui.integrity import integrity_markdown
 from trace_bench.ui.interactive import curve_figure, message_figure
 from trace_bench.ui.params_view import params_figure
-from trace_bench.ui.plots import AXES, frontier_html, reach_html, run_curve_frame
+from trace_bench.ui.plots import AXES, equal_spend_section, frontier_html, reach_html, run_curve_frame
 from trace_bench.ui.readers import (
     frame_of,
     labelled_results,
@@ -151,7 +151,8 @@ def build(ctx: UIContext) -> dict[str, Any]:
                 gr.update(choices=choice_list(r.get("trainer") for r in rows), value=ALL),
                 gr.update(choices=choice_list(r.get("status") for r in rows), value=ALL),
                 frame_of(rows, RESULT_COLUMNS), frame_of(board) if not board_problem else pd.DataFrame(),
-                curve_frame(run_dir, None, axis_value, group_value), frontier_html(path) + reach_html(path),
+                curve_frame(run_dir, None, axis_value, group_value),
+                frontier_html(path) + reach_html(path) + equal_spend_section(path),
                 integrity_markdown(path), params_figure(board if not board_problem else []))
 
     @guarded(3, 0)
