@@ -4,12 +4,16 @@ job of the task reached, at the config's `analysis.at` checkpoints and as the no
 
 from __future__ import annotations
 
+import csv
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.analysis.conftest import STUB_MATRIX_GROUP
 from tests.analysis.runs_kit import job, make_run
+from tests.conftest import run_cli
 from trace_bench.analysis.equal_spend import equal_spend_arms
 from trace_bench.analysis.load import load_runs
 
@@ -65,3 +69,36 @@ def test_the_report_and_the_ui_show_them(run: Path) -> None:
     page = build_report(load_runs([run, run.parent / "r2"]))
     assert "Scores at equal spend" in page and "equal spend (llm_calls)" in page
     assert "Scores at equal spend" in equal_spend_section(run)
+
+
+def _spent_per_job(run: Path) -> dict[str, list[float]]:
+    """Per task, what each scored job of the run spent in LLM calls, from its curve.csv's last point."""
+    with open(run / "results.csv", encoding="utf-8") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["status"] in ("ok", "budget_exhausted") and r["score_best"]]
+    spent: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        with open(run / "jobs" / row["job_id"] / "artifacts" / "curve.csv", encoding="utf-8") as handle:
+            spent[row["task"]].append(max(float(point["llm_calls"]) for point in csv.DictReader(handle)))
+    return spent
+
+
+@STUB_MATRIX_GROUP
+def test_trace_bench_table_shows_a_persisted_runs_scores_at_equal_spend(stub_matrix_run: Path) -> None:
+    """A run the runner wrote: `trace-bench table` reads every arm of a task at the least spend any of its
+    scored jobs reached (NoOpTrainer, which calls no LLM, bounds nothing), never above its final best."""
+    markdown = run_cli("table", str(stub_matrix_run), "--metric", "best", check=True).stdout
+    table = list(csv.DictReader(run_cli("table", str(stub_matrix_run), "--metric", "best", "--format", "csv",
+                                        check=True).stdout.splitlines()))
+    header = markdown.splitlines()[0]
+    assert header.endswith("| at equal spend | AUC |"), header
+    spent = _spent_per_job(stub_matrix_run)
+    for row in table:
+        equal = min(value for value in spent[row["task"]] if value > 0)
+        assert float(row["equal_spend"]) == equal, row
+        assert float(row["at_equal"]) <= float(row["mean"]) + 1e-9, row
+        line = next(line for line in markdown.splitlines()
+                    if line.startswith(f"| {row['task']} |") and f"| {row['trainer']}" in line
+                    and (row["params_label"] == "default" or row["params_label"] in line))
+        assert f"| {float(row['at_equal']):.3f} @{equal:g} |" in line, line
+    noop = [r for r in table if r["trainer"] == "NoOpTrainer"]
+    assert noop and all(float(r["at_equal"]) == float(r["mean"]) for r in noop), "no spend: its score at every spend"

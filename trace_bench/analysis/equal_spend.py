@@ -28,9 +28,11 @@ import pandas as pd
 
 from trace_bench.analysis.curves import best_so_far, job_auc, score_at
 from trace_bench.analysis.load import ARM, RunSet
+from trace_bench.store.models import SPEND_AXES
+from trace_bench.store.models.budget_use import LIMITS
 
-#: the budget's limits, in the order the axis is chosen by (the first the config sets)
-BUDGET_AXES = ("llm_calls", "tokens", "usd", "wall_s")
+#: the budget's limits a curve is drawn on, in the order the axis is chosen by (the first the config sets)
+BUDGET_AXES = tuple(name for name in LIMITS if name in SPEND_AXES)
 #: per-job columns this module adds (checkpoint columns ``at_<value>`` follow)
 EQUAL_COLUMNS = ("at_equal", "equal_spend", "auc")
 

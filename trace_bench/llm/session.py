@@ -6,22 +6,9 @@ before each call is sent (:mod:`trace_bench.llm.budget`): a ``train`` call reser
 (:mod:`trace_bench.llm.calls`) and is refused if that could cross a limit.  A stub run's session
 (``offline``) knows each answer before charging it and checks its exact usage instead.
 
-Phases: ``train`` is every call the trainer causes (its optimizer, the agent in its rollouts,
-external libraries through the gateway); ``measure`` is the harness scoring states on the
-selection and test splits (:meth:`LLMSession.measuring`).  The phase follows the calling thread
-(a context variable, carried into rollout threads), so a trainer thread calling while another
-thread measures is still counted as ``train``.  Budgets count only ``train``.
-
-Selection is charged: the harness scoring a state the trainer reported on the selection split (the
-score that picks the best state) runs inside :meth:`LLMSession.selecting`, in the ``train`` phase
-with the caller ``selection``, so the budget counts and may refuse it like a trainer call; only the
-test split's scoring, and the scoring of the parameters a stopped trainer left (never credited), are
-``measure`` (docs/analysis.md, "Nothing uncounted moves a score").
-
-A call may carry a *caller*: ``evaluator`` for the calls a task's evaluator makes through its
-gateway, ``selection`` for the harness's selection scoring.  It changes nothing of the phase or the
-budget; the totals count such calls again under :attr:`UsageTotals.by_caller` (training-phase ones
-only), which the job's record shows as ``eval_*`` and ``selection_*``.
+Each call is metered under a *phase* (``train``, what budgets count, or ``measure``) and a
+*caller* (``evaluator``, ``selection``): :mod:`trace_bench.llm.phases` says whose calls each is, and
+:class:`~trace_bench.llm.phases.PhaseScopes` gives the session its ``measuring``/``selecting`` scopes.
 
 A call answered from the record/replay cache is charged like the call it replays (its recorded
 tokens and cost), so a replay stops where its recording stopped and draws the same curve;
@@ -42,12 +29,10 @@ the trainer step in progress (:meth:`LLMSession.at_step`); see :mod:`trace_bench
 
 from __future__ import annotations
 
-import contextvars
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from trace_bench.llm.attempts import attached
@@ -68,15 +53,12 @@ from trace_bench.llm.calls import (
 from trace_bench.llm.caps import capped, completion_limit
 from trace_bench.llm.client import MeteredLLM
 from trace_bench.llm.errors import LLMError
+from trace_bench.llm.phases import PhaseScopes, thread_caller, thread_phase
 from trace_bench.llm.sinks import SpendSink, TranscriptSink, transcribe
 from trace_bench.llm.types import ChatResponse, Completion, Usage
 from trace_bench.store.models import RoleUsage, Spend
 
 EventSink = Callable[[dict[str, Any]], None]
-_PHASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("trace_bench_llm_phase", default=None)
-_CALLER: contextvars.ContextVar[str | None] = contextvars.ContextVar("trace_bench_llm_caller", default=None)
-#: the caller of the harness's selection scoring (charged to the budget: results.json ``selection_*``)
-SELECTION_CALLER = "selection"
 
 
 class _Ledger:
@@ -92,7 +74,7 @@ class _Ledger:
         self.session._retry(self.call)
 
 
-class LLMSession:
+class LLMSession(PhaseScopes):
     """Routes calls to per-role backends and meters them; thread-safe."""
 
     def __init__(
@@ -107,6 +89,7 @@ class LLMSession:
     ) -> None:
         if default_role not in backends:
             raise ValueError(f"no backend for default role {default_role!r}")
+        super().__init__()
         self.backends = backends
         self.budget = budget or Budget()
         self.events = events
@@ -130,8 +113,6 @@ class LLMSession:
         self._samples: dict[str, int] = {}
         self._lock = threading.Lock()
         self._clients: dict[str, MeteredLLM] = {}
-        self._measuring = 0
-        self._selecting = 0
         # the last failed call: OptoPrimeMulti swallows LLM errors and fails later with an unrelated
         # one (IndexError), so the job can report this as the cause instead
         self.last_error: LLMError | None = None
@@ -140,53 +121,6 @@ class LLMSession:
         """The trainer step in progress from now on: 0 while the initial state is measured, then
         one more than the last step reported (the job's recorder says so)."""
         self.step = step
-
-    @contextmanager
-    def measuring(self) -> Iterator[None]:
-        """Calls made inside (in this thread, and in rollout threads it starts) are the harness
-        measuring a state: metered under the ``measure`` phase, never counted by the budget."""
-        token = _PHASE.set("measure")
-        with self._lock:
-            self._measuring += 1
-        try:
-            yield
-        finally:
-            _PHASE.reset(token)
-            with self._lock:
-                self._measuring -= 1
-
-    @contextmanager
-    def selecting(self) -> Iterator[None]:
-        """Calls made inside (this thread and the rollout threads it starts) are the harness scoring
-        a reported state on the selection split: ``train`` phase, caller ``selection``, charged to
-        the budget, which may refuse them (``BudgetExhausted``) like a trainer call."""
-        phase, caller = _PHASE.set("train"), _CALLER.set(SELECTION_CALLER)
-        with self._lock:
-            self._selecting += 1
-        try:
-            yield
-        finally:
-            _CALLER.reset(caller)
-            _PHASE.reset(phase)
-            with self._lock:
-                self._selecting -= 1
-
-    def ambient_caller(self) -> str | None:
-        """The caller for a call that arrives from another thread (a task's gateway): ``selection``
-        while a selection scoring runs and no measurement does, else None."""
-        with self._lock:
-            return SELECTION_CALLER if self._selecting and not self._measuring else None
-
-    def harness_scoring(self) -> bool:
-        """Whether the harness is scoring a state (selection or measurement), not the trainer."""
-        with self._lock:
-            return bool(self._measuring or self._selecting)
-
-    def ambient_phase(self) -> str:
-        """The phase for a call that arrives without one from another thread (a task's own
-        gateway serving a subprocess): ``measure`` while any measurement runs, else ``train``."""
-        with self._lock:
-            return "measure" if self._measuring else "train"
 
     @property
     def measure_totals(self) -> RoleUsage:
@@ -221,8 +155,7 @@ class LLMSession:
              caller: str | None = None, **params: Any) -> ChatResponse:
         """One metered call.  ``phase`` overrides the calling thread's phase (a gateway knows
         whose calls it serves); a ``train`` call reserves its worst case against the budget first."""
-        phase = phase or _PHASE.get() or "train"
-        caller = caller or _CALLER.get()
+        phase, caller = thread_phase(phase), thread_caller(caller)
         backend = self.backend_for(role)
         n = int(params.pop("n", 1) or 1)
         # the config's max_tokens caps the caller's: in the request sent and in its cache key
