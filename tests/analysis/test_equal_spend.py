@@ -102,3 +102,18 @@ def test_trace_bench_table_shows_a_persisted_runs_scores_at_equal_spend(stub_mat
         assert f"| {float(row['at_equal']):.3f} @{equal:g} |" in line, line
     noop = [r for r in table if r["trainer"] == "NoOpTrainer"]
     assert noop and all(float(r["at_equal"]) == float(r["mean"]) for r in noop), "no spend: its score at every spend"
+
+
+def test_analysis_at_is_checked_and_changes_no_job() -> None:
+    """`analysis: {at: [...]}` only says how a run is read: two configs that differ in it have one
+    config_hash (a resumed run may change it); a spend that is not positive is a config error."""
+    from trace_bench._util.errors import ConfigError
+    from trace_bench.config.loader import parse_config
+    from trace_bench.matrix.identity import config_hash
+
+    base = {"mode": "stub", "tasks": ["internal:numeric_param"], "seeds": [1], "budget": {"llm_calls": 12}}
+    read = parse_config({**base, "analysis": {"at": [10, 4, 4]}})
+    assert read.analysis.at == [4, 10]
+    assert config_hash(read) == config_hash(parse_config(base))
+    with pytest.raises(ConfigError, match=r"analysis\.at"):
+        parse_config({**base, "analysis": {"at": [0]}})
