@@ -117,6 +117,18 @@ def test_progress_reader_follows_a_growing_run(tmp_path: Path) -> None:
     assert 'data-percent="100"' in page and 'data-state="finished"' in page and "2/2 jobs" in page
 
 
+def test_an_ended_runs_elapsed_time_stops_at_its_end(tmp_path: Path) -> None:
+    """The Launch tab's clock kept counting after the run ended (it read the time now)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "events.jsonl").write_text(
+        '{"ts": "2026-01-01T00:00:00Z", "type": "run_started", "total_jobs": 0}\n'
+        '{"ts": "2026-01-01T00:01:30Z", "type": "run_finished"}\n', encoding="utf-8")
+    progress = ProgressReader(run).read()
+    assert progress.state == "finished" and progress.elapsed_s == 90.0
+    assert "elapsed 1:30" in progress_html(progress)
+
+
 def test_prepare_config_validates_and_applies_the_mode() -> None:
     text, key_env = prepare_config((REPO / "configs" / "smoke.yaml").read_text(), "real")
     assert "mode: real" in text and key_env == "OPENAI_API_KEY"

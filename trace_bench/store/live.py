@@ -111,6 +111,7 @@ class RunProgress(_Fold):
     total: int = 0
     jobs: dict[str, str] = field(default_factory=dict)
     started_ts: str = ""
+    finished_ts: str = ""  # the latest session's end ("" while it runs): elapsed time stops there
     finished_this_session: int = 0
     workers: int = 0  # the job processes at a time of the latest session (0 before it started)
 
@@ -119,6 +120,7 @@ class RunProgress(_Fold):
         if isinstance(event, RunStarted):
             self.state, self.total, self.started_ts, self.finished_this_session = "running", event.total_jobs, \
                 event.ts, 0
+            self.finished_ts = ""
             self.workers = event.max_workers
         elif isinstance(event, JobSubmitted) and event.job_id:
             self.jobs[event.job_id] = RUNNING
@@ -127,6 +129,7 @@ class RunProgress(_Fold):
             self.finished_this_session += 1
         elif isinstance(event, RunFinished):
             self.state = INTERRUPTED if event.interrupted or event.not_run else "finished"
+            self.finished_ts = event.ts
             for job_id, status in self.jobs.items():
                 if status == RUNNING:
                     self.jobs[job_id] = INTERRUPTED

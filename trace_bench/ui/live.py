@@ -86,7 +86,8 @@ class ProgressReader:
         progress.failed = run.failed
         progress.done = sum(v for k, v in progress.counts.items() if k not in (RUNNING, INTERRUPTED))
         if run.state != "starting":
-            progress.elapsed_s = max(0.0, time.time() - (_epoch(run.started_ts) or time.time()))
+            end = _epoch(run.finished_ts) or time.time()  # an ended run's clock stops at its end
+            progress.elapsed_s = max(0.0, end - (_epoch(run.started_ts) or end))
             remaining = max(0, progress.total - progress.done)
             if run.state == "running" and run.finished_this_session and remaining:
                 progress.eta_s = progress.elapsed_s / run.finished_this_session * remaining
