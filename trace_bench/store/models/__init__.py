@@ -39,7 +39,8 @@ from trace_bench.store.models.events import (
     Step,
     TrackerWarning,
 )
-from trace_bench.store.models.job import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobMeta, JobResult, KeyRefusal
+from trace_bench.store.models.job import CSV_COLUMNS, LEGACY_CSV_COLUMNS, JobResult, KeyRefusal
+from trace_bench.store.models.job_meta import JobMeta
 from trace_bench.store.models.leaderboard import LEADERBOARD_COLUMNS, LeaderboardRow
 from trace_bench.store.models.race import RaceArm, RaceDecision, RaceRecord, RaceRound
 from trace_bench.store.models.run import (

@@ -1,6 +1,7 @@
-"""The two records of a job directory: ``job_meta.json`` and ``results.json`` (the job's record, the
-source of truth of every table).  What it spends is in :mod:`.spend`, its live files and artifacts
-in :mod:`.artifacts`.
+"""``results.json``, the job's record: the source of truth of every table, and results.csv's columns,
+derived from its fields.  Its upgrades from older files are in :mod:`.result_upgrades`, the
+driver's ``job_meta.json`` in :mod:`.job_meta`, what the job spends in :mod:`.spend`, its live
+files and artifacts in :mod:`.artifacts`.
 """
 
 from __future__ import annotations
@@ -10,19 +11,18 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trace_bench.config.model_names import ROLES
 from trace_bench.store.models._base import StoreModel, Upgrade
 from trace_bench.store.models.budget_use import budget_used, under_spent_reason
 from trace_bench.store.models.error import JobError, error_from_text
+from trace_bench.store.models.result_upgrades import carried_spend, spec_from_flat, test_best_from_test
 from trace_bench.store.models.spec import (
-    DEFAULT_OPTIMIZER,
     RESOLVED_PREFIX,
     SPEC_VIEW_COLUMNS,
     Arm,
     JobSpec,
     Resolution,
 )
-from trace_bench.store.models.spend import CARRIED_COLUMNS, SPEND_COLUMNS, RoleUsage, Spend
+from trace_bench.store.models.spend import RoleUsage, Spend
 from trace_bench.store.status import Status
 
 SCORE_FIELDS = ("score_initial", "score_final", "score_best", "score_test", "score_test_last", "score_test_best")
@@ -33,61 +33,6 @@ ERROR_VIEWS = ("error", "traceback")
 NOT_A_COLUMN: dict[str, Any] = {"column": False}
 
 
-def _job_meta_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
-    """Older metas knew only the specification: the resolved fields are what it named."""
-    return {"resolved_trainer_kwargs": dict(data.get("trainer_kwargs") or {}),
-            "resolved_optimizer": data.get("optimizer") or DEFAULT_OPTIMIZER,
-            "resolved_optimizer_kwargs": dict(data.get("optimizer_kwargs") or {}),
-            "resolved_logger": data.get("logger"), **data}
-
-
-class JobMeta(StoreModel):
-    """``job_meta.json``: the job's specification (``spec``, its keys at the file's top level),
-    written by the driver before each attempt and again, with its ``status`` and what the job
-    resolved (``resolved_*``), when it ended.  Version 2 adds ``sandbox`` (older files read as the
-    default, ``strong``); version 3 adds ``status``, ``raw_params`` (the variant as written, the
-    same as ``params``) and the original Trace-Bench's ``resolved_*`` fields, filled from the
-    specification in older files, and ``node_id``, set by the driver when the job ends on a Ray
-    cluster."""
-
-    SCHEMA_VERSION: ClassVar[int] = 3
-    UPGRADES: ClassVar[dict[int, Upgrade]] = {2: _job_meta_v2_to_v3}
-    FILE: ClassVar[str] = "job_meta.json"
-    FLAT: ClassVar[dict[str, str]] = {"spec": "", "resolved": RESOLVED_PREFIX}
-    VIEWS: ClassVar[tuple[str, ...]] = ("raw_params",)
-
-    run_id: str
-    attempt: int = 1
-    spec: JobSpec
-    status: str | None = Field(default=None, description="the job's status once it ended (null before); "
-                               "`--resume` re-runs a job whose status here is not complete (version 3)")
-    resolved: Resolution = Field(default_factory=Resolution)
-    node_id: str | None = Field(default=None, description="the Ray node that ran the last attempt (Ray executor)")
-
-    @classmethod
-    def planned(cls, spec: JobSpec, run_id: str, attempt: int = 1) -> JobMeta:
-        """The meta the driver writes before an attempt: no outcome yet (``status`` null), and
-        what the job resolves is what the specification says."""
-        return cls(run_id=run_id, attempt=attempt, spec=spec, resolved=Resolution.planned(spec))
-
-    def ended(self, record: JobResult) -> JobMeta:
-        """This meta with the job's outcome: its status and what the job resolved (as in results.json)."""
-        return self.model_copy(update={"status": str(record.status), "resolved": record.resolved})
-
-    def arrange(self, flat: dict[str, Any], nested: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in flat.items():
-            out[key] = value
-            if key == "status":
-                out["raw_params"] = nested["spec"]["params"]
-        return out
-
-    def view(self, name: str) -> Any:
-        if name == "raw_params":
-            return self.spec.params
-        raise KeyError(name)
-
-
 class KeyRefusal(BaseModel):
     """A provider's refusal that no later call with the same key escapes: the key (401/403) or a
     quota spent for good (OpenAI's ``insufficient_quota``, a 402).  The key itself is never kept."""
@@ -96,57 +41,6 @@ class KeyRefusal(BaseModel):
     kind: Literal["auth", "quota"] = "auth"
     status: int | None = None
     message: str = ""
-
-
-def _test_best_from_test(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 3 -> 4: ``score_test`` was already the test score of the best state."""
-    return {**data, "score_test_best": data.get("score_test")}
-
-
-def _spec_from_flat(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 5 -> 6: the record held its specification's columns at the top level; the embedded
-    ``spec`` is rebuilt from them (what they do not say keeps its default: ``budget``, ``index``,
-    the raw ``optimizer_kwargs``).  The LLM identity is rebuilt so that it names the same models;
-    an empty ``optimizer`` (version 5) was a trainer that uses none."""
-    if "spec" in data:
-        return data
-    mode = str(data.get("mode") or "")
-    models = {role: str(data.get(f"model_{role}") or "") for role in ROLES}
-    if mode == "real":
-        identity: dict[str, Any] = {"mode": "real", "model": data.get("llm_model") or ""}
-        identity["roles"] = {role: {"model": model} for role, model in models.items() if model}
-    else:
-        identity = {"mode": mode or "stub"}
-    llm = {"provider": data.get("llm_provider") or None, "base_url": data.get("llm_base_url") or None}
-    if mode != "real" and llm["provider"] == "stub":
-        llm["provider"] = None
-    spec = {"job_id": data.get("job_id"), "task": data.get("task"), "task_label": data.get("task_label") or "",
-            "uses_optimizer": data.get("optimizer") != "" if "optimizer" in data else True,
-            "suite": data.get("suite") or "",
-            "eval_kwargs": data.get("eval_kwargs") or {}, "trainer": data.get("trainer"),
-            "params": data.get("params") or {}, "params_label": data.get("params_label") or "default",
-            "trainer_kwargs": data.get("resolved_trainer_kwargs") or {}, "optimizer": data.get("optimizer") or None,
-            "seed": data.get("seed"), "mode": mode, "llm": llm, "llm_identity": identity,
-            "logger": data.get("resolved_logger")}
-    return {**data, "spec": spec}
-
-
-def _carried_spend(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 6 -> 7: the cost columns counted the last attempt only; a re-run job's
-    ``budget_spent`` (its spend plus what earlier attempts spent) gives back the carried part."""
-    spent = data.get("budget_spent") or {}
-    if int(data.get("attempt") or 1) <= 1 or not isinstance(spent, dict):
-        return data
-    out = dict(data)
-    for figure, column in SPEND_COLUMNS.items():
-        own = float(data.get(column) or 0)
-        part = max(0.0, float(spent.get(figure) or 0) - own)
-        carried = CARRIED_COLUMNS[figure]
-        if figure == Spend.COST:
-            out[carried], out[column] = round(part, 10), round(own + part, 10)
-        else:
-            out[carried], out[column] = int(part), int(own + part)
-    return out
 
 
 class JobResult(StoreModel):
@@ -187,7 +81,7 @@ class JobResult(StoreModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
     SCHEMA_VERSION: ClassVar[int] = 10
-    UPGRADES: ClassVar[dict[int, Upgrade]] = {3: _test_best_from_test, 5: _spec_from_flat, 6: _carried_spend,
+    UPGRADES: ClassVar[dict[int, Upgrade]] = {3: test_best_from_test, 5: spec_from_flat, 6: carried_spend,
                                               9: error_from_text}
     FILE: ClassVar[str] = "results.json"
     FLAT: ClassVar[dict[str, str]] = {"resolved": RESOLVED_PREFIX}
