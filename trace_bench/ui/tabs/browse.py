@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from trace_bench.store.columns import RESULT_COLUMNS as RESULT_TABLE_COLUMNS
@@ -84,52 +85,80 @@ def filtered_rows(run_dir: Path, task: str, trainer: str, status: str) -> tuple[
 
 
 def build(ctx: UIContext) -> dict[str, Any]:
+    """The tab: its layout (:func:`_layout`), then its events wired to the handlers of :func:`_handlers`."""
+    ui = _layout(ctx)
+    on = _handlers(ctx)
+    outputs = [ui.summary, ui.snapshot, ui.environment, ui.task, ui.trainer, ui.status, ui.results, ui.leaderboard,
+               ui.curves, ui.frontier, ui.integrity, ui.params]
+    ui.run.change(on.run, [ui.run, ui.axis, ui.group], outputs)
+    filters = [ui.run, ui.task, ui.trainer, ui.status, ui.axis, ui.group]
+    for control in (ui.task, ui.trainer, ui.status, ui.axis, ui.group):
+        control.input(on.filter, filters, [ui.summary, ui.results, ui.curves])
+    ui.report.click(on.report, ui.run, [ui.report_message, ui.report_file, ui.report_view, ui.summary])
+    ui.verdict_button.click(lambda run_dir: verdict_html(Path(run_dir)) if run_dir else "Pick a run first.", ui.run,
+                            ui.verdict)
+    ui.refresh.click(on.refresh, ui.run, [ui.run, ui.runs_table, ui.summary])
+    return {"run": ui.run, "runs_table": ui.runs_table, "refresh": on.refresh,
+            "refresh_outputs": [ui.run, ui.runs_table, ui.summary]}
+
+
+def _layout(ctx: UIContext) -> SimpleNamespace:
+    """The tab's components, placed; no event is wired here."""
     import gradio as gr
     import pandas as pd
 
+    ui = SimpleNamespace()
     with gr.Row():
-        refresh = gr.Button("Refresh", scale=1, elem_id="tb-browse-refresh")
-        run = gr.Dropdown(ctx.run_choices(), value=None, label="Run", scale=6, elem_id="tb-browse-run")
-    runs_table = gr.Dataframe(frame_of([r.row() for r in ctx.list_runs()], RUN_COLUMNS),
-                              label="Runs (newest first)", interactive=False, max_height=240, elem_id="tb-runs-table")
-    summary = gr.Markdown("Pick a run.", elem_id="tb-summary")
-    integrity = gr.Markdown("", elem_id="tb-integrity")
+        ui.refresh = gr.Button("Refresh", scale=1, elem_id="tb-browse-refresh")
+        ui.run = gr.Dropdown(ctx.run_choices(), value=None, label="Run", scale=6, elem_id="tb-browse-run")
+    ui.runs_table = gr.Dataframe(frame_of([r.row() for r in ctx.list_runs()], RUN_COLUMNS),
+                                 label="Runs (newest first)", interactive=False, max_height=240, elem_id="tb-runs-table")
+    ui.summary = gr.Markdown("Pick a run.", elem_id="tb-summary")
+    ui.integrity = gr.Markdown("", elem_id="tb-integrity")
     with gr.Accordion("Config snapshot and environment", open=False):
-        snapshot = gr.Code("", language="yaml", interactive=False, label="meta/config.snapshot.yaml")
-        environment = gr.Code("", language="json", interactive=False, label="meta/env.json (secrets masked)")
+        ui.snapshot = gr.Code("", language="yaml", interactive=False, label="meta/config.snapshot.yaml")
+        ui.environment = gr.Code("", language="json", interactive=False, label="meta/env.json (secrets masked)")
     with gr.Row():
-        task = gr.Dropdown([ALL], value=ALL, label="Task", elem_id="tb-filter-task")
-        trainer = gr.Dropdown([ALL], value=ALL, label="Trainer", elem_id="tb-filter-trainer")
-        status = gr.Dropdown([ALL], value=ALL, label="Status", elem_id="tb-filter-status")
-    results = gr.Dataframe(pd.DataFrame(columns=RESULT_COLUMNS), label="results.csv (filtered)", interactive=False,
-                           max_height=320, elem_id="tb-results")
-    leaderboard = gr.Dataframe(pd.DataFrame(), label="leaderboard.csv (per task, ranked by the verdict's paired "
-                               "test: arms it cannot separate from the best share its rank, vs_best tied)",
-                               interactive=False, max_height=260, elem_id="tb-leaderboard")
+        ui.task = gr.Dropdown([ALL], value=ALL, label="Task", elem_id="tb-filter-task")
+        ui.trainer = gr.Dropdown([ALL], value=ALL, label="Trainer", elem_id="tb-filter-trainer")
+        ui.status = gr.Dropdown([ALL], value=ALL, label="Status", elem_id="tb-filter-status")
+    ui.results = gr.Dataframe(pd.DataFrame(columns=RESULT_COLUMNS), label="results.csv (filtered)", interactive=False,
+                              max_height=320, elem_id="tb-results")
+    ui.leaderboard = gr.Dataframe(pd.DataFrame(), label="leaderboard.csv (per task, ranked by the verdict's paired "
+                                  "test: arms it cannot separate from the best share its rank, vs_best tied)",
+                                  interactive=False, max_height=260, elem_id="tb-leaderboard")
     with gr.Accordion("Verdict across tasks (rliable, autorank, baycomp; takes a few seconds)", open=False):
-        verdict_button = gr.Button("Compute the verdict", elem_id="tb-verdict-btn")
-        verdict = gr.HTML("", elem_id="tb-verdict")
+        ui.verdict_button = gr.Button("Compute the verdict", elem_id="tb-verdict-btn")
+        ui.verdict = gr.HTML("", elem_id="tb-verdict")
     with gr.Row():
-        axis = gr.Radio([(v, k) for k, v in AXES.items() if k != "step"], value="llm_calls", label="x axis",
-                        elem_id="tb-axis")
-        group = gr.Radio(list(GROUPS), value="mean per trainer", label="Curves", elem_id="tb-group")
-    curves = gr.Plot(curve_chart(None, "llm_calls", "mean per trainer"), show_label=False, elem_id="tb-browse-curves")
+        ui.axis = gr.Radio([(v, k) for k, v in AXES.items() if k != "step"], value="llm_calls", label="x axis",
+                           elem_id="tb-axis")
+        ui.group = gr.Radio(list(GROUPS), value="mean per trainer", label="Curves", elem_id="tb-group")
+    ui.curves = gr.Plot(curve_chart(None, "llm_calls", "mean per trainer"), show_label=False, elem_id="tb-browse-curves")
     with gr.Accordion("Params variants (parallel coordinates: drag along an axis to filter, sideways to reorder)",
                       open=False):
-        params = gr.Plot(None, show_label=False, elem_id="tb-params")
+        ui.params = gr.Plot(None, show_label=False, elem_id="tb-params")
     with gr.Accordion("Cost–quality frontier (per task: arms no other arm beats on both mean cost and score) and "
                       "cost to reach the best known value", open=True):
-        frontier = gr.HTML("", elem_id="tb-browse-frontier")
+        ui.frontier = gr.HTML("", elem_id="tb-browse-frontier")
     with gr.Row():
-        report = gr.Button("Generate report.html", elem_id="tb-report")
-        report_file = gr.File(label="report.html", interactive=False, elem_id="tb-report-file")
-    report_message = gr.Markdown("", elem_id="tb-report-message")
-    report_view = gr.HTML("", elem_id="tb-report-view")
+        ui.report = gr.Button("Generate report.html", elem_id="tb-report")
+        ui.report_file = gr.File(label="report.html", interactive=False, elem_id="tb-report-file")
+    ui.report_message = gr.Markdown("", elem_id="tb-report-message")
+    ui.report_view = gr.HTML("", elem_id="tb-report-view")
+    return ui
 
-    def curve_frame(run_dir: str, rows: list[dict[str, Any]] | None, axis_value: str, group_value: str) -> Any:
-        job_ids = [r["job_id"] for r in rows] if rows is not None else None
-        frame = run_curve_frame(Path(run_dir), axis_value, GROUPS.get(group_value, "trainer"), job_ids)
-        return curve_chart(frame, axis_value, group_value)
+
+def _curve_frame(run_dir: str, rows: list[dict[str, Any]] | None, axis_value: str, group_value: str) -> Any:
+    job_ids = [r["job_id"] for r in rows] if rows is not None else None
+    frame = run_curve_frame(Path(run_dir), axis_value, GROUPS.get(group_value, "trainer"), job_ids)
+    return curve_chart(frame, axis_value, group_value)
+
+
+def _handlers(ctx: UIContext) -> SimpleNamespace:
+    """The tab's event handlers: a run picked, a filter changed, the report asked for, the runs refreshed."""
+    import gradio as gr
+    import pandas as pd
 
     @guarded(12, 0)
     def on_run(run_dir: str | None, axis_value: str, group_value: str) -> tuple[Any, ...]:
@@ -151,7 +180,7 @@ def build(ctx: UIContext) -> dict[str, Any]:
                 gr.update(choices=choice_list(r.get("trainer") for r in rows), value=ALL),
                 gr.update(choices=choice_list(r.get("status") for r in rows), value=ALL),
                 frame_of(rows, RESULT_COLUMNS), frame_of(board) if not board_problem else pd.DataFrame(),
-                curve_frame(run_dir, None, axis_value, group_value),
+                _curve_frame(run_dir, None, axis_value, group_value),
                 frontier_html(path) + reach_html(path) + equal_spend_section(path),
                 integrity_markdown(path), params_figure(board if not board_problem else []))
 
@@ -162,8 +191,8 @@ def build(ctx: UIContext) -> dict[str, Any]:
             return gr.skip(), pd.DataFrame(columns=RESULT_COLUMNS), curve_chart(None, axis_value, group_value)
         rows, _ = filtered_rows(Path(run_dir), task_value, trainer_value, status_value)
         filtered = any(v not in (None, ALL) for v in (task_value, trainer_value, status_value))
-        return gr.skip(), frame_of(rows, RESULT_COLUMNS), curve_frame(run_dir, rows if filtered else None,
-                                                                       axis_value, group_value)
+        return gr.skip(), frame_of(rows, RESULT_COLUMNS), _curve_frame(run_dir, rows if filtered else None,
+                                                                        axis_value, group_value)
 
     @guarded(4, 0)
     def on_report(run_dir: str | None) -> tuple[Any, ...]:
@@ -189,13 +218,4 @@ def build(ctx: UIContext) -> dict[str, Any]:
         keep = run_dir if run_dir in {c[1] for c in choices} else (choices[0][1] if choices else None)
         return gr.update(choices=choices, value=keep), frame_of([i.row() for i in infos], RUN_COLUMNS), gr.skip()
 
-    outputs = [summary, snapshot, environment, task, trainer, status, results, leaderboard, curves, frontier, integrity,
-               params]
-    run.change(on_run, [run, axis, group], outputs)
-    filters = [run, task, trainer, status, axis, group]
-    for control in (task, trainer, status, axis, group):
-        control.input(on_filter, filters, [summary, results, curves])
-    report.click(on_report, run, [report_message, report_file, report_view, summary])
-    verdict_button.click(lambda run_dir: verdict_html(Path(run_dir)) if run_dir else "Pick a run first.", run, verdict)
-    refresh.click(on_refresh, run, [run, runs_table, summary])
-    return {"run": run, "runs_table": runs_table, "refresh": on_refresh, "refresh_outputs": [run, runs_table, summary]}
+    return SimpleNamespace(run=on_run, filter=on_filter, report=on_report, refresh=on_refresh)
