@@ -23,10 +23,22 @@ DEFAULTS = {
 _configured = False
 
 
+#: Installed libraries' files, by the module name a compile-time warning carries (its file's path).
+LIBRARY_FILES = r".*[\\/](site|dist)-packages[\\/]"
+
+
 def set_environment_defaults() -> None:
-    """The quiet-by-default variables, unless the user set them; cheap enough for every command."""
+    """The quiet-by-default variables, unless the user set them; cheap enough for every command.
+
+    Also silences the SyntaxWarnings an installed library's old code raises when Python first
+    compiles it (reasoning_gym's cellpylib: ``is`` with a literal): on a fresh install they landed in
+    the middle of a run's output, once, from whichever process imported it first.  Warnings from
+    the user's or the optimizer's code are untouched."""
+    import warnings
+
     for key, value in DEFAULTS.items():
         os.environ.setdefault(key, value)
+    warnings.filterwarnings("ignore", category=SyntaxWarning, module=LIBRARY_FILES)
 
 
 def configure_environment() -> None:
