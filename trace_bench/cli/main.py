@@ -15,6 +15,23 @@ from typing import TypeVar
 
 Number = TypeVar("Number", int, float)
 
+
+def cost_axes() -> tuple[str, ...]:
+    """``table --cost-axis``'s choices, the frontier's cost axes in its order of preference: the
+    counted units of ``Spend`` (declared there once), then evaluations and the wall clock."""
+    from trace_bench.store.models.spend import COUNTED
+
+    return (*reversed(COUNTED), "evaluations", "wall_s")
+
+
+def _cost_axis(text: str) -> str:
+    """Checked when the option is given, not when the parser is built: naming the choices needs the
+    store's models, which the CLI's start-up must not import."""
+    if text not in cost_axes():
+        raise argparse.ArgumentTypeError(f"invalid cost axis {text!r} (choose from {', '.join(cost_axes())})")
+    return text
+
+
 FORMATS = ("tsv", "table", "json")
 WEAK_SANDBOX_HELP = "run LLM-written code without bubblewrap where missing (weaker, recorded; = sandbox: weak)"
 _RAW = argparse.RawDescriptionHelpFormatter
@@ -141,9 +158,9 @@ def _add_analysis_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--frontier", action="store_true",
                    help="mark each task's cost-quality frontier (arms no other beats on both mean cost and score) "
                         "and list it under the table")
-    p.add_argument("--cost-axis", choices=("usd", "tokens", "llm_calls", "evaluations", "wall_s"), default=None,
-                   help="the frontier's cost (implies --frontier; default USD, else tokens, else calls); "
-                        "evaluations: compute")
+    p.add_argument("--cost-axis", type=_cost_axis, default=None, metavar="AXIS",
+                   help="the frontier's cost: usd, tokens, llm_calls, evaluations or wall_s (implies --frontier; "
+                        "default: usd, else tokens)")
 
     p = _command(sub, "power", "how many seeds would separate each task's best arm from each runner-up?",
                  "Per task and runner-up: the verdict's paired t-test at its Holm level (alpha / pairs), for a true\n"
