@@ -275,3 +275,34 @@ def test_a_target_is_imported_from_where_the_caller_would_import_it(tmp_path: Pa
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          cwd=tmp_path / "project", timeout=120, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == ["ok", "the project's"]
+
+
+def test_an_event_loop_runs_in_a_call_and_unix_sockets_stay_refused() -> None:
+    """OpenEvolve's Rust example (and every evaluator that wraps its work in ``asyncio.run``) scored 0:
+    an event loop opens a connected ``socketpair`` to wake itself, and seccomp refused socketpair with
+    the network.  A pair has no address, so it reaches nothing outside the call: it is allowed (AF_UNIX
+    only), while ``socket()`` of every family stays refused, Unix sockets to the host included."""
+    result = run('''
+        import asyncio, socket
+        async def twice(x):
+            await asyncio.sleep(0)
+            return 2 * x
+        outcomes = {"loop": asyncio.run(twice(21))}
+        left, right = socket.socketpair()
+        left.sendall(b"ping")
+        outcomes["pair"] = right.recv(4).decode()
+        for name, family in (("unix", socket.AF_UNIX), ("inet", socket.AF_INET)):
+            try:
+                socket.socket(family, socket.SOCK_STREAM)
+                outcomes[name] = "opened"
+            except PermissionError:
+                outcomes[name] = "refused"
+        try:
+            socket.socketpair(socket.AF_INET)
+            outcomes["inet pair"] = "opened"
+        except OSError:
+            outcomes["inet pair"] = "refused"
+        result = outcomes
+    ''')
+    assert result.ok, result
+    assert result.value == {"loop": 42, "pair": "ping", "unix": "refused", "inet": "refused", "inet pair": "refused"}

@@ -162,7 +162,8 @@ class DiscoveryGuide(Guide):
                     failed.task_fault = f"the task's score() has a code error: {_described(exc)}"
                 return failed
         try:
-            outcome = results.interpret(value, timing_in_feedback=self.task.timing_in_feedback)
+            outcome = results.interpret(value, timing_in_feedback=self.task.timing_in_feedback,
+                                        features=self.task.feature_dimensions)
         except Exception as exc:
             return self._fail("invalid", f"the evaluator's result is malformed ({type(exc).__name__}: {exc})")
         if outcome.failed or outcome.score is None:

@@ -8,6 +8,10 @@ every evaluation, since each runs in a fresh process.  :func:`install` loads the
 under bare parent packages instead (only when the evaluator imports nothing else of the library, a
 fact the job reads from its source); where the library is not installed, an equivalent dataclass of
 ours stands in, so such evaluators run unchanged either way.
+
+ShinkaEvolve's ``shinka.core`` is treated alike for evaluators that import only ``run_shinka_eval``
+from it: the library where it is installed, else trace-bench's implementation of the same contract
+(:mod:`.shinka_eval`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-STAND_INS = ("openevolve.evaluation_result", "skydiscover.evaluation.evaluation_result")
+from trace_bench.tasks.discovery import shinka_eval
+
+STAND_INS = ("openevolve.evaluation_result", "skydiscover.evaluation.evaluation_result", "shinka.core")
 
 
 @dataclass
@@ -59,7 +65,10 @@ def _stand_in(name: str) -> None:
         parent = ".".join(parts[:depth])
         sys.modules.setdefault(parent, types.ModuleType(parent))
     module = types.ModuleType(name)
-    module.EvaluationResult = EvaluationResult  # type: ignore[attr-defined]
+    if name == "shinka.core":
+        module.run_shinka_eval = shinka_eval.run_shinka_eval  # type: ignore[attr-defined]
+    else:
+        module.EvaluationResult = EvaluationResult  # type: ignore[attr-defined]
     sys.modules[name] = module
     setattr(sys.modules[".".join(parts[:-1])], parts[-1], module)
 

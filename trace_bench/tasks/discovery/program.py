@@ -1,7 +1,8 @@
 """A candidate program and its trainable part: the code between ``EVOLVE-BLOCK`` markers.
 
 OpenEvolve's examples and SkyDiscover's benchmarks mark the code a search may change with a
-``# EVOLVE-BLOCK-START`` line and a ``# EVOLVE-BLOCK-END`` line; everything else in the file is
+``# EVOLVE-BLOCK-START`` line and a ``# EVOLVE-BLOCK-END`` line (``// EVOLVE-BLOCK-START`` in Rust,
+``! ...`` in Fortran, ``(* ... *)`` in Wolfram: the language's comment leader); everything else in the file is
 fixed context (imports, the entry point the evaluator calls).  A file without markers is
 trainable as a whole.  :class:`EvolveProgram` keeps the fixed parts and rebuilds the whole file
 for any block text, byte for byte what the original file holds when the block is unchanged.
@@ -20,8 +21,13 @@ from trace_bench._util.errors import TraceBenchError
 
 START = "# EVOLVE-BLOCK-START"
 END = "# EVOLVE-BLOCK-END"
-_START_LINE = re.compile(r"^[ \t]*#[ \t]*EVOLVE-BLOCK-START\b[^\n]*\n?", re.M)
-_END_LINE = re.compile(r"^[ \t]*#[ \t]*EVOLVE-BLOCK-END\b[^\n]*(\n|\Z)", re.M)
+# A marker is a line of its own behind the program language's comment leader: ``#`` (Python, R, Julia),
+# ``//`` (Rust, Go, C++, Verilog), ``!`` (Fortran), ``--`` (Lua, SQL, Haskell), ``%`` (MATLAB, LaTeX),
+# ``;`` (Lisp, assembly), ``(*`` (Wolfram, OCaml), ``/*`` and ``<!--``, as the peers' examples mark
+# programs in those languages; a closing ``*)``, ``*/`` or ``-->`` may follow on the line.
+_LEADER = r"^[ \t]*(?:#|//+|!|--|%|;+|\(\*|/\*+|<!--)[ \t]*"
+_START_LINE = re.compile(_LEADER + r"EVOLVE-BLOCK-START\b[^\n]*\n?", re.M)
+_END_LINE = re.compile(_LEADER + r"EVOLVE-BLOCK-END\b[^\n]*(\n|\Z)", re.M)
 
 
 class ProgramFormatError(TraceBenchError, ValueError):

@@ -2,9 +2,11 @@
 
 Every protocol returns plain data, ``{"metrics": {...}, "artifacts": {...}}`` plus ``timed_out``
 (an evaluation that ran out of time: its result depends on the machine's load) and, for
-ShinkaEvolve, ``correct``; the job scores it (:mod:`.results`).  Each evaluator function runs in a
+ShinkaEvolve, ``correct``; the job scores it (:mod:`.results`).  An ``evaluate`` function runs in a
 worker thread under the folder's timeout, as OpenEvolve and SkyDiscover run it (an executor thread
-awaited with a timeout), and a timed-out evaluation gets the result those libraries give it.
+awaited with a timeout); a script (``evaluate.sh``'s entry point, ShinkaEvolve's ``main``) runs in
+the main thread, as the process of its own those libraries start for it runs it (its ``signal``
+alarms work).  A timed-out evaluation gets the result those libraries give it.
 
 - ``evaluate``: ``evaluate(program_path)``; with ``cascade`` and ``evaluate_stage1`` defined,
   OpenEvolve's cascade: stage 1, then stage 2 only when stage 1 passes the first threshold (its
@@ -20,12 +22,14 @@ awaited with a timeout), and a timed-out evaluation gets the result those librar
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import io
 import json
 import math
 import os
 import runpy
+import signal
 import sys
 import tempfile
 import threading
@@ -179,6 +183,38 @@ def _container_output(stdout: str) -> dict[str, Any] | None:
     return None
 
 
+def call_in_main_thread(function: Callable[[], Any], timeout: float) -> tuple[str, Any]:
+    """As :func:`call_with_timeout`, but ``function`` runs in the main thread, as a script runs: the
+    containerized layout's ``evaluate.sh`` and ShinkaEvolve's job start the evaluator as a process of
+    its own, and their evaluators set ``signal`` alarms, which only the main thread may do.  A watchdog
+    thread interrupts the main thread at the timeout (code stuck inside a C call is ended by the
+    sandbox's own wall limit, a little later).  Called outside the main thread, it is
+    :func:`call_with_timeout`."""
+    if threading.current_thread() is not threading.main_thread():
+        return call_with_timeout(function, timeout)
+    finished = threading.Event()
+    expired = threading.Event()
+
+    def watchdog() -> None:
+        if not finished.wait(timeout):
+            expired.set()
+            _thread.interrupt_main()
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # what interrupt_main raises
+    threading.Thread(target=watchdog, name="evaluation-timeout", daemon=True).start()
+    try:
+        try:
+            value = function()
+        finally:
+            finished.set()
+            signal.signal(signal.SIGINT, previous)
+    except KeyboardInterrupt as exc:
+        return ("timeout", None) if expired.is_set() else ("error", exc)
+    except BaseException as exc:  # noqa: BLE001 - the evaluator's failure is data here
+        return "error", exc
+    return "ok", value
+
+
 def run_script(entry: str, path: str, payload: dict[str, Any]) -> dict[str, Any]:
     """The containerized layout's entry point (see the module doc)."""
     out, err = io.StringIO(), io.StringIO()
@@ -192,7 +228,7 @@ def run_script(entry: str, path: str, payload: dict[str, Any]) -> dict[str, Any]
             except SystemExit as exc:
                 code[0] = exc.code
 
-    outcome, value = call_with_timeout(script, float(payload["timeout_s"]))
+    outcome, value = call_in_main_thread(script, float(payload["timeout_s"]))
     if outcome == "timeout":
         return {"metrics": {"error": 0.0, "timeout": True}, "timed_out": True,
                 "artifacts": {"error": f"evaluate.sh timed out after {payload['timeout_s']}s"}}
@@ -233,7 +269,7 @@ def _read_json(path: str) -> Any:
 def run_main(module: Any, path: str, payload: dict[str, Any]) -> dict[str, Any]:
     """ShinkaEvolve's protocol (see the module doc); private metrics are kept apart as ``private.*``."""
     results_dir = tempfile.mkdtemp(prefix="results_")
-    outcome, value = call_with_timeout(lambda: module.main(path, results_dir), float(payload["timeout_s"]))
+    outcome, value = call_in_main_thread(lambda: module.main(path, results_dir), float(payload["timeout_s"]))
     if outcome == "timeout":
         return {"metrics": {"combined_score": 0.0}, "correct": False, "timed_out": True,
                 "artifacts": {"error": f"the evaluation timed out after {payload['timeout_s']}s"}}

@@ -10,9 +10,9 @@ Two readings, neither imports anything:
 - :func:`requirement_problems`: ``requirements.txt`` (the folder's and its evaluator directory's):
   each line's distribution, not installed (FAIL) or installed at a version the line excludes (WARN).
 
-Two modules are never reported: ``openevolve.evaluation_result`` and
-``skydiscover.evaluation.evaluation_result`` (a dataclass each), which the sandbox provides when the
-library is absent (:mod:`.peer_results`).
+Three modules are never reported: ``openevolve.evaluation_result`` and
+``skydiscover.evaluation.evaluation_result`` (a dataclass each) and ShinkaEvolve's ``shinka.core``
+(for ``run_shinka_eval``), which the sandbox provides when the library is absent (:mod:`.peer_results`).
 """
 
 from __future__ import annotations
@@ -190,12 +190,16 @@ def _imports_anywhere(path: Path) -> list[str]:
     return names
 
 
+SHINKA_LAUNCHER = "run_evo.py"  # ShinkaEvolve's launcher: read for two settings, never run
+
+
 def lean_imports(folder: Path) -> tuple[str, ...]:
     """The peers' result modules (:data:`STAND_INS`) the folder's Python files import, where they
     import nothing else of that library (then the sandbox loads them without the library's
-    ``__init__``, see :mod:`.peer_results`)."""
+    ``__init__``, see :mod:`.peer_results`); ShinkaEvolve's launcher is never run, so its imports do
+    not count."""
     imported = [name for path in folder.rglob("*.py") if "private" not in path.relative_to(folder).parts[:1]
-                for name in _imports_anywhere(path)]
+                and path.name != SHINKA_LAUNCHER for name in _imports_anywhere(path)]
     lean = []
     for module in STAND_INS:
         library = module.split(".")[0]

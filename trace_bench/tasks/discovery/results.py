@@ -2,7 +2,8 @@
 
 **The score** is the rule OpenEvolve and SkyDiscover rank programs by: ``combined_score`` when the
 result has one (a number, or text that reads as one), else the average of its numeric metrics
-(booleans and NaN left out; a numeric ``error`` counts, as it does for them), so their failure shape
+(booleans and NaN left out; a numeric ``error`` counts, as it does for them; OpenEvolve's MAP-Elites
+feature dimensions left out where the folder's config is OpenEvolve's), so their failure shape
 ``{"error": 0.0}`` scores 0.0.  A result with no number at all, a non-finite score, an evaluation
 that timed out and a program ShinkaEvolve's ``correct.json`` calls incorrect are failed evaluations:
 the task's failure score (0.0 for task folders unless their config declares another, what the
@@ -41,9 +42,11 @@ def mask_durations(text: str) -> str:
     return _DURATION.sub("<time>", text)
 
 
-def fitness(metrics: Mapping[str, Any]) -> tuple[float | None, list[str]]:
+def fitness(metrics: Mapping[str, Any], features: tuple[str, ...] = ()) -> tuple[float | None, list[str]]:
     """The peers' score of ``metrics`` and, when it is an average, the names averaged (see the
-    module doc); ``(None, [])`` when there is no number to score."""
+    module doc); ``(None, [])`` when there is no number to score.  ``features``: OpenEvolve's MAP-Elites
+    dimensions (``database.feature_dimensions``), left out of the average as OpenEvolve leaves them
+    out, unless nothing else is left."""
     if "combined_score" in metrics:
         try:
             return float(metrics["combined_score"]), []
@@ -53,7 +56,8 @@ def fitness(metrics: Mapping[str, Any]) -> tuple[float | None, list[str]]:
               if isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(float(v))}
     if not values:
         return None, []
-    return math.fsum(values.values()) / len(values), sorted(values)
+    kept = {k: v for k, v in values.items() if k not in features} or values
+    return math.fsum(kept.values()) / len(kept), sorted(kept)
 
 
 @dataclass
@@ -86,9 +90,10 @@ def _metrics_and_notes(raw: Mapping[str, Any], artifacts: Any, timing: bool) -> 
     return metrics, notes
 
 
-def interpret(value: Any, *, timing_in_feedback: bool = False) -> Outcome:
+def interpret(value: Any, *, timing_in_feedback: bool = False, features: tuple[str, ...] = ()) -> Outcome:
     """The outcome of an evaluator's result: a ``{"metrics", "artifacts"}`` mapping from the sandbox
-    (plus ``timed_out`` and ShinkaEvolve's ``correct``), or a split evaluator's ``score()`` dict."""
+    (plus ``timed_out`` and ShinkaEvolve's ``correct``), or a split evaluator's ``score()`` dict;
+    ``features`` as :func:`fitness` takes them."""
     if not isinstance(value, Mapping):
         return Outcome(None, failed=f"the evaluator's result is not a mapping ({type(value).__name__})",
                        status="invalid")
@@ -98,7 +103,7 @@ def interpret(value: Any, *, timing_in_feedback: bool = False) -> Outcome:
     else:
         raw, artifacts = {k: v for k, v in value.items() if k != "artifacts"}, value.get("artifacts")
     metrics, notes = _metrics_and_notes(raw, artifacts, timing_in_feedback)
-    score, averaged = fitness(raw)
+    score, averaged = fitness(raw, features)
     # a timed-out evaluation depends on the machine's load: never cached (status "timeout"); it keeps
     # a score only where the peers keep one (an earlier cascade stage's)
     timed_out = bool(value.get("timed_out"))

@@ -20,6 +20,8 @@ apply):
   evaluation, defaults as the library the config is written for sets them (OpenEvolve: on,
   ``[0.5, 0.75, 0.9]``; SkyDiscover: on, ``[0.3, 0.6]``, two stages);
 - ``language`` (``evo_config.language``): the program's language for the external trainers;
+- ``database.feature_dimensions`` (OpenEvolve's configs, default ``complexity`` and ``diversity``): the
+  MAP-Elites dimensions OpenEvolve leaves out when it averages a result without ``combined_score``;
 - a ``trace_bench:`` section for what the libraries have no key for: ``suite``, ``best_known``,
   ``best_known_source``, ``direction``, ``metric``, ``failure_score``, ``timing_in_feedback``
   (wall-clock metrics in the feedback) and ``llm`` (whether the evaluator calls an LLM).
@@ -46,9 +48,10 @@ THRESHOLDS = {"openevolve": (0.5, 0.75, 0.9), "skydiscover": (0.3, 0.6)}
 MAX_STAGES = {"openevolve": 3, "skydiscover": 2}
 _SKYDISCOVER_KEYS = ("search", "monitor", "context_builder", "agentic", "diff_based_generation", "max_solution_length",
                      "human_feedback_enabled", "max_parallel_iterations")
+OPENEVOLVE_FEATURES = ("complexity", "diversity")  # OpenEvolve's default database.feature_dimensions
 _USED = ("max_iterations", "prompt.system_message", "evaluator.timeout", "evaluator.cascade_evaluation",
          "evaluator.cascade_thresholds", "language", "evo_config.num_generations", "evo_config.task_sys_msg",
-         "evo_config.language")
+         "evo_config.language", "database.feature_dimensions")
 _SEARCH = "the library's search settings: the trainer's own params govern the search"
 _LLM = "models, endpoints and sampling come from the run's llm section"
 _OTHER = "the library's own run settings (checkpoints, logging, generation): not used"
@@ -99,6 +102,7 @@ class FolderSettings:
     metric: str = "combined_score"
     failure_score: float | None = None
     timing_in_feedback: bool = False
+    feature_dimensions: tuple[str, ...] = ()
     llm: bool | None = None
     ignored: tuple[tuple[str, str], ...] = ()
 
@@ -313,6 +317,10 @@ def read_settings(folder: Path, kind: Kind = "evaluator", stages: tuple[str, ...
     iterations = data.get("max_iterations", evo.get("num_generations"))
     cascade = evaluator.get("cascade_evaluation", True)
     language = data.get("language") or evo.get("language") or ""
+    features: tuple[str, ...] = ()
+    if dialect == "openevolve":
+        dimensions = _mapping(data, "database").get("feature_dimensions", list(OPENEVOLVE_FEATURES))
+        features = tuple(str(item) for item in dimensions) if isinstance(dimensions, list) else OPENEVOLVE_FEATURES
     config_data = {key: value for key, value in data.items() if key != "trace_bench"}
     ignored = tuple((key, reason) for key in _flatten(config_data)
                     if (reason := _reason(key, kind, stages, protocol)) is not None)
@@ -326,4 +334,4 @@ def read_settings(folder: Path, kind: Kind = "evaluator", stages: tuple[str, ...
         max_stages=MAX_STAGES.get(dialect, 3), language=str(language),
         best_known=own["best_known"], best_known_source=own["best_known_source"], direction=own["direction"],
         metric=own["metric"], failure_score=own["failure_score"], timing_in_feedback=own["timing_in_feedback"],
-        llm=own["llm"], ignored=ignored)
+        feature_dimensions=features, llm=own["llm"], ignored=ignored)

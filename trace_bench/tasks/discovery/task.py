@@ -101,6 +101,7 @@ class DiscoveryTask:
     preload_openai: bool = False
     lean: tuple[str, ...] = ()
     timing_in_feedback: bool = False
+    feature_dimensions: tuple[str, ...] = ()  # left out of an average score, as OpenEvolve does
     language: str = "python"
     mode: str = "train"
     notes: tuple[str, ...] = ()
@@ -294,5 +295,6 @@ def from_folder(folder: TaskFolder, eval_kwargs: Mapping[str, Any]) -> Discovery
         max_stages=settings.max_stages, llm=llm, llm_configs=requirements.llm_configs(folder.path, layout.workdir)
         if llm else (), preload_openai="openai" in requirements.imports_of(folder.path, layout.evaluator, layout.workdir),
         lean=requirements.lean_imports(folder.path), timing_in_feedback=settings.timing_in_feedback,
+        feature_dimensions=settings.feature_dimensions,
         language=language, mode=mode, notes=(settings.config_note,) if settings.config_note else (),
         **_limits(eval_kwargs, settings.timeout_s, FOLDER_PROCESSES))
