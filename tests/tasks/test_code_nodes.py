@@ -223,3 +223,37 @@ def test_problems_without_code_nodes_are_left_alone() -> None:
 
     assert check_problem(trace.node(1.0, trainable=True)) == 0
     assert check_problem({"a": [1, 2]}) == 0
+
+
+def test_a_code_node_starts_its_sandbox_at_the_first_rewritten_call_still_isolated(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job whose optimizer never rewrites the code (most stub runs) starts no sandbox; the first call
+    of optimizer-written code starts it, and it isolates that call as a sandbox started up front did."""
+    import threading
+
+    from trace_bench.sandbox import server
+
+    server.shutdown()
+    started: list[str] = []
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name))
+    agent = _agent()
+    assert agent(5).data == 5
+    assert started == [] and server._HANDLES == []  # building the problem and the author's code: no sandbox
+    monkeypatch.undo()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-code-node-canary")
+    _set(agent, '''
+        def transform(self, x):
+            import os
+            return [2 * x + 1, os.getpid(), os.environ.get("OPENAI_API_KEY")]
+    ''')
+    assert agent(5).data[0] == 11 and agent(5).data[1:] == [1, None]
+    assert len(server._HANDLES) == 1 and server._HANDLES[0].mode == "bwrap"
+
+
+def test_a_code_node_is_refused_before_its_first_call_where_no_sandbox_may_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Started lazily, still refused up front: the job fails before it spends anything, saying why."""
+    from trace_bench.sandbox import SandboxUnavailable, policy
+
+    monkeypatch.setattr(policy, "quick_check", lambda: "bwrap is not installed")
+    with pytest.raises(SandboxUnavailable, match="bubblewrap does not work here"):
+        _agent()
