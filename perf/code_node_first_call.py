@@ -1,11 +1,12 @@
 """The first call of optimizer-written code in a job: with the sandbox started up front in the
-background (``sandbox.prepare``, before issue 43) and started by that call (``prepare_lazily``).
+background (``sandbox.prepare``: every job before issue 43, a real job now) and started by that call
+(``prepare_lazily``: a stub job now).
 
 Each round builds ``internal:code_param``'s problem in a fresh process, as a job does, then sets an
 optimizer's version of its trainable function and times its first call, and then a second one (on
 a new argument, so it is a sandboxed call too).  ``eager`` starts the sandbox when the problem is
 built and waits ``--gap`` seconds first (the job's other work before its first rewrite, e.g. the
-first LLM call), so that call finds it warm if the start fits in the gap; ``lazy`` is what a job
+first LLM call), so that call finds it warm if the start fits in the gap; ``lazy`` is what a stub job
 does now.  Prints the medians and the load average: on a shared machine compare the two sides of
 one invocation only.
 """
