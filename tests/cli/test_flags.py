@@ -125,7 +125,8 @@ def test_real_mode_without_a_key_fails_before_any_job(tmp_path: Path, llm: str, 
 
 
 def _templates_in_session(session: int) -> list[int]:
-    """Pids of job templates (multiprocessing forkservers) in the process session ``session``."""
+    """Pids of job templates (multiprocessing forkservers, spawned or forked from the driver: then
+    ``trace_bench`` on their command line) in the process session ``session``."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -136,7 +137,7 @@ def _templates_in_session(session: int) -> list[int]:
         except OSError:  # exited meanwhile
             continue
         fields = stat[stat.rindex(")") + 2:].split()  # state, ppid, pgrp, session, ...
-        if int(fields[3]) == session and b"multiprocessing.forkserver" in cmdline:
+        if int(fields[3]) == session and (b"multiprocessing.forkserver" in cmdline or b"trace_bench" in cmdline):
             found.append(int(entry.name))
     return found
 

@@ -223,3 +223,50 @@ def test_problems_without_code_nodes_are_left_alone() -> None:
 
     assert check_problem(trace.node(1.0, trainable=True)) == 0
     assert check_problem({"a": [1, 2]}) == 0
+
+
+def test_a_code_node_starts_its_sandbox_at_the_first_rewritten_call_still_isolated(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stub job whose optimizer never rewrites the code starts no sandbox; the first call of
+    optimizer-written code starts it, and it isolates that call as a sandbox started up front did."""
+    import threading
+
+    from trace_bench.sandbox import server
+
+    server.shutdown()
+    monkeypatch.setenv("TRACE_BENCH_MODE", "stub")
+    started: list[str] = []
+    real_start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name))
+    agent = _agent()
+    assert agent(5).data == 5
+    assert started == [] and server._HANDLES == []  # building the problem and the author's code: no sandbox
+    monkeypatch.setattr(threading.Thread, "start", real_start)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-code-node-canary")
+    _set(agent, '''
+        def transform(self, x):
+            import os
+            return [2 * x + 1, os.getpid(), os.environ.get("OPENAI_API_KEY")]
+    ''')
+    assert agent(5).data[0] == 11 and agent(5).data[1:] == [1, None]
+    assert len(server._HANDLES) == 1 and server._HANDLES[0].mode == "bwrap"
+
+
+def test_a_code_node_is_refused_before_its_first_call_where_no_sandbox_may_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Started lazily, still refused up front: the job fails before it spends anything, saying why."""
+    from trace_bench.sandbox import SandboxUnavailable, policy
+
+    monkeypatch.setattr(policy, "quick_check", lambda: "bwrap is not installed")
+    with pytest.raises(SandboxUnavailable, match="bubblewrap does not work here"):
+        _agent()
+
+
+def test_a_real_jobs_code_node_starts_its_sandbox_behind_its_first_llm_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a real job the start overlaps the optimizer's first LLM call, as before."""
+    import threading
+
+    monkeypatch.setenv("TRACE_BENCH_MODE", "real")
+    started: list[str] = []
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name))
+    _agent()
+    assert started == ["trace-bench-sandbox-warm-up"]

@@ -342,6 +342,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         rest = argv[1:]
         return fake_llm_main(rest[1:] if rest[:1] == ["--"] else rest)
     args = build_parser().parse_args(argv)
+    if whole_program and args.command == "run" and getattr(args, "executor", None) in (None, "local"):
+        from trace_bench.runner.warm import fix_hash_seed
+
+        fix_hash_seed()  # so that the job template can be forked from this process (see there)
     from trace_bench._util.runtime import set_environment_defaults
 
     set_environment_defaults()  # no telemetry or price-map downloads from the driver either (ui, ray, mlflow)

@@ -75,12 +75,24 @@ def job_context(preload: Sequence[str] = ()) -> Any:
 
 def warm_up(preload: Sequence[str] = ()) -> None:
     """Start the template process now, so that its imports overlap with the driver's own work
-    (it returns at once: the template imports in its own process)."""
+    (it returns at once: the template imports in its own process).  Forked from this process where
+    :func:`.forked_template.possible` (it then shares what this process imported), else spawned."""
     context = job_context(preload)
     if context.get_start_method() == "forkserver":
         from multiprocessing import forkserver
 
-        forkserver.ensure_running()
+        from trace_bench.execution import forked_template
+
+        if forked_template.possible():  # shares what this process imported (see .forked_template)
+            forked_template.start(_fresh_module_state)
+        else:
+            forkserver.ensure_running()
+
+
+def _fresh_module_state() -> None:
+    """This module's state as a fresh interpreter has it (in a template forked from the driver)."""
+    global _CONTEXT, _FORKED_JOBS
+    _CONTEXT, _FORKED_JOBS = None, False
 
 
 def stop_job_template() -> None:

@@ -43,6 +43,7 @@ _EXPORTS = {
     "SandboxUnavailable": "mode",
     "allow_weak": "mode",
     "prepare": "mode",
+    "prepare_lazily": "mode",
     "availability": "mode",
     "quick_check": "policy",
     "require": "mode",
