@@ -167,7 +167,8 @@ def network_guard(directory: Path) -> tuple[dict[str, str], Path]:
 
 class UnusableServer(FakeLLMServer):
     """Answers every ``every``-th chat completion with a 200 the client cannot use, as a provider that
-    received (and bills) the request: ``kind`` ``"no_choices"`` (``"choices": []``), ``"truncated"``
+    received (and bills) the request: ``kind`` ``"no_choices"`` (``"choices": []`` and no ``usage``: one
+    with its usage is charged that, :mod:`tests.llm.test_other_provider`), ``"truncated"``
     (a JSON body cut short) or ``"bad_usage"`` (a usable answer whose ``usage`` fields are no counts)."""
 
     BAD_USAGE = {"prompt_tokens": "lots", "completion_tokens": None, "total_tokens": -5}
@@ -193,6 +194,7 @@ class UnusableServer(FakeLLMServer):
         if self.kind != "truncated" and self._unusable():
             if self.kind == "no_choices":
                 payload["choices"] = []
+                payload.pop("usage", None)
             else:
                 payload["usage"] = dict(self.BAD_USAGE)
         return payload

@@ -199,7 +199,7 @@ class LiteLLMBackend:
                 raise
             choices = getattr(response, "choices", None)
             if not choices or getattr(choices[0], "message", None) is None:
-                charged = self._charge(ledger, messages, request, "unusable")
+                charged = self._charge(ledger, messages, request, "unusable", getattr(response, "usage", None))
                 raise MalformedResponseError("provider returned no choices")
             return response
 
@@ -208,15 +208,22 @@ class LiteLLMBackend:
         return self._completion(messages, request, response, retries)
 
     def _charge(self, ledger: AttemptLedger | None, messages: list[dict[str, Any]], request: dict[str, Any],
-                reason: str) -> bool:
+                reason: str, usage: Any = None) -> bool:
         if ledger is not None:
-            ledger.charged(self._unanswered_charge(messages, request, reason))
+            ledger.charged(self._unanswered_charge(messages, request, reason, usage))
         return True
 
-    def _unanswered_charge(self, messages: list[dict[str, Any]], request: dict[str, Any], reason: str) -> Completion:
-        """What a request the provider received and never answered usably is charged, as a call cut
-        off in flight: its prompt bound and a completion up to the request's limit (each of its
+    def _unanswered_charge(self, messages: list[dict[str, Any]], request: dict[str, Any], reason: str,
+                           usage: Any = None) -> Completion:
+        """What a request the provider received and never answered usably is charged: the provider's
+        own count where its answer carried a usable ``usage`` (a 200 with no choices), else as a call
+        cut off in flight: its prompt bound and a completion up to the request's limit (each of its
         ``n`` choices), their cost, flagged estimated."""
+        given = [token_count(getattr(usage, field, None)) for field in ("prompt_tokens", "completion_tokens")]
+        if usage is not None and None not in given and given != [0, 0]:
+            prompt, completion = int(given[0] or 0), int(given[1] or 0)
+            return Completion(texts=[], usage=Usage(prompt, completion, prompt + completion), model=self.model,
+                              cost_usd=cost_of(self.model, prompt, completion, self.prices), unanswered=reason)
         prompt = self.prompt_bound(messages)
         completion = (completion_limit(request) or 0) * max(1, int(request.get("n") or 1))
         return Completion(texts=[], usage=Usage(prompt, completion, prompt + completion), model=self.model,

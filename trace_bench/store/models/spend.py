@@ -97,7 +97,7 @@ class RoleUsage(BaseModel):
     estimated: bool = False
     unanswered: int = Field(default=0, description="of ``llm_calls``, the requests the provider received "
                             "whose answer never came back usable (timed out, connection lost, unusable, cancelled, "
-                            "cut off by the job's end): each charged as an estimated call")
+                            "cut off by the job's end): each charged as an estimated call, or the usage its unusable answer reported")
 
     def add_call(self, *, prompt_tokens: int, completion_tokens: int, total_tokens: int, cost_usd: float,
                  cached: bool = False, retries: int = 0, estimated: bool = False, unanswered: bool = False) -> None:
