@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
+from tests.waiting import PATIENCE_S
 from trace_bench.llm.fake_server import FakeLLMServer
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -142,7 +143,9 @@ def page(server: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> It
         context = playwright.chromium.launch_persistent_context(
             str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(CHROMIUM), headless=True,
             args=ARGS, viewport={"width": 1360, "height": 1000})
-        context.set_default_timeout(30_000)
+        # every wait is on a condition; the bound only ends a wait that will never end (a loaded machine
+        # rendered a real job's transcript after more than the 30 s the bound was)
+        context.set_default_timeout(PATIENCE_S * 1000)
         tab = context.new_page()
         tab.goto(f"{server['url']}?token={server['token']}")
         tab.wait_for_selector("#tb-start")
