@@ -39,6 +39,9 @@ def _targets() -> set[str]:
 def main(out: str) -> None:
     """The driver's side: import pydantic, mark it, hold a descriptor and a signal handler a fresh
     interpreter has not, start the template, run one job of :func:`report`."""
+    # SIGINT as an interpreter started from a terminal has it, whatever this process inherited (a test
+    # worker started in the background, or by a test that ignored it, passes SIG_IGN on)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import pydantic
 
     from trace_bench.execution.local import job_context, stop_job_template, warm_up
