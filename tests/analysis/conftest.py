@@ -29,10 +29,14 @@ STUB_MATRIX_SEEDS = 4
 STUB_MATRIX_GROUP = pytest.mark.xdist_group("stub-matrix")
 
 
+def run_config(root: Path, config: str) -> Path:
+    """Run ``config`` (YAML text) into ``root/runs``; its run directory."""
+    (root / "c.yaml").write_text(config)
+    run_cli("run", "--config", str(root / "c.yaml"), "--runs-dir", str(root / "runs"), "--quiet", check=True)
+    return only_run_dir(root / "runs")
+
+
 @pytest.fixture(scope="session")
 def stub_matrix_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The run directory (read only: tests that write make their own run)."""
-    root = tmp_path_factory.mktemp("stub-matrix")
-    (root / "c.yaml").write_text(STUB_MATRIX)
-    run_cli("run", "--config", str(root / "c.yaml"), "--runs-dir", str(root / "runs"), "--quiet", check=True)
-    return only_run_dir(root / "runs")
+    return run_config(tmp_path_factory.mktemp("stub-matrix"), STUB_MATRIX)

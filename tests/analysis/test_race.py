@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from scipy.stats import ttest_rel
 
-from tests.analysis.conftest import STUB_MATRIX_GROUP
-from tests.conftest import REPO, only_run_dir, run_cli
+from tests.analysis.conftest import STUB_MATRIX_GROUP, run_config
+from tests.conftest import REPO, run_cli
 from tests.waiting import job_pids, read_events, wait_gone, wait_until
 from trace_bench.store.models import RaceRecord
 from trace_bench.store.run_store import RunStore
@@ -45,10 +45,7 @@ SAME = ("job_id", "task", "trainer", "params_label", "seed", "status", "score_in
 
 @pytest.fixture(scope="module")
 def raced_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("raced")
-    (root / "c.yaml").write_text(RACE)
-    run_cli("run", "--config", str(root / "c.yaml"), "--runs-dir", str(root / "runs"), "--quiet", check=True)
-    return only_run_dir(root / "runs")
+    return run_config(tmp_path_factory.mktemp("raced"), RACE)
 
 
 def _rows(run: Path) -> dict[str, dict[str, str]]:

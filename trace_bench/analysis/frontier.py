@@ -24,14 +24,10 @@ import pandas as pd
 from trace_bench.analysis.load import ARM, ran_jobs
 from trace_bench.analysis.protocol import DEFAULT_METRIC, task_metrics
 from trace_bench.analysis.stats import arm_planned, mean_ci, task_ranges
-from trace_bench.store.frontier import COST_AXES, cost_axis, on_frontier
-from trace_bench.store.models import SPEND_COLUMNS, Spend, arm_label
+from trace_bench.store.frontier import COST_AXES, COST_COLUMNS, cost_axis, on_frontier
+from trace_bench.store.models import Spend, arm_label
 from trace_bench.store.ranking import seeds_cell
 
-#: results.csv's column of each cost axis (the budget's counted figures, from Spend); ``evaluations`` and
-#: ``wall_s`` only when asked for (``cost_axis``): the non-LLM baselines cost nothing on the LLM axes (as
-#: NoOpTrainer), and compute on these
-COST_COLUMNS = {**dict(reversed(SPEND_COLUMNS.items())), "evaluations": "n_evals", "wall_s": "time_seconds"}
 AXIS_NAMES = {**COST_AXES, "evaluations": "evaluations", "wall_s": "wall s"}
 FRONTIER_COLUMNS = ["task", "trainer", "params_label", "metric", "cost_axis", "n", "planned", "complete", "cost_mean",
                     "cost_low", "cost_high", "score_mean", "score_low", "score_high", "on_frontier"]

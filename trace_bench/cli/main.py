@@ -17,11 +17,10 @@ Number = TypeVar("Number", int, float)
 
 
 def cost_axes() -> tuple[str, ...]:
-    """``table --cost-axis``'s choices, the frontier's cost axes in its order of preference: the
-    counted units of ``Spend`` (declared there once), then evaluations and the wall clock."""
-    from trace_bench.store.models.spend import COUNTED
+    """``table --cost-axis``'s choices: the frontier's cost axes, in its order of preference."""
+    from trace_bench.store.frontier import COST_COLUMNS
 
-    return (*reversed(COUNTED), "evaluations", "wall_s")
+    return tuple(COST_COLUMNS)
 
 
 def _cost_axis(text: str) -> str:

@@ -19,11 +19,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from trace_bench.store.models import COUNTED, SPEND_AXES, Spend
+from trace_bench.store.models import COUNTED, SPEND_AXES, SPEND_COLUMNS, Spend
 from trace_bench.store.ranking import TIE_TOLERANCE
 
 #: cost axes in order of preference, and how each is named for a reader
 COST_AXES = {name: SPEND_AXES[name] for name in reversed(COUNTED)}
+#: results.csv's column of each cost axis (the budget's counted figures, from Spend); ``evaluations`` and
+#: ``wall_s`` only when asked for (``table --cost-axis``): the non-LLM baselines cost nothing on the LLM
+#: axes (as NoOpTrainer), and compute on these
+COST_COLUMNS = {**dict(reversed(SPEND_COLUMNS.items())), "evaluations": "n_evals", "wall_s": "time_seconds"}
 #: costs closer than this, relative to the larger, are equal (means of sums of float USD)
 COST_TOLERANCE = 1e-9
 
