@@ -134,8 +134,10 @@ def test_killed_race_resumes_to_the_uninterrupted_race(raced_run: Path, tmp_path
                                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         landed.append(_kill_after(proc, run / "events.jsonl", finished))
         wait_gone(job_pids(run, unfinished_only=True), what="job processes of the killed driver")
+        # the first kill (2 of round 0's 6 jobs ended) leaves the race open; on an idle machine the
+        # second can come after the driver recorded the race's end (its last jobs end within one poll)
+        assert len(landed) > 1 or (landed[0] and not _race(run).ended)
         command = [*base, "--resume", str(run)]
-    assert landed[0] and not _race(run).ended
     before = _race(run)
     run_cli(*command[3:], check=True)
     after = _race(run)
