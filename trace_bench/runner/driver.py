@@ -285,7 +285,8 @@ class _Loop:
         item.job.write_meta(JobMeta.planned(spec, self.run_id, item.attempt))
         executor.submit(JobLaunch(job_id=spec.job_id, job_dir=str(item.job.root), timeout_s=self.job_timeout,
                                   memory_mb=self.config.job_memory_mb,
-                                  args=launch_args(spec, self.run_id, item.carried, item.attempt)))
+                                  args=launch_args(spec, self.run_id, item.carried, item.attempt,
+                                                   carried_measure=item.carried_measure)))
         self.console.started(spec.job_id, spec.task, spec.trainer, job_dir=item.job.root)
         self.events.write(JobSubmitted(job_id=spec.job_id, task=spec.task, trainer=spec.trainer, seed=spec.seed))
 
@@ -303,7 +304,7 @@ class _Loop:
     def _record(self, item: PlannedJob, finished: Finished) -> None:
         record = record_for(item.spec, item.job, finished, run_id=self.run_id, attempt=item.attempt,
                             carried=item.carried, timeout=self.job_timeout, memory_mb=self.config.job_memory_mb,
-                            interrupted=self.interrupts.stop_scheduling)
+                            interrupted=self.interrupts.stop_scheduling, carried_measure=item.carried_measure)
         meta = JobMeta.planned(item.spec, self.run_id, item.attempt).ended(record)
         item.job.write_meta(meta.model_copy(update={"node_id": finished.node_id}) if finished.node_id else meta)
         self.store.record_result(item.job, record)  # after the meta: a crash between them leaves no record: it re-runs
@@ -320,10 +321,12 @@ class _Loop:
                                    total=self.console.total))
 
 
-def launch_args(spec: JobSpec, run_id: str, carried: Spend | None, attempt: int) -> dict[str, Any]:
+def launch_args(spec: JobSpec, run_id: str, carried: Spend | None, attempt: int, *,
+                carried_measure: Spend | None = None) -> dict[str, Any]:
     """What the job body (``trace_bench.runner.job.body.job_body``) is handed: plain JSON."""
     return {"spec": spec.model_dump(mode="json"), "run_id": run_id,
-            "carried": None if carried is None else carried.model_dump(mode="json"), "attempt": attempt}
+            "carried": None if carried is None else carried.model_dump(mode="json"), "attempt": attempt,
+            "carried_measure": None if carried_measure is None else carried_measure.model_dump(mode="json")}
 
 
 def _entries_digest(meta: dict[str, Any], store: RunStore, statuses: dict[str, str], ids: list[str]) -> str:

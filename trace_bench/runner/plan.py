@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from trace_bench.runner.salvage import spent_in_training
+from trace_bench.runner.salvage import spent_in_training, spent_measuring
 from trace_bench.store.job_store import JobStore
 from trace_bench.store.models import Attempts, JobResult, JobSpec, Spend, StoreError
 from trace_bench.store.results_index import IndexedResult, LazyResult
@@ -23,6 +23,7 @@ class PlannedJob:
     run: bool
     attempt: int = 1
     carried: Spend | None = None
+    carried_measure: Spend | None = None
 
 
 def should_run(previous: JobResult | LazyResult | None, mode: ResumeMode, status: str | None = None) -> bool:
@@ -94,18 +95,21 @@ def plan_jobs(jobs: list[JobSpec], run: RunStore, mode: ResumeMode) -> Plan:
 
 
 def prepare_attempt(planned: PlannedJob, *, fresh: bool) -> None:
-    """Carry the budget an interrupted or failed attempt already spent, then clear the job dir.
+    """Carry the budget an interrupted or failed attempt already spent (and, apart, the measurement
+    calls it made: billed, counted by no budget), then clear the job dir.
 
     The ledger (``attempts.json``) survives; everything else of the old attempt is removed, so a
     re-run never leaves stale curves, states or events behind.
     """
     job = planned.job
     ledger = (None if fresh else job.read_attempts()) or Attempts()
-    carried = ledger.carried
+    carried, carried_measure = ledger.carried, ledger.carried_measure
     if not fresh and job.exists():
         carried = carried.plus(spent_in_training(job))
+        carried_measure = carried_measure.plus(spent_measuring(job))
     attempts = ledger.attempts + 1 if not fresh else 1
     job.clear_for_attempt()
-    job.write_attempts(Attempts(attempts=attempts, carried=carried))
+    job.write_attempts(Attempts(attempts=attempts, carried=carried, carried_measure=carried_measure))
     planned.attempt = attempts
     planned.carried = carried
+    planned.carried_measure = carried_measure

@@ -33,14 +33,25 @@ def spent_in_training(job: JobStore) -> Spend:
     return JobProgress.of(job.events(contains='"llm_call"')).train.spend()
 
 
+def spent_measuring(job: JobStore) -> Spend:
+    """The harness's measurement calls of a job's attempt (billed, outside the budget): its journal's
+    ``measure`` lines, cut-off calls included; the ``llm_call`` events for a directory without one."""
+    journal = job.read_spend("measure")
+    if journal is not None:
+        return journal
+    return JobProgress.of(job.events(contains='"llm_call"')).measure.spend()
+
+
 def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, error: str, wall_s: float,
-                   attempt: int, carried: Spend | None = None, phase: Phase = "process") -> JobResult:
+                   attempt: int, carried: Spend | None = None, carried_measure: Spend | None = None,
+                   phase: Phase = "process") -> JobResult:
     """A record built from what the job wrote: scores from its curve, usage from its events (the
     trainer's calls as the job's spend, the harness's measurement calls apart, as a finished job)
     and its sandbox denials; its leak counts stay null (the audit runs when a job ends by itself).
     Its error is the driver's verdict (``error``, in ``phase``: ``plan`` for a job never run), with
-    the tail of its stdout.log as the traceback."""
-    live = LiveResult(spec, run_id, attempt)
+    the tail of its stdout.log as the traceback.  ``carried``/``carried_measure``: what earlier
+    attempts spent training and measuring (``attempts.json``)."""
+    live = LiveResult(spec, run_id, attempt, carried_measure=carried_measure)
     tail = job.read_stdout_tail()
     live.fail(JobError(status=Status(status), message=error, phase=phase,
                        traceback=f"{error}\n--- the last lines of stdout.log ---\n{tail}" if tail.strip() else error))
@@ -84,7 +95,7 @@ def _close_curve(job: JobStore, last: CurveRow, record: JobResult, wall_s: float
 
 def record_for(spec: JobSpec, job: JobStore, finished: Finished, *, run_id: str, attempt: int,
                carried: Spend | None, timeout: float | None, memory_mb: int | None,
-               interrupted: bool = False) -> JobResult:
+               interrupted: bool = False, carried_measure: Spend | None = None) -> JobResult:
     """The record of a job process that ended: the one it sent, or one salvaged from its files."""
     if finished.record is not None and finished.killed_reason is None:
         # the job was launched with ``spec``: its record embeds the plan's object, not a copy of it
@@ -100,4 +111,4 @@ def record_for(spec: JobSpec, job: JobStore, finished: Finished, *, run_id: str,
         status, error = Status.FAILED, finished.error or \
             f"worker lost: job process exited with code {finished.exitcode} without a result"
     return salvage_record(spec, job, run_id=run_id, status=status, error=error, wall_s=finished.wall_s,
-                          attempt=attempt, carried=carried)
+                          attempt=attempt, carried=carried, carried_measure=carried_measure)

@@ -282,10 +282,10 @@ class JobStore:
         """The budget journal of this attempt (``durable``: fsync'd per line, for real mode)."""
         return SpendJournal(self.spend_path, durable=durable)
 
-    def read_spend(self) -> Spend | None:
-        """Training-phase spend the journal records, calls cut by a kill included (see
-        ``store.spend``); None when the directory has no journal."""
-        return read_spend(self.spend_path)
+    def read_spend(self, phase: str = "train") -> Spend | None:
+        """Spend of ``phase`` (``train``, ``measure``) the journal records, calls cut by a kill
+        included (see ``store.spend``); None when the directory has no journal."""
+        return read_spend(self.spend_path, phase)
 
     def open_transcript(self, *, max_chars: int = DEFAULT_MAX_CHARS, max_mb: float = DEFAULT_MAX_MB) -> TranscriptLog:
         """The transcript of this attempt: each LLM call's messages and answers (``store.transcript``)."""

@@ -37,10 +37,12 @@ def _adapter(name: str) -> TypeAdapter[Any]:
 class LiveResult:
     """The live handle of one job attempt's record (see the module docstring)."""
 
-    def __init__(self, spec: JobSpec, run_id: str, attempt: int = 1) -> None:
+    def __init__(self, spec: JobSpec, run_id: str, attempt: int = 1, *, carried_measure: Spend | None = None) -> None:
         self.spec = spec
         self.run_id = run_id
         self.attempt = attempt
+        #: the harness's measurement calls of earlier attempts: part of the ``measure_*`` columns
+        self.carried_measure = carried_measure or Spend()
         #: what the job really used: what the specification says until the job resolved it
         self.resolved = Resolution.planned(spec)
         #: where the job is now: the phase an error raised now is recorded in
@@ -89,8 +91,8 @@ class LiveResult:
         """The job's LLM usage: the trainer's calls (``train``, what the budget counts) as its cost
         columns, what earlier attempts spent (``carried``) included and named apart (``carried_*``),
         the requests of them the provider never answered usably, the harness's measurement calls
-        (``measure``) apart, an LLM-calling evaluator's share (``evaluator``: ``eval_*``), and what
-        its budget counted."""
+        (``measure``, and those of earlier attempts: ``carried_measure``) apart, an LLM-calling
+        evaluator's share (``evaluator``: ``eval_*``), and what its budget counted."""
         own, columns = train.spend(), {}
         for figure, column in SPEND_COLUMNS.items():
             part, total = getattr(carried, figure), getattr(own, figure) + getattr(carried, figure)
@@ -98,8 +100,9 @@ class LiveResult:
             columns[column] = round(total, 10) if figure == Spend.COST else total
         self.set(**columns, cache_hits=train.cache_hits, prompt_tokens=train.prompt_tokens,
                  completion_tokens=train.completion_tokens, tokens_estimated=estimated,
-                 measure_llm_calls=measure.llm_calls, measure_tokens=measure.total_tokens,
-                 measure_cost_usd=round(measure.cost_usd, 10), llm_errors=errors, llm_retries=retries,
+                 measure_llm_calls=measure.llm_calls + self.carried_measure.llm_calls,
+                 measure_tokens=measure.total_tokens + self.carried_measure.tokens,
+                 measure_cost_usd=round(measure.cost_usd + self.carried_measure.usd, 10), llm_errors=errors, llm_retries=retries,
                  llm_unanswered=train.unanswered, budget_spent=budget_spent)
         if evaluator is not None:
             self.set(eval_llm_calls=evaluator.llm_calls, eval_tokens=evaluator.total_tokens,

@@ -144,20 +144,21 @@ def cut_off_calls(path: str | Path) -> list[SpendEntry]:
     return _unsettled(entries) if entries else []
 
 
-def read_spend(path: str | Path) -> Spend | None:
-    """The spend of the ``train`` phase the journal at ``path`` records (what a budget counts; no wall
-    clock), calls cut off in flight charged as :func:`cut_off_charge` says; None when there is no
-    journal (a job directory written before it existed)."""
+def read_spend(path: str | Path, phase: str = "train") -> Spend | None:
+    """The spend of ``phase`` the journal at ``path`` records (``train``: what a budget counts;
+    ``measure``: the harness's measurement calls; no wall clock), calls cut off in flight charged as
+    :func:`cut_off_charge` says; None when there is no journal (a job directory written before it
+    existed)."""
     entries = _entries(path)
     if entries is None:
         return None
     phases = {entry.call: entry.phase for entry in entries if entry.event == "sent"}
     calls, tokens, usd = 0, 0, 0.0
     for entry in entries:
-        if entry.event == "settled" and phases.get(entry.call, entry.phase) == "train":
+        if entry.event == "settled" and phases.get(entry.call, entry.phase) == phase:
             calls, tokens, usd = calls + entry.llm_calls, tokens + entry.tokens, usd + entry.usd
     for entry in _unsettled(entries):
-        if entry.phase == "train":
+        if entry.phase == phase:
             prompt, completion, cost = cut_off_charge(entry)
             calls, tokens, usd = calls + 1, tokens + prompt + completion, usd + cost
     # rounded as a job's results round their cost columns: a sum of many small float costs differs

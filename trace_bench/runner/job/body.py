@@ -34,7 +34,9 @@ def job_body(args: dict[str, Any], job: JobStore) -> dict[str, Any]:
     by the driver (``trace_bench.runner.driver.launch_args``); returns the job's record as JSON."""
     spec = JobSpec.model_validate(args["spec"])
     carried = Spend.model_validate(args["carried"]) if args.get("carried") else None
-    record = run_job(spec, job, run_id=args["run_id"], carried=carried, attempt=args.get("attempt", 1))
+    measured = Spend.model_validate(args["carried_measure"]) if args.get("carried_measure") else None
+    record = run_job(spec, job, run_id=args["run_id"], carried=carried, attempt=args.get("attempt", 1),
+                     carried_measure=measured)
     return record.record()
 
 
@@ -62,14 +64,15 @@ def prepare_process() -> None:
 
 
 def run_job(spec: JobSpec, job: JobStore, *, run_id: str, carried: Spend | None = None,
-            attempt: int = 1) -> JobResult:
+            attempt: int = 1, carried_measure: Spend | None = None) -> JobResult:
     """Run one job to completion and return its record (never raises for job-level failures): the
-    job fills its live record as it goes (:class:`LiveResult`) and freezes it once, at its end."""
+    job fills its live record as it goes (:class:`LiveResult`) and freezes it once, at its end.
+    ``carried``/``carried_measure``: what earlier attempts spent training and measuring."""
     started_wall = time.time()
     started = time.monotonic()
     job.make_dirs()
     events = job.open_events()
-    live = LiveResult(spec, run_id, attempt)
+    live = LiveResult(spec, run_id, attempt, carried_measure=carried_measure)
     live.set(started_at=utc_now())
     events.write(JobStarted(job_id=spec.job_id, task=spec.task, trainer=spec.trainer, seed=spec.seed,
                             attempt=attempt))
@@ -144,7 +147,7 @@ def _train_and_finalise(spec: JobSpec, job: JobStore, events: Any, setup: JobSet
     live.phase = "train"
     live.set(selection_split=setup.problem.selection_split, score_range=declared_range(setup.problem.score_range))
     recorder = JobRecorder(job, events, setup.session, setup.parameters, objective=setup.measurer.objective,
-                           console=spec.logger != "none")
+                           console=spec.logger != "none", carried_measure=live.carried_measure)
     try:
         initial = snapshot(setup.parameters)
         initial_score, initial_dict = _initial_selection(initial, setup)

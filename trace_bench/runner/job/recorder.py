@@ -114,8 +114,11 @@ class JobRecorder:
     """Writes one job's curve, step events, state history and state files (see module docstring)."""
 
     def __init__(self, job: JobStore, events: EventLog, session: Any, parameters: list[Any], *,
-                 objective: ObjectiveConfig | None = None, console: bool = True) -> None:
+                 objective: ObjectiveConfig | None = None, console: bool = True,
+                 carried_measure: Spend | None = None) -> None:
         self.job = job
+        #: earlier attempts' measurement calls: the curve's measure columns start there, as the record's
+        self.carried_measure = carried_measure or Spend()
         self.events = events
         self.session = session
         self.parameters = parameters
@@ -200,7 +203,7 @@ class JobRecorder:
                    kind: str) -> None:
         if self._curve is None or self._curve.closed:
             return
-        measured = self.session.totals.by_phase["measure"].spend().rounded()
+        measured = self.session.totals.by_phase["measure"].spend().plus(self.carried_measure).rounded()
         self._curve.row(CurveRow.at(_trainer_spend(self.session), measured, step=step,
                                     wall_s=round(time.monotonic() - self._t0, 6), n_evals=n_evals, score=score,
                                     best_score=self.best.score,

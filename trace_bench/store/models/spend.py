@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from trace_bench._util.keyed import KeyedModel
-from trace_bench.store.models._base import StoreModel
+from trace_bench.store.models._base import StoreModel, Upgrade
 
 
 def _columns(column: str, carried: str) -> dict[str, Any]:
@@ -123,15 +123,24 @@ class RoleUsage(BaseModel):
         return Spend(llm_calls=self.llm_calls, tokens=self.total_tokens, usd=self.cost_usd)
 
 
+def _attempts_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-2 ledger carried no measurement calls (they were lost on a resume): none."""
+    return {**data, "carried_measure": data.get("carried_measure") or {}}
+
+
 class Attempts(StoreModel):
     """``attempts.json``: the budget ledger that survives a re-run of the job (version 2 adds
-    ``schema_version``; version 1 had none)."""
+    ``schema_version``; version 1 had none; version 3 adds ``carried_measure``: an older file carried
+    none, so reads as none)."""
 
-    SCHEMA_VERSION: ClassVar[int] = 2
+    SCHEMA_VERSION: ClassVar[int] = 3
+    UPGRADES: ClassVar[dict[int, Upgrade]] = {2: _attempts_v2_to_v3}
     FILE: ClassVar[str] = "attempts.json"
 
     attempts: int = 0
     carried: Spend = Field(default_factory=Spend, description="training-phase spend of the earlier attempts")
+    carried_measure: Spend = Field(default_factory=Spend, description="the harness's measurement calls of the "
+                                   "earlier attempts (billed by the provider, counted by no budget)")
 
 
 class SpendEntry(StoreModel):
