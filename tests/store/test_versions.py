@@ -60,7 +60,7 @@ def test_every_file_of_a_version_1_run_loads_as_the_current_version(v1_run: Path
     meta = job.read_meta()  # version 3: status unknown, resolved_* from the specification
     assert meta is not None and meta.status is None and meta.record()["raw_params"] == meta.spec.params
     assert meta.resolved.trainer_kwargs == meta.spec.trainer_kwargs and meta.resolved.optimizer == meta.spec.optimizer_name
-    assert job.read_attempts().schema_version == 2  # type: ignore[union-attr]
+    assert job.read_attempts().schema_version == 3  # type: ignore[union-attr]
     assert job.read_heartbeat() is not None and len(job.read_curve()) == 2
     best = job.read_state("best")
     assert best is not None and best.score == results[ok].score_best
