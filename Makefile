@@ -5,9 +5,11 @@ SHELL := /bin/bash
 PYTHON ?= python3
 UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 # Installs byte-compile .venv and the project, so that every fresh process (each run's driver, job
-# template and sandboxes) starts without compiling, even where PYTHONDONTWRITEBYTECODE is set.
+# template and sandboxes) starts without compiling, even where PYTHONDONTWRITEBYTECODE is set; and
+# index the project's imports beside its byte code (what a sandbox's view is computed from).
 export UV_COMPILE_BYTECODE := 1
-COMPILE_PROJECT = $(if $(filter 1,$(UV_COMPILE_BYTECODE)),.venv/bin/python -m compileall -q trace_bench >/dev/null)
+COMPILE_PROJECT = $(if $(filter 1,$(UV_COMPILE_BYTECODE)),.venv/bin/python -m compileall -q trace_bench >/dev/null \
+	&& .venv/bin/python -m trace_bench.sandbox.import_index >/dev/null)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1

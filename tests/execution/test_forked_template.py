@@ -77,3 +77,18 @@ def test_the_run_command_runs_itself_again_with_a_fixed_hash_seed() -> None:
     first, again = (line.split(" ", 3) for line in lines)
     assert (first[:2], again[:2]) == (["1", "None"], ["0", "0"])
     assert first[2:] == again[2:] == [first[2], "['a', 'b']"]
+
+
+@pytest.mark.parametrize(("argv", "before_parsing"), [
+    (["run", "--config", "c.yaml"], True),
+    (["run", "--config", "c.yaml", "--executor", "local"], True),
+    (["run", "--config", "c.yaml", "--executor", "ray"], False),  # a Ray driver must not run itself again
+    (["run", "--config", "c.yaml", "--executor=ray"], False),
+    (["run", "--config", "array.yaml"], False),  # "ray" in a path: decided after parsing, as before
+    (["validate", "--config", "c.yaml"], False),
+    ([], False),
+])
+def test_a_plain_local_run_is_told_before_its_parser_is_built(argv: list[str], before_parsing: bool) -> None:
+    from trace_bench.cli.main import _plainly_local_run
+
+    assert _plainly_local_run(argv) is before_parsing

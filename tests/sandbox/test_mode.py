@@ -139,14 +139,20 @@ def test_a_sandbox_whose_calls_cannot_get_namespaces_is_refused_at_start(monkeyp
     assert run_sandboxed("tests.sandbox.targets:echo", {"x": 2}).value == {"x": 2}
 
 
-def test_prepare_reads_the_views_sources_before_its_warm_up_thread_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_prepare_reads_the_views_sources_before_its_warm_up_thread_starts(monkeypatch: pytest.MonkeyPatch,
+                                                                           tmp_path: Path) -> None:
     """CPython 3.11 keeps one AST recursion counter per interpreter: the warm-up thread's
     ``ast.parse``, racing the job's own, failed with "SystemError: AST constructor recursion depth
-    mismatch" (seen in CI). The thread parses nothing now: the caller has built the view."""
+    mismatch" (seen in CI). The thread parses nothing now: the caller has built the view.  (With
+    an empty import index, so that the sources are parsed, not read from the package's index.)"""
     import ast
     import threading
 
     from trace_bench.sandbox import mode, view
+    from trace_bench.sandbox.import_index import ImportIndex
+
+    empty = ImportIndex(tmp_path / "index.json", view._parse)
+    monkeypatch.setattr(view, "import_index", lambda: empty)
 
     monkeypatch.setenv(SETTING_ENV, "weak")  # bwrap first, the weak mode allowed: no refusal here
     threads: list[object] = []

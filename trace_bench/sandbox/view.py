@@ -12,7 +12,9 @@ checkout or installed inside a site-packages directory the sandbox sees (then th
 directory is covered by an empty tmpfs and these files are bound on top of it).
 
 A target that must not see a module of ``trace_bench`` therefore must not import it; the import
-closure is computed from the source (no import runs), in the job process, when the sandbox starts.
+closure is computed from the source (no import runs), in the job process, when the sandbox starts,
+with what each file imports kept beside the package's byte code by the file's stamp
+(:mod:`trace_bench.sandbox.import_index`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import functools
 import importlib.util
 import os
 from pathlib import Path
+
+from trace_bench.sandbox.import_index import Entry, ImportIndex, index_path
 
 PACKAGE = "trace_bench"
 # The sandbox's own code: the zygote, supervisor and child run in every sandbox.
@@ -78,29 +82,49 @@ def _import_nodes(tree: ast.AST, *, in_functions: bool) -> list[ast.Import | ast
     return found
 
 
+def _resolved(node: ast.Import | ast.ImportFrom, package: str) -> list[str]:
+    """``trace_bench`` modules (and ``module.name`` candidates) one import statement names."""
+    if isinstance(node, ast.Import):
+        found = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = ".".join([*anchor, base] if base else anchor)
+        found = [base, *(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")]
+    return [name for name in found if name == PACKAGE or name.startswith(PACKAGE + ".")]
+
+
+def _parse(path: Path) -> Entry | None:
+    """What ``path``'s import statements outside and inside function bodies name (see
+    :data:`~trace_bench.sandbox.import_index.Entry`); None where it cannot be read or parsed."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    own = _module_name(path)
+    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+    outside = {name for node in _import_nodes(tree, in_functions=False) for name in _resolved(node, package)}
+    everywhere = {name for node in _import_nodes(tree, in_functions=True) for name in _resolved(node, package)}
+    return sorted(outside), sorted(everywhere - outside)
+
+
+@functools.cache
+def import_index() -> ImportIndex:
+    """This package's :class:`~trace_bench.sandbox.import_index.ImportIndex` (parsing with :func:`_parse`)."""
+    return ImportIndex(index_path(package_root()), _parse)
+
+
 def _imported(path: Path, *, in_functions: bool) -> set[str]:
     """``trace_bench`` modules (and ``module.name`` candidates) that ``path`` imports.
 
     A package's ``__init__.py`` is read for what runs when the package is imported (its top level);
     any other module for every import it holds, since its functions may run in a call."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, SyntaxError, ValueError):
+    entry = import_index().imports(path)
+    if entry is None:
         return set()
-    own = _module_name(path)
-    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
-    found: set[str] = set()
-    for node in _import_nodes(tree, in_functions=in_functions):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-            continue
-        base = node.module or ""
-        if node.level:
-            anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-            base = ".".join([*anchor, base] if base else anchor)
-        found.add(base)
-        found.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
-    return {name for name in found if name == PACKAGE or name.startswith(PACKAGE + ".")}
+    outside, inside = entry
+    return {*outside, *inside} if in_functions else set(outside)
 
 
 def _with_parents(name: str) -> list[str]:
@@ -128,6 +152,7 @@ def closure(modules: frozenset[str]) -> tuple[str, ...]:
             pending.extend(f"{name}.{child.stem}" for child in path.parent.glob("*.py"))
         for imported in _imported(path, in_functions=path.name != "__init__.py" or name in modules):
             pending.extend(_with_parents(imported))
+    import_index().save()
     return tuple(sorted(str(path) for path in files))
 
 

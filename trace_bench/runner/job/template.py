@@ -32,6 +32,7 @@ import trace_bench.tasks.problem  # noqa: E402,F401
 import trace_bench.trainers.context  # noqa: E402,F401
 from trace_bench.registry.trainers import TEMPLATE_TRAINERS, _builtin_alone, all_trainers  # noqa: E402
 from trace_bench.runner.job.body import job_body, prepare_process  # noqa: E402,F401
+from trace_bench.store.live_result import warm_adapters  # noqa: E402
 
 
 def _preload_trainers() -> None:
@@ -64,6 +65,7 @@ def _preload_code_node_view() -> None:
 
 _preload_trainers()
 _preload_code_node_view()
+warm_adapters()
 # Everything loaded so far lives as long as the template: move it out of the collector's reach so
 # that a forked job's garbage collections do not touch (and copy-on-write) the shared pages.  No
 # collection first: what the imports left for the collector is a little memory, a full collection
