@@ -9,7 +9,7 @@ UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 # index the project's imports beside its byte code (what a sandbox's view is computed from).
 export UV_COMPILE_BYTECODE := 1
 COMPILE_PROJECT = $(if $(filter 1,$(UV_COMPILE_BYTECODE)),.venv/bin/python -m compileall -q trace_bench >/dev/null \
-	&& .venv/bin/python -m trace_bench.sandbox.import_index >/dev/null)
+	&& .venv/bin/python -m trace_bench.sandbox.view >/dev/null)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1

@@ -5,6 +5,8 @@ the registry, the sandbox view's import scan over statements only, the platform 
 from __future__ import annotations
 
 import ast
+import json
+import os
 import platform
 import subprocess
 import sys
@@ -142,3 +144,59 @@ def test_the_template_starts_before_the_driver_imports_pydantic(tmp_path: Path) 
             f"assert peek_trainers({str(config)!r}) == 'PrioritySearch'\n"
             "assert 'pydantic' not in sys.modules and 'trace_bench.config.models' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, timeout=120)
+
+
+_JOB_BUILDS = """
+import json, os, sys
+from pydantic import BaseModel
+
+def complete():
+    found, pending = set(), [BaseModel]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            pending.append(sub)
+            if sub.__pydantic_complete__ and sub.__module__.startswith("trace_bench"):
+                found.add(sub.__module__ + "." + sub.__qualname__)
+    return found
+
+depth, before, real_exit, out_path = [0], [set()], os._exit, sys.argv[1]
+
+def in_child():
+    depth[0] += 1
+    if depth[0] == 2:  # the job, forked from the template forked from the driver
+        before[0] = complete()
+        def leave(code):
+            with open(out_path, "w") as out:
+                json.dump(sorted(complete() - before[0]), out)
+            real_exit(code)
+        os._exit = leave
+
+os.register_at_fork(after_in_child=in_child)
+config, runs = sys.argv[2:4]
+sys.argv = ["trace-bench", "run", "--config", config, "--runs-dir", runs, "--quiet"]
+from trace_bench.cli.main import main
+main()
+"""
+
+
+def test_a_stub_job_builds_no_record_model_of_its_own(tmp_path: Path) -> None:
+    """The records a job writes are built before the template is forked from the driver; the
+    driver's own (manifest, summary, the run's events) are built when first used, after the fork
+    (``defer_build``, see store/models/_base.py): none is built in the job process."""
+    config = tmp_path / "c.yaml"
+    config.write_text("tasks: [internal:numeric_param]\ntrainers: [{id: PrioritySearch, ps_steps: 1, ps_batches: 1}]\n"
+                      "seeds: [1]\n", encoding="utf-8")
+    built = tmp_path / "built.json"
+    env = {**os.environ, "PYTHONHASHSEED": "0", "TRACE_BENCH_FORK_TEMPLATE": "1"}
+    subprocess.run([sys.executable, "-c", _JOB_BUILDS, str(built), str(config), str(tmp_path / "runs")],
+                   check=True, cwd=REPO, env=env, timeout=600)
+    assert json.loads(built.read_text(encoding="utf-8")) == []
+    from trace_bench.config.models import RunConfig
+    from trace_bench.store.models import Manifest
+
+    fresh = subprocess.run([sys.executable, "-c", "import trace_bench.store.models as m, trace_bench.config.models as c\n"
+                            "print(m.Manifest.__pydantic_complete__, c.RunConfig.__pydantic_complete__,"
+                            " m.JobResult.__pydantic_complete__)"],
+                           check=True, cwd=REPO, capture_output=True, text=True, timeout=120).stdout.split()
+    assert fresh == ["False", "False", "True"]  # the driver's own records wait for their first use
+    assert Manifest.model_fields and RunConfig.model_fields  # and still declare their fields at once

@@ -320,16 +320,33 @@ def _add_server_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("rest", nargs=argparse.REMAINDER, metavar="OPTIONS", help="the server's options (see above)")
 
 
-def _spare_the_collector() -> None:
-    """The command is done and the interpreter exits next: freeze the heap, so that the collections
-    of its shutdown do not walk every object the command loaded (pydantic's schemas, the store's
-    models): 30-50 ms of CPU at the end of every ``run``.  Everything a command writes is closed
-    and renamed into place by then; ``atexit`` handlers still run.  Only for the program's own
-    ``main()`` (no ``argv`` given): a caller that runs a command inside a longer-lived process (the
-    Python API, tests) keeps a collectable heap."""
+def _end_the_program(code: int) -> None:
+    """The command is done: end the interpreter without taking its heap apart.  Its shutdown
+    would walk (collections) and free (module teardown) every object the command loaded, pydantic's
+    schemas and the store's models: 50-80 ms at the end of every ``run``.  So the heap is frozen,
+    the ``atexit`` handlers run and the standard streams are flushed as the shutdown would, and the
+    process exits.  Everything a command writes is closed and renamed into place by then (a file
+    left open would lose what it buffers: none is, see tests/cli).  Only for the program's own
+    ``main()`` (no ``argv`` given: a caller that runs a command inside a longer-lived process, the
+    Python API or tests, keeps its interpreter), and only where no other thread would still be
+    waited for; otherwise the interpreter ends as usual, with the heap frozen."""
+    import atexit
     import gc
+    import os
+    import threading
 
     gc.freeze()
+    if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()
+           if thread is not threading.main_thread()):
+        return
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a reader that went away, a closed stream
+            pass
+    os._exit(code)
 
 
 def _plainly_local_run(argv: Sequence[str]) -> bool:
@@ -367,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = int(handler(args) or 0)
         if whole_program:
-            _spare_the_collector()
+            _end_the_program(code)
         return code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -76,6 +76,8 @@ class AnalysisConfig(_Frozen):
     UI and ``verdict --metric at_<value>`` read each arm's anytime curve (docs/analysis.md,
     "Scores at equal spend").  Not part of the config's identity: it changes no job."""
 
+    model_config = ConfigDict(defer_build=True)
+
     at: list[float] = Field(default_factory=list, description="spends at which each arm's curve is read")
 
     @field_validator("at")
@@ -160,6 +162,8 @@ _NO_ROLE = RoleConfig()
 
 
 class TaskEntry(_Strict):
+    model_config = ConfigDict(defer_build=True)
+
     id: str = Field(validation_alias=AliasChoices("id", "key", "task"))
     eval_kwargs: dict[str, Any] = Field(default_factory=dict)
 
@@ -174,7 +178,7 @@ class TaskEntry(_Strict):
 class TrainerEntry(BaseModel):
     """A trainer and its params variants; other keys beside ``id`` are trainer knobs."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, allow_inf_nan=False, defer_build=True)
 
     id: str = Field(validation_alias=AliasChoices("id", "name", "trainer", "key"))
     params_variants: list[dict[str, Any]] | None = None
@@ -199,6 +203,8 @@ class TrainerEntry(BaseModel):
 class RayConfig(_Strict):
     """Per-job Ray resources and the cluster address (``None`` starts a local cluster)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     address: str | None = None
     num_cpus: float = Field(default=1.0, gt=0)
     num_gpus: float = Field(default=0.0, ge=0)
@@ -207,6 +213,8 @@ class RayConfig(_Strict):
 
 class RunConfig(_Strict):
     """A whole experiment: tasks x trainers x params variants x seeds."""
+
+    model_config = ConfigDict(defer_build=True)
 
     run_id: str | None = None
     runs_dir: str = Field(default="runs", validation_alias=AliasChoices("runs_dir", "runs_root"))

@@ -21,7 +21,7 @@ DEFAULT_ALPHA = 0.05
 class RaceConfig(BaseModel):
     """How a raced run spends its seeds (docs/config-reference.md, "Race")."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
     min_seeds: int = Field(default=3, ge=2, description="seeds every arm runs before the first test (the paired "
                            "test needs two)")

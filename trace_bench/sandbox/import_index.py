@@ -11,7 +11,7 @@ replace the package's byte code, so keeping the index there trusts nobody new (a
 user's home would let anything that writes there widen what a sandbox sees).  Like byte code it
 is not written under ``PYTHONDONTWRITEBYTECODE`` (``sys.dont_write_bytecode``) or where the
 directory is read-only; ``make install`` fills it for the whole package (``python -m
-trace_bench.sandbox.import_index``), so a run reads it there too.
+trace_bench.sandbox.view``), so a run reads it there too.
 """
 
 from __future__ import annotations
@@ -111,18 +111,3 @@ def fill(index: ImportIndex, files: Iterable[Path]) -> int:
     count = sum(index.imports(path) is not None for path in files)
     index.save(explicitly=True)
     return count
-
-
-def main() -> int:
-    """``python -m trace_bench.sandbox.import_index``: index the whole installed package (what
-    ``make install`` runs after byte-compiling it)."""
-    from trace_bench.sandbox import view
-
-    index = view.import_index()
-    count = fill(index, sorted(view.package_root().rglob("*.py")))
-    print(f"indexed the imports of {count} files in {index_path(view.package_root())}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -25,7 +25,7 @@ import importlib.util
 import os
 from pathlib import Path
 
-from trace_bench.sandbox.import_index import Entry, ImportIndex, index_path
+from trace_bench.sandbox.import_index import Entry, ImportIndex, fill, index_path
 
 PACKAGE = "trace_bench"
 # The sandbox's own code: the zygote, supervisor and child run in every sandbox.
@@ -169,3 +169,15 @@ def visible_files(modules: frozenset[str]) -> list[str]:
         if os.path.isfile(compiled):
             cached.append(compiled)
     return [*sources, *cached]
+
+
+def main() -> int:
+    """``python -m trace_bench.sandbox.view``: index the imports of the whole installed package
+    (``make install`` runs it after byte-compiling the package)."""
+    count = fill(import_index(), sorted(package_root().rglob("*.py")))
+    print(f"indexed the imports of {count} files in {index_path(package_root())}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -20,6 +20,15 @@ it, declared once.  ``FLAT`` names the embedded fields whose keys the file keeps
 their layout; ``VIEWS`` names keys the file shows for its readers that are computed from the
 record (never read back).
 
+Records only the driver or the analysis commands write (the manifest, summary, env, git and files
+index, the race, the leaderboard, job_meta.json, attempts.json, the run's own events) and the
+config's run-level blocks declare ``defer_build=True``: pydantic builds their validators at their
+first use.  The job template is forked from the driver once these modules are imported
+(:mod:`trace_bench.execution.forked_template`), so what jobs write is built once, before the fork,
+and the driver's own records after it, while the template imports ``opto``.  A record a job
+writes stays built at import: a deferred one would be built again in every job
+(tests/runner/test_lean_start.py checks a stub job builds none).
+
 A file written by a newer trace-bench (higher version) is refused with :class:`NewerSchemaError`;
 an old file that cannot be upgraded raises :class:`UpgradeError` from its upgrade step.  Unknown
 keys are kept (``extra="allow"``), so a newer writer's optional additions survive a round trip.

@@ -125,6 +125,8 @@ class JobFinished(Event):
 # --- the run's events.jsonl ---------------------------------------------------------------------
 
 class RunStarted(Event):
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["run_started"] = "run_started"
     run_id: str = ""
     config_hash: str = ""
@@ -137,6 +139,8 @@ class RunStarted(Event):
 class JobSubmitted(Event):
     """The driver started a job process (the run log's ``job_started``)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["job_started"] = "job_started"
     job_id: str
     task: str = ""
@@ -145,6 +149,8 @@ class JobSubmitted(Event):
 
 
 class JobRetry(Event):
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["job_retry"] = "job_retry"
     job_id: str
     reason: str = ""
@@ -152,6 +158,8 @@ class JobRetry(Event):
 
 class JobEnded(Event):
     """The driver recorded a job's result (the run log's ``job_finished``)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     type: Literal["job_finished"] = "job_finished"
     job_id: str
@@ -163,6 +171,8 @@ class JobEnded(Event):
 
 
 class RunFinished(Event):
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["run_finished"] = "run_finished"
     run_id: str = ""
     counts: dict[str, int] = Field(default_factory=dict)
@@ -173,6 +183,8 @@ class RunFinished(Event):
 
 
 class TrackerWarning(Event):
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["tracker_warning"] = "tracker_warning"
     tracker: str = ""
     error: str = ""
@@ -182,6 +194,8 @@ class TrackerWarning(Event):
 class Preflight(Event):
     """A real run's check of one (endpoint, model, key variable) before its first job: what it
     found and spent, apart from every job's spend (the key itself is never written)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     type: Literal["preflight"] = "preflight"
     endpoint: str = ""

@@ -37,6 +37,8 @@ class KeyRefusal(BaseModel):
     """A provider's refusal that no later call with the same key escapes: the key (401/403) or a
     quota spent for good (OpenAI's ``insufficient_quota``, a 402).  The key itself is never kept."""
 
+    model_config = ConfigDict(defer_build=True)
+
     key_variable: str = Field(description="the environment variable the refused key came from")
     kind: Literal["auth", "quota"] = "auth"
     status: int | None = None

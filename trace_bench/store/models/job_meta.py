@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from trace_bench.store.models._base import StoreModel, Upgrade
 from trace_bench.store.models.spec import DEFAULT_OPTIMIZER, RESOLVED_PREFIX, JobSpec, Resolution
@@ -29,6 +29,8 @@ class JobMeta(StoreModel):
     same as ``params``) and the original Trace-Bench's ``resolved_*`` fields, filled from the
     specification in older files, and ``node_id``, set by the driver when the job ends on a Ray
     cluster."""
+
+    model_config = ConfigDict(defer_build=True)
 
     SCHEMA_VERSION: ClassVar[int] = 3
     UPGRADES: ClassVar[dict[int, Upgrade]] = {2: _job_meta_v2_to_v3}

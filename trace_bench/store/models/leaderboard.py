@@ -21,7 +21,7 @@ class LeaderboardRow(StoreModel):
     ``ranked_on``), keeps the interval inside the score's range and adds ``vs_best``, ``p_vs_best``,
     ``no_variance`` and ``mode``."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     SCHEMA_VERSION: ClassVar[int] = 2
     FILE: ClassVar[str] = "leaderboard.csv"
 

@@ -24,7 +24,7 @@ RaceEnd = Literal["", "decided", "max_seeds", "max_jobs"]
 class RaceArm(BaseModel):
     """One arm of one task, named as every table names it (``Arm``: task label, trainer, params label)."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
     task: str
     trainer: str
@@ -35,7 +35,7 @@ class RaceArm(BaseModel):
 class RaceDecision(BaseModel):
     """What the test said of one racing arm of a task after a round."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     arm: RaceArm
     outcome: RaceOutcome = Field(description="leader: the verdict's best arm of the task; continues: the "
@@ -52,7 +52,7 @@ class RaceDecision(BaseModel):
 class RaceRound(BaseModel):
     """One round: the seeds it added to the arms that ran them; once its jobs ended, the decisions."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     index: int
     seeds: list[int]
@@ -65,6 +65,8 @@ class RaceRound(BaseModel):
 
 class RaceRecord(StoreModel):
     """The race of a run: its settings, the seeds it may run, its rounds, and how it ended."""
+
+    model_config = ConfigDict(defer_build=True)
 
     SCHEMA_VERSION: ClassVar[int] = 1
     FILE: ClassVar[str] = "meta/race.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from trace_bench.store.models._base import FlatRecord, StoreModel, Upgrade
 from trace_bench.store.models.spec import RESOLVED_PREFIX, JobSpec, Resolution
@@ -20,6 +20,8 @@ class ManifestJob(FlatRecord):
     to its job_meta.json).  ``raw_params`` (the variant as written, the same as ``params``) is
     the original Trace-Bench's name; the ``resolved`` block is the version-1 form of the
     specification's settings (``trainer_kwargs``, ``optimizer``, ``optimizer_kwargs``, ``logger``)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     FLAT: ClassVar[dict[str, str]] = {"spec": "", "resolved": RESOLVED_PREFIX}
     VIEWS: ClassVar[tuple[str, ...]] = ("raw_params", "resolved")
@@ -88,6 +90,8 @@ class Manifest(StoreModel):
     Version 3 adds ``entries_digest`` (empty in older files) and writes one entry per line.
     Version 4 entries embed the whole specification (older ones: see ``_manifest_v3_to_v4``)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     SCHEMA_VERSION: ClassVar[int] = 4
     UPGRADES: ClassVar[dict[int, Upgrade]] = {1: _manifest_v1_to_v2, 2: _manifest_v2_to_v3, 3: _manifest_v3_to_v4}
     FILE: ClassVar[str] = "manifest.json"
@@ -110,6 +114,8 @@ class Manifest(StoreModel):
 
 
 class TokenTotals(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     prompt: int = 0
     completion: int = 0
     total: int = 0
@@ -117,6 +123,8 @@ class TokenTotals(BaseModel):
 
 class Summary(StoreModel):
     """``summary.json``: totals over the jobs that have a result, rebuilt from ``results.json``."""
+
+    model_config = ConfigDict(defer_build=True)
 
     FILE: ClassVar[str] = "summary.json"
 
@@ -140,12 +148,16 @@ class Summary(StoreModel):
 
 
 class FileEntry(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     path: str = Field(description="relative to the run directory")
     bytes: int
 
 
 class FilesIndex(StoreModel):
     """``meta/files_index.json``: every file of the run (names starting with ``.`` excepted)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     FILE: ClassVar[str] = "files_index.json"
 
@@ -157,6 +169,8 @@ class FilesIndex(StoreModel):
 class SandboxSetting(BaseModel):
     """How the run lets LLM-written code run, and whether bubblewrap is there (each job's
     ``results.json`` records the isolation its calls really got)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     setting: Literal["strong", "weak"] = Field(default="strong", description="weak: run without bubblewrap "
                                                 "where it is unavailable (recorded per job)")
@@ -170,6 +184,8 @@ class SandboxSetting(BaseModel):
 class EnvInfo(StoreModel):
     """``meta/env.json`` (version 2 adds ``schema_version``, version 3 ``sandbox``, version 4
     ``trainers``; secret-looking values are masked)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     SCHEMA_VERSION: ClassVar[int] = 4
     FILE: ClassVar[str] = "env.json"
@@ -190,6 +206,8 @@ class EnvInfo(StoreModel):
 
 class GitInfo(StoreModel):
     """``meta/git.json`` of the driver's working directory (version 2 adds ``schema_version``)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     SCHEMA_VERSION: ClassVar[int] = 2
     FILE: ClassVar[str] = "git.json"

@@ -133,6 +133,8 @@ class Attempts(StoreModel):
     ``schema_version``; version 1 had none; version 3 adds ``carried_measure``: an older file carried
     none, so reads as none)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     SCHEMA_VERSION: ClassVar[int] = 3
     UPGRADES: ClassVar[dict[int, Upgrade]] = {2: _attempts_v2_to_v3}
     FILE: ClassVar[str] = "attempts.json"
@@ -152,6 +154,8 @@ class SpendEntry(StoreModel):
     ``completion_cap`` tokens (the request's limit; 0 without one) and ``usd_if_cut``, all flagged
     estimated.  Only ``train`` lines count against the budget.  Version 2 adds ``phase``,
     ``completion_cap`` and ``usd_if_cut`` (version-1 files journaled training calls only)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     SCHEMA_VERSION: ClassVar[int] = 2
     FILE: ClassVar[str] = "llm_spend.jsonl"
