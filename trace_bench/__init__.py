@@ -10,8 +10,6 @@ The public Python API, resolved lazily so that ``import trace_bench`` stays chea
 
 from __future__ import annotations
 
-from trace_bench._util.lazy import exports
-
 # the original Trace-Bench's names on our packages (``trace_bench.runner.BenchRunner``, ...),
 # answered from one table with a DeprecationWarning; a light module, no layer imported
 from trace_bench.legacy import names as _relocated_names  # noqa: F401
@@ -30,4 +28,11 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-__getattr__ = exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    """The public names, imported on first use (``_util.lazy`` itself too: ``import trace_bench`` is
+    the first thing the program's throw-away hash-seed interpreter does, see ``cli.entry``)."""
+    from trace_bench._util.lazy import exports
+
+    return exports(__name__, _EXPORTS)(name)

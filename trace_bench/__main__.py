@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from trace_bench.cli.main import main
+from trace_bench.cli.entry import main
 
 sys.exit(main())

@@ -69,7 +69,7 @@ def test_the_run_command_runs_itself_again_with_a_fixed_hash_seed() -> None:
     """The same program, the same arguments, the same process, now with string hashes a forked template may share."""
     code = ("import os, sys\n"
             "print(sys.flags.hash_randomization, os.environ.get('PYTHONHASHSEED'), os.getpid(), sys.argv[1:], flush=True)\n"
-            "from trace_bench.runner.warm import fix_hash_seed\n"
+            "from trace_bench._util.hash_seed import fix_hash_seed\n"
             "fix_hash_seed()\n")
     env = {name: value for name, value in os.environ.items() if name not in ("PYTHONHASHSEED", "TRACE_BENCH_FORK_TEMPLATE")}
     lines = subprocess.run([sys.executable, "-c", code, "a", "b"], check=True, capture_output=True, text=True, cwd=REPO,
@@ -89,6 +89,6 @@ def test_the_run_command_runs_itself_again_with_a_fixed_hash_seed() -> None:
     ([], False),
 ])
 def test_a_plain_local_run_is_told_before_its_parser_is_built(argv: list[str], before_parsing: bool) -> None:
-    from trace_bench.cli.main import _plainly_local_run
+    from trace_bench.cli.entry import plainly_local_run
 
-    assert _plainly_local_run(argv) is before_parsing
+    assert plainly_local_run(argv) is before_parsing

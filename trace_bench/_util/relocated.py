@@ -14,8 +14,11 @@ from __future__ import annotations
 import importlib
 import threading
 import warnings
-from collections.abc import Callable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: ``import trace_bench`` imports this module, typing stays unimported
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 _WARNED: set[str] = set()
 _LOCK = threading.Lock()

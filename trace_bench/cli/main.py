@@ -349,15 +349,8 @@ def _end_the_program(code: int) -> None:
     os._exit(code)
 
 
-def _plainly_local_run(argv: Sequence[str]) -> bool:
-    """Whether ``argv`` is a ``run`` on the local executor without parsing it (building the parser
-    is ~10 ms of an interpreter that :func:`_fix_hash_seed` replaces): the command first and no
-    word mentioning ray; anything else is decided after parsing, as before."""
-    return argv[:1] == ["run"] and not any("ray" in word for word in argv)
-
-
 def _fix_hash_seed() -> None:
-    from trace_bench.runner.warm import fix_hash_seed
+    from trace_bench._util.hash_seed import fix_hash_seed
 
     fix_hash_seed()  # so that the job template can be forked from this process (see there)
 
@@ -370,11 +363,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         rest = argv[1:]
         return fake_llm_main(rest[1:] if rest[:1] == ["--"] else rest)
-    if whole_program and _plainly_local_run(argv):
-        _fix_hash_seed()  # before the parser is built: this interpreter is replaced at once
     args = build_parser().parse_args(argv)
     if whole_program and args.command == "run" and getattr(args, "executor", None) in (None, "local"):
-        _fix_hash_seed()  # an abbreviated option or a value that mentions ray: known only now
+        _fix_hash_seed()  # what cli.entry could not tell from the words (an abbreviated option, "ray" in a path)
     from trace_bench._util.runtime import set_environment_defaults
 
     set_environment_defaults()  # no telemetry or price-map downloads from the driver either (ui, ray, mlflow)

@@ -33,8 +33,10 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from trace_bench._util.hash_seed import FORK_SWITCH
+
 #: ``0``: always spawn the template (the standard forkserver), never fork it from the driver
-SWITCH = "TRACE_BENCH_FORK_TEMPLATE"
+SWITCH = FORK_SWITCH
 
 
 def possible() -> bool:

@@ -260,29 +260,6 @@ def template_forks() -> bool:
     return forked_template.possible()
 
 
-def fix_hash_seed() -> None:
-    """Execute this command again, in this process, with ``PYTHONHASHSEED=0`` when it is unset.
-
-    A template forked from the driver has the driver's hash seed, and the jobs need 0 (the spawned
-    template's: opto builds prompts by iterating sets); the new program is the same command, the
-    variable it now has is the one its template and jobs always got.  For the CLI's own ``run``
-    (the console script or ``python -m trace_bench``), before it does anything: ~30 ms of start-up
-    against the 0.2-0.3 s of imports the forked template then shares.  Nothing where the template
-    would not be forked anyway (no ``fork``, or ``TRACE_BENCH_FORK_TEMPLATE=0``)."""
-    import os
-    import sys
-
-    from trace_bench.execution.forked_template import SWITCH
-
-    if ("PYTHONHASHSEED" in os.environ or os.environ.get(SWITCH, "1") == "0" or not sys.executable
-            or not hasattr(os, "fork") or not sys.platform.startswith("linux")):
-        return
-    os.environ["PYTHONHASHSEED"] = "0"
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
-
-
 def start_job_template(preload: tuple[str, ...] = PRELOAD, trainers: str | None = None) -> None:
     """Start the job template importing ``preload`` (see :func:`preload_for`) and the built-in
     ``trainers`` named (:func:`template_trainers`; None: every trainer); the first start of a process

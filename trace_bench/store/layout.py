@@ -13,6 +13,7 @@ from pathlib import Path
 META_DIR = "meta"
 SNAPSHOT_FILE = "config.snapshot.yaml"
 MANIFEST_FILE = "manifest.json"
+LLM_CACHE_FILE = "llm_cache.sqlite"
 
 
 def is_run(path: str | Path) -> bool:
@@ -32,6 +33,11 @@ def find_run(reference: str | Path, runs_dir: str | Path) -> Path | None:
         if is_run(candidate):
             return candidate.resolve()
     return None
+
+
+def llm_cache_file(run_dir: str | Path) -> Path:
+    """The run's LLM cache (SQLite, owned by the LLM layer) when the config names none."""
+    return Path(run_dir) / LLM_CACHE_FILE
 
 
 def snapshot_file(run_dir: str | Path) -> Path:

@@ -224,7 +224,7 @@ class RunStore:
     @property
     def llm_cache_path(self) -> Path:
         """The run's LLM cache (SQLite, owned by the LLM layer) when the config names none."""
-        return self.root / "llm_cache.sqlite"
+        return layout.llm_cache_file(self.root)
 
     @property
     def llm_slots_dir(self) -> Path:

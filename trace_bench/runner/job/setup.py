@@ -16,8 +16,8 @@ from trace_bench.runner.job.failures import JobFailure
 from trace_bench.runner.job.measure import Measurer
 from trace_bench.store.events import EventLog
 from trace_bench.store.job_store import JobStore
+from trace_bench.store.layout import llm_cache_file
 from trace_bench.store.models import JobSpec, Resolution, Spend
-from trace_bench.store.run_store import RunStore
 from trace_bench.store.status import Status
 
 
@@ -49,17 +49,16 @@ def set_up_job(spec: JobSpec, job: JobStore, events: EventLog, carried: Spend) -
     from trace_bench.runner.job.problem import load_problem
     from trace_bench.trainers.state import trainable_parameters
 
-    run = RunStore(job.run_root)
     session = build_session(mode=spec.mode, llm=spec.llm, budget=spec.budget, seed=spec.seed, events=events.write,
                             carried=carried, job_id=spec.job_id,
-                            cache_path=str(run.llm_cache_path),
+                            cache_path=str(llm_cache_file(job.run_root)),
                             journal=job.open_spend_journal(durable=spec.mode == "real"))
     if spec.llm.transcripts:
         session.transcript = job.open_transcript(max_chars=spec.llm.transcript_max_chars,
                                                  max_mb=spec.llm.transcript_max_mb)
     set_session(session)
     if spec.mode == "real":  # run-wide bound on concurrent requests: lock-file slots in the run dir
-        attach_limiter(make_limiter(run.root, spec.llm.max_concurrency))
+        attach_limiter(make_limiter(job.run_root, spec.llm.max_concurrency))
     _route_opto_llm(session)
     problem = load_problem(spec)
     policy = stub_policy_of(session)
