@@ -168,3 +168,37 @@ def test_a_script_past_its_timeout_is_interrupted_in_the_main_thread(tmp_path: P
     evaluation = initial(raw)
     assert not evaluation.ok and evaluation.status == "timeout" and evaluation.score == 0.0, evaluation.feedback
     assert "timed out" in evaluation.feedback and not raw["guide"]._cache
+
+
+SCORE_VALUE = ("import importlib.util\n\n"
+               "def evaluate(program_path):\n"
+               "    spec = importlib.util.spec_from_file_location('candidate', program_path)\n"
+               "    module = importlib.util.module_from_spec(spec)\n"
+               "    spec.loader.exec_module(module)\n"
+               "    return {'combined_score': module.value()}\n")
+
+
+def test_an_initial_program_named_as_openevolves_command_line_names_it(tmp_path: Path) -> None:
+    # OpenEvolve takes the initial program on its command line; sldbench's folders ship init_program.py,
+    # which was not read: the search started from an empty program and the initial score was the failure's
+    path = folder(tmp_path, "init_named", SCORE_VALUE, program=PROGRAM)
+    (path / "initial_program.py").rename(path / "init_program.py")
+    raw = build("discovery:init_named", root=tmp_path)
+    assert raw["discovery_program"].block.strip() == "def value():\n    return 0.5"
+    evaluation = initial(raw)
+    assert evaluation.ok and evaluation.score == 0.5, evaluation.feedback
+
+
+def test_eval_kwargs_chooses_the_initial_program(tmp_path: Path) -> None:
+    from trace_bench._util.errors import ConfigError
+
+    path = folder(tmp_path, "chosen", SCORE_VALUE, program=PROGRAM)
+    (path / "programs").mkdir()
+    (path / "programs" / "better.py").write_text(PROGRAM.replace("0.5", "0.75"), encoding="utf-8")
+    assert initial(build("discovery:chosen", root=tmp_path)).score == 0.5
+    assert initial(build("discovery:chosen", {"initial_program": "programs/better.py"}, root=tmp_path)).score == 0.75
+    (tmp_path / "outside.py").write_text(PROGRAM, encoding="utf-8")
+    (path / "link.py").symlink_to(tmp_path / "outside.py")
+    for refused in ("../outside.py", str(tmp_path / "outside.py"), "link.py", "missing.py"):
+        with pytest.raises(ConfigError, match="initial_program"):
+            build("discovery:chosen", {"initial_program": refused}, root=tmp_path)

@@ -70,6 +70,20 @@ class TaskFolder:
         source = self.program_file()
         return source.read_text(encoding="utf-8") if source is not None else ""
 
+    def with_program(self, requested: Any) -> TaskFolder:
+        """This folder with the initial program ``eval_kwargs.initial_program`` names (a file inside
+        the folder: OpenEvolve and ShinkaEvolve take it on their command line), the found one without."""
+        if requested in (None, "") or self.layout is None:
+            return self
+        relative = Path(str(requested))
+        chosen = self.path / relative
+        if (relative.is_absolute() or ".." in relative.parts or not chosen.is_file()
+                or not chosen.resolve().is_relative_to(self.path.resolve())):
+            raise ConfigError(f"eval_kwargs.initial_program: {requested!r} is no file inside {self.path}",
+                              key_path="eval_kwargs.initial_program",
+                              hint="name the initial program by its path relative to the task folder")
+        return replace(self, layout=replace(self.layout, program=relative.as_posix()))
+
     def with_config(self, requested: Any) -> TaskFolder:
         """This folder with the config file ``eval_kwargs.config`` names (the default one without)."""
         if requested in (None, "") or self.layout is None:

@@ -124,7 +124,9 @@ def _evaluator_protocol(source: str, where: str) -> tuple[Protocol, tuple[str, .
 
 
 def _program(folder: Path) -> str | None:
-    return _one(folder, ("initial_program.*", "initial_prompt.*"))
+    """``initial_program.*``, a prompt folder's ``initial_prompt.*``, else ``init_program.*``
+    (OpenEvolve takes the file on its command line, and some of its examples name it so)."""
+    return _one(folder, ("initial_program.*", "initial_prompt.*", "init_program.*"))
 
 
 def _container(folder: Path) -> Layout:

@@ -265,7 +265,7 @@ _LANGUAGES = {".py": "python", ".txt": "text", ".md": "text", ".cpp": "cpp", ".c
 def from_folder(folder: TaskFolder, eval_kwargs: Mapping[str, Any]) -> DiscoveryTask:
     from trace_bench.tasks.discovery import requirements
 
-    folder = folder.with_config(eval_kwargs.get("config"))
+    folder = folder.with_config(eval_kwargs.get("config")).with_program(eval_kwargs.get("initial_program"))
     layout, settings = folder.layout, folder.settings
     assert layout is not None
     missing = requirements.missing_imports(folder.path, layout.evaluator, layout.workdir)
