@@ -267,11 +267,14 @@ def test_inspector_shows_a_real_jobs_transcript_per_step_and_a_state_diff(page: 
     first = calls.first
     assert "optimizer" in first.inner_text() and "fake-model" in first.inner_text()
     assert "#Variables" in first.text_content() and '"suggestion"' in first.text_content()  # prompt and answer
-    assert "state reported at step 2" in page.inner_text("#tb-transcript-state")
+    # the state panel is its own output: a loaded page may still show the previous pick's for a moment
+    page.wait_for_function("() => document.querySelector('#tb-transcript-state').innerText"
+                           ".includes('state reported at step 2')")
     assert "x0" in (page.locator("#tb-transcript-state").text_content() or "")
     _choose(page, "tb-transcript-step", "step 1")
     page.wait_for_selector("#tb-transcript .tb-conv[data-step='1'] .tb-call")
-    assert "state reported at step 1" in page.inner_text("#tb-transcript-state")
+    page.wait_for_function("() => document.querySelector('#tb-transcript-state').innerText"
+                           ".includes('state reported at step 1')")
     # a diff, not two texts side by side: initial -> best by default, then any two states
     page.wait_for_selector("#tb-state-diff .tb-diff[data-changed='1'] .tb-changed[data-name='x0'] .tb-add")
     _choose(page, "tb-diff-from", "step 1")
