@@ -102,7 +102,9 @@ def test_a_damaged_or_foreign_index_is_ignored(monkeypatch: pytest.MonkeyPatch, 
     hidden = "trace_bench.tasks.discovery.best_known"
     for text in ("{not json", json.dumps({"format": 99, "files": {}}),
                  # an entry whose stamp is not the file's: parsed again, its names not used
-                 json.dumps({"format": 1, "files": {str(target): [stat.st_mtime_ns + 1, stat.st_size, [hidden], []]}})):
+                 json.dumps({"format": 1, "files": {str(target): [stat.st_mtime_ns + 1, stat.st_size, [hidden], []]}}),
+                 # the file's stamp, but no list of names
+                 json.dumps({"format": 1, "files": {str(target): [stat.st_mtime_ns, stat.st_size, 7, None]}})):
         (tmp_path / "index.json").write_text(text, encoding="utf-8")
         assert _closure_with(ImportIndex(tmp_path / "index.json", view._parse), monkeypatch, modules) == expected
     assert str(view.module_file(hidden)) not in expected

@@ -66,7 +66,8 @@ class ImportIndex:
         with _LOCK:
             entries = self._load()
             entry = entries.get(key)
-            if isinstance(entry, list) and len(entry) == 4 and entry[:2] == stamp:
+            if isinstance(entry, list) and len(entry) == 4 and entry[:2] == stamp and _names(entry[2]) \
+                    and _names(entry[3]):
                 return list(entry[2]), list(entry[3])  # type: ignore[call-overload]
         parsed = self._parse(path)
         if parsed is not None:
@@ -97,6 +98,11 @@ class ImportIndex:
                 raise
         except OSError:
             pass
+
+
+def _names(value: object) -> bool:
+    """Whether ``value`` is a list of module names (anything else in the file is not an entry)."""
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
 
 
 def index_path(package_root: Path) -> Path:
