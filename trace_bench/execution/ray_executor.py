@@ -44,7 +44,7 @@ class JobSlot:
     def node_id(self) -> str:
         import ray
 
-        return ray.get_runtime_context().get_node_id()
+        return str(ray.get_runtime_context().get_node_id())
 
     def run(self, body: JobBody, launch: JobLaunch) -> dict[str, Any]:
         import shutil
