@@ -188,6 +188,10 @@ def _handlers(ctx: UIContext, n_outputs: int) -> SimpleNamespace:
         current = file_stamp(*job_files(Path(run_dir), job_id).values())
         if last is not None and tuple(map(tuple, last)) == current:
             return tuple(gr.skip() for _ in range(n_outputs))
+        if last is None:  # no view of this job yet (a run or job just picked): the picks the tick carries
+            # may be the previous job's, and a step of the same name there was kept (the transcript
+            # opened on step 1, not the job's latest step)
+            step_value = before_value = after_value = None
         return (*job_view(Path(run_dir), job_id, axis_value),
                 *inspection(Path(run_dir), job_id, step_value, before_value, after_value), current)
 
