@@ -29,7 +29,6 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-
 def __getattr__(name: str) -> object:
     """The public names, imported on first use (``_util.lazy`` itself too: ``import trace_bench`` is
     the first thing the program's throw-away hash-seed interpreter does, see ``cli.entry``)."""

@@ -349,12 +349,6 @@ def _end_the_program(code: int) -> None:
     os._exit(code)
 
 
-def _fix_hash_seed() -> None:
-    from trace_bench._util.hash_seed import fix_hash_seed
-
-    fix_hash_seed()  # so that the job template can be forked from this process (see there)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     whole_program = argv is None  # the console script and ``python -m trace_bench``
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -365,7 +359,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fake_llm_main(rest[1:] if rest[:1] == ["--"] else rest)
     args = build_parser().parse_args(argv)
     if whole_program and args.command == "run" and getattr(args, "executor", None) in (None, "local"):
-        _fix_hash_seed()  # what cli.entry could not tell from the words (an abbreviated option, "ray" in a path)
+        from trace_bench._util.hash_seed import fix_hash_seed
+
+        fix_hash_seed()  # what cli.entry could not tell from the words (an abbreviated option, "ray" in a path)
     from trace_bench._util.runtime import set_environment_defaults
 
     set_environment_defaults()  # no telemetry or price-map downloads from the driver either (ui, ray, mlflow)

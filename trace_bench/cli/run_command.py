@@ -112,9 +112,9 @@ def _start_template_early(args: Namespace, run_dir: Any) -> None:
         # the tracker every job is handed is a fresh interpreter (~40 ms of CPU): started now, while
         # the second core is idle, not beside the template's imports and this process's
         resource_tracker.ensure_running()
-    if template_forks():  # the template, forked from here, then shares the records' models (pydantic
-        # builds them: most of the import of both processes); the driver's own modules are imported
-        # after the fork, while the template imports opto
+        # the template, forked from here, then shares the records' models (pydantic builds them: most
+        # of the import of both processes); the driver's own modules are imported after the fork,
+        # while the template imports opto
         import trace_bench.config.models  # noqa: F401
         import trace_bench.store.models  # noqa: F401
 

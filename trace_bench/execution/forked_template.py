@@ -33,10 +33,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from trace_bench._util.hash_seed import FORK_SWITCH
-
-#: ``0``: always spawn the template (the standard forkserver), never fork it from the driver
-SWITCH = FORK_SWITCH
+from trace_bench._util.hash_seed import FORK_SWITCH as SWITCH  # "0": always spawn the template
 
 
 def possible() -> bool:

@@ -12,6 +12,8 @@ prints one there).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from trace_bench.execution.job_process import Finished
 from trace_bench.store.events import utc_now
 from trace_bench.store.job_store import JobStore
@@ -23,23 +25,24 @@ from trace_bench.store.spend import cut_off_calls, cut_off_charge
 from trace_bench.store.status import Status
 
 
-def spent_in_training(job: JobStore) -> Spend:
-    """LLM spend of a job's attempt, as the budget counts it (training phase only, cache answers
-    included): its budget journal, where calls a kill cut off in flight are charged too; the
-    ``llm_call`` events for a directory written before the journal existed."""
-    journal = job.read_spend()
+def _spent(job: JobStore, phase: Literal["train", "measure"]) -> Spend:
+    """The ``phase`` spend of a job's attempt: its journal, where calls a kill cut off in flight are
+    charged too; the ``llm_call`` events for a directory written before the journal existed."""
+    journal = job.read_spend(phase)
     if journal is not None:
         return journal
-    return JobProgress.of(job.events(contains='"llm_call"')).train.spend()
+    progress = JobProgress.of(job.events(contains='"llm_call"'))
+    return (progress.train if phase == "train" else progress.measure).spend()
+
+
+def spent_in_training(job: JobStore) -> Spend:
+    """LLM spend of a job's attempt, as the budget counts it (training phase only, cache answers included)."""
+    return _spent(job, "train")
 
 
 def spent_measuring(job: JobStore) -> Spend:
-    """The harness's measurement calls of a job's attempt (billed, outside the budget): its journal's
-    ``measure`` lines, cut-off calls included; the ``llm_call`` events for a directory without one."""
-    journal = job.read_spend("measure")
-    if journal is not None:
-        return journal
-    return JobProgress.of(job.events(contains='"llm_call"')).measure.spend()
+    """The harness's measurement calls of a job's attempt (billed, outside the budget)."""
+    return _spent(job, "measure")
 
 
 def salvage_record(spec: JobSpec, job: JobStore, *, run_id: str, status: str, error: str, wall_s: float,

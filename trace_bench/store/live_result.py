@@ -101,16 +101,15 @@ class LiveResult:
         the requests of them the provider never answered usably, the harness's measurement calls
         (``measure``, and those of earlier attempts: ``carried_measure``) apart, an LLM-calling
         evaluator's share (``evaluator``: ``eval_*``), and what its budget counted."""
-        own, columns = train.spend(), {}
+        own, columns, measured = train.spend(), {}, measure.spend().plus(self.carried_measure).rounded()
         for figure, column in SPEND_COLUMNS.items():
             part, total = getattr(carried, figure), getattr(own, figure) + getattr(carried, figure)
             columns[CARRIED_COLUMNS[figure]] = round(part, 10) if figure == Spend.COST else part
             columns[column] = round(total, 10) if figure == Spend.COST else total
         self.set(**columns, cache_hits=train.cache_hits, prompt_tokens=train.prompt_tokens,
                  completion_tokens=train.completion_tokens, tokens_estimated=estimated,
-                 measure_llm_calls=measure.llm_calls + self.carried_measure.llm_calls,
-                 measure_tokens=measure.total_tokens + self.carried_measure.tokens,
-                 measure_cost_usd=round(measure.cost_usd + self.carried_measure.usd, 10), llm_errors=errors, llm_retries=retries,
+                 measure_llm_calls=measured.llm_calls, measure_tokens=measured.tokens,
+                 measure_cost_usd=measured.usd, llm_errors=errors, llm_retries=retries,
                  llm_unanswered=train.unanswered, budget_spent=budget_spent)
         if evaluator is not None:
             self.set(eval_llm_calls=evaluator.llm_calls, eval_tokens=evaluator.total_tokens,
